@@ -1,0 +1,50 @@
+# walscope build: BPF objects, skeletons and the collector, all in .output/
+# (generated, never committed).  `make` builds; `make test` and `make demo`
+# are the two README commands (they run setup.sh first).
+OUTPUT := .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+ARCH := x86
+CFLAGS := -g -O2 -Wall -Wextra -Wno-unused-parameter
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function
+INCLUDES := -I$(OUTPUT) -Iprobes
+LIBS := -lbpf -lelf -lz
+
+APPS := walscope-collect walscope-calibrate
+HEADERS := probes/walscope.h probes/file_kind.h
+
+.PHONY: all clean test demo
+all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json
+
+$(OUTPUT):
+	mkdir -p $@
+
+# vmlinux.h from the running kernel's BTF; regenerated only when missing
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/%.bpf.o: probes/%.bpf.c $(HEADERS) $(OUTPUT)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# the record layouts as BTF JSON: collectors/records.py builds dtypes from it
+$(OUTPUT)/walscope.btf.json: $(OUTPUT)/walscope.bpf.o
+	$(BPFTOOL) -j btf dump file $< > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/walscope-collect: collectors/walscope_collect.c $(OUTPUT)/walscope.skel.h $(HEADERS)
+	$(CC) $(CFLAGS) $(INCLUDES) $< -o $@ $(LIBS)
+
+$(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope.skel.h $(HEADERS)
+	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)
+
+test:
+	./setup.sh --test
+
+demo:
+	./setup.sh --demo
+
+clean:
+	rm -rf $(OUTPUT)

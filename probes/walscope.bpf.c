@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * walscope.bpf.c - attribute each database write's latency to components.
+ *
+ * Per thread, a stack of phases opened by uprobes (cookie = enum ws_phase)
+ * and syscalls seen at sys_enter/sys_exit.  Time is charged lazily at every
+ * transition to the component that was current, so a write's components
+ * partition its duration exactly.  Runnable-but-not-running time (sched
+ * tracepoints) is moved to RC_SCHED_RUNQ whatever the phase.
+ *
+ * Only processes in the "traced" map are followed; children are added at
+ * fork, exec keeps the tgid.  Records go through one ring buffer; every
+ * reserve failure is counted per record type.
+ *
+ * Overhead: each uprobe hit costs what collectors/calibrate measures
+ * (~16 us here); tracepoints cost well under 1 us.  Python compensates.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "walscope.h"
+#include "file_kind.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* set by the loader before load */
+const volatile __u8 cpu_types[WS_MAX_CPUS] = {};
+const volatile __u64 min_runq_ns = 0;	/* shorter run-queue waits: no record */
+const volatile bool io_all = true;	/* io records outside writes too */
+
+/* x86_64 syscall numbers (the only architecture this tool targets) */
+#define NR_write		1
+#define NR_close		3
+#define NR_pwrite64		18
+#define NR_writev		20
+#define NR_fcntl		72
+#define NR_flock		73
+#define NR_fsync		74
+#define NR_fdatasync		75
+#define NR_ftruncate		77
+#define NR_unlink		87
+#define NR_openat		257
+#define NR_unlinkat		263
+#define NR_sync_file_range	277
+#define NR_fallocate		285
+#define NR_pwritev		296
+#define NR_pwritev2		328
+
+enum io_class { IOC_NONE, IOC_WRITE, IOC_SYNC, IOC_OTHER };
+
+struct fd_info {
+	__u64 ino;
+	__u16 kind;
+	__u16 __pad[3];
+};
+
+struct thread_state {
+	__u64 write_start;	/* 0: not inside a write */
+	__u64 last_ts;		/* last charge */
+	__u64 runnable_since;	/* 0: not waiting on a run queue */
+	__u64 oncpu_since;	/* 0: not on a CPU */
+	__u64 sys_start;
+	__u64 sys_arg;		/* openat/unlink path pointer */
+	__u64 q_snap[2];	/* busy clocks when the queue phase began */
+	__u64 sys_ino;
+	__u32 last_cpu;		/* CPU + 1, 0 unknown */
+	__s32 sys_fd;
+	__u32 sys_nr;
+	__u16 sys_kind;
+	__u8 in_sys;
+	__u8 sys_comp;		/* 0xff: charge to the phase stack */
+	__u8 sys_busy;		/* 1 sync, 2 wal write: counts in busy clocks */
+	__u8 preempted;
+	__u8 depth;
+	__u8 write_depth;
+	__u8 stack[WS_MAX_DEPTH];	/* phase ids */
+	struct ws_write_rec rec;
+};
+
+/* busy clocks: total time any leader spent in WAL sync / WAL write */
+struct busy_clock {
+	__u64 cum[2];
+	__u64 since[2];
+	__s64 active[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);	/* resized by the loader */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} traced SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);		/* tid */
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);		/* tgid << 32 | fd */
+	__type(value, struct fd_info);
+} fds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct busy_clock);
+} busy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} zero_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);	/* resized by the loader */
+	__type(key, __u32);
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* keep the record types in BTF: Python derives its dtypes from them */
+const struct ws_write_rec *__ws_write_rec __attribute__((unused));
+const struct ws_io_rec *__ws_io_rec __attribute__((unused));
+const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));
+const struct ws_open_rec *__ws_open_rec __attribute__((unused));
+const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
+enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
+enum ws_file_kind __ws_file_kind __attribute__((unused));
+enum ws_counter __ws_counter __attribute__((unused));
+enum ws_rec_type __ws_rec_type __attribute__((unused));
+enum ws_sched_ev __ws_sched_ev __attribute__((unused));
+enum ws_phase __ws_phase __attribute__((unused));
+enum ws_cpu_type __ws_cpu_type __attribute__((unused));
+enum ws_engine __ws_engine __attribute__((unused));
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool is_traced(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+static __always_inline __u8 cpu_type(__u32 cpu)
+{
+	if (cpu >= WS_MAX_CPUS)
+		return CT_UNIFORM;
+	barrier_var(cpu);	/* keep the mask: the verifier needs it */
+	return cpu_types[cpu & (WS_MAX_CPUS - 1)];
+}
+
+static __always_inline struct thread_state *get_thread(__u32 tid, __u32 tgid,
+						       bool create)
+{
+	struct thread_state *t;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t || !create)
+		return t;
+	t = bpf_map_lookup_elem(&zero_state, &zero);
+	if (!t)
+		return NULL;
+	if (bpf_map_update_elem(&threads, &tid, t, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		count(CNT_THREADS_FULL);
+		return NULL;
+	}
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t) {
+		t->rec.pid = tgid;
+		t->rec.tid = tid;
+	}
+	return t;
+}
+
+static __always_inline __u8 phase_comp(__u8 phase)
+{
+	switch (phase) {
+	case PH_QUEUE:
+		return RC_QUEUE;
+	case PH_CRC:
+		return RC_CRC;
+	case PH_WAL:
+		return RC_WAL_APPEND;
+	case PH_MEMTABLE:
+		return RC_MEMTABLE;
+	default:
+		return RC_OTHER;
+	}
+}
+
+static __always_inline __u8 stack_comp(struct thread_state *t)
+{
+	__u8 d = t->depth;
+
+	if (d == 0 || d > WS_MAX_DEPTH)
+		return RC_OTHER;
+	return phase_comp(t->stack[(d - 1) & (WS_MAX_DEPTH - 1)]);
+}
+
+static __always_inline __u8 cur_comp(struct thread_state *t)
+{
+	if (t->in_sys && t->sys_comp != 0xff)
+		return t->sys_comp;
+	return stack_comp(t);
+}
+
+/* charge [last_ts, now) to the current component */
+static __always_inline void charge(struct thread_state *t, __u64 now)
+{
+	__u8 c;
+
+	if (!t->write_start)
+		return;
+	if (now > t->last_ts) {
+		c = cur_comp(t);
+		if (c < WS_MAX_COMP)
+			t->rec.comp_ns[c] += now - t->last_ts;
+		t->last_ts = now;
+	}
+}
+
+static __always_inline __u64 busy_now(struct busy_clock *b, int i, __u64 now)
+{
+	__u64 v;
+
+	i &= 1;
+	v = b->cum[i];
+	if (b->active[i] > 0 && now > b->since[i])
+		v += now - b->since[i];
+	return v;
+}
+
+static __always_inline void busy_enter(int i, __u64 now)
+{
+	__u32 zero = 0;
+	struct busy_clock *b = bpf_map_lookup_elem(&busy, &zero);
+
+	if (!b)
+		return;
+	i &= 1;
+	if (__sync_fetch_and_add(&b->active[i], 1) == 0)
+		b->since[i] = now;
+}
+
+static __always_inline void busy_exit(int i, __u64 now)
+{
+	__u32 zero = 0;
+	struct busy_clock *b = bpf_map_lookup_elem(&busy, &zero);
+
+	if (!b)
+		return;
+	i &= 1;
+	if (__sync_fetch_and_add(&b->active[i], -1) == 1 && now > b->since[i])
+		__sync_fetch_and_add(&b->cum[i], now - b->since[i]);
+}
+
+/* the current component changes from old to new: queue overlap bookkeeping */
+static __always_inline void comp_switch(struct thread_state *t, __u8 old,
+					__u8 new, __u64 now)
+{
+	__u32 zero = 0;
+	struct busy_clock *b;
+
+	if ((old == RC_QUEUE) == (new == RC_QUEUE))
+		return;
+	b = bpf_map_lookup_elem(&busy, &zero);
+	if (!b)
+		return;
+	if (new == RC_QUEUE) {
+		t->q_snap[0] = busy_now(b, 0, now);
+		t->q_snap[1] = busy_now(b, 1, now);
+	} else {
+		t->rec.q_behind_sync_ns += busy_now(b, 0, now) - t->q_snap[0];
+		t->rec.q_behind_walw_ns += busy_now(b, 1, now) - t->q_snap[1];
+	}
+}
+
+static __always_inline void add_cpu_slice(struct thread_state *t, __u64 now)
+{
+	__u64 from = t->oncpu_since;
+	__u8 ct;
+
+	if (!t->write_start || !from || !t->last_cpu)
+		return;
+	if (from < t->write_start)
+		from = t->write_start;
+	if (now <= from)
+		return;
+	ct = cpu_type(t->last_cpu - 1);
+	t->rec.cpu_ns[ct & 3] += now - from;
+}
+
+static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
+					__u32 tid, __u64 now)
+{
+	__builtin_memset(&t->rec, 0, sizeof(t->rec));
+	t->rec.rec_type = WS_REC_WRITE;
+	t->rec.pid = tgid;
+	t->rec.tid = tid;
+	t->rec.engine = WS_ENGINE_ROCKSDB;
+	t->rec.start_ns = now;
+	t->rec.cpu_start = bpf_get_smp_processor_id();
+	t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
+	t->write_start = now;
+	t->last_ts = now;
+	t->depth = 0;
+	if (!t->oncpu_since) {	/* first sight of this thread */
+		t->oncpu_since = now;
+		t->last_cpu = t->rec.cpu_start + 1;
+	}
+}
+
+static __always_inline void end_write(struct thread_state *t, __u64 now,
+				      __u16 flags)
+{
+	charge(t, now);
+	comp_switch(t, cur_comp(t), RC_OTHER, now);
+	add_cpu_slice(t, now);
+	t->rec.dur_ns = now - t->write_start;
+	t->rec.cpu_end = bpf_get_smp_processor_id();
+	t->rec.flags |= flags;
+	if (bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), 0))
+		count(CNT_LOST_WRITE);
+	t->write_start = 0;
+	t->depth = 0;
+	t->write_depth = 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(ws_phase_enter)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u8 phase, parent, comp;
+	struct thread_state *t;
+
+	if (!is_traced(tgid))
+		return 0;
+	count(CNT_UPROBE);
+	now = bpf_ktime_get_ns();
+	phase = bpf_get_attach_cookie(ctx);
+	t = get_thread(tid, tgid, true);
+	if (!t)
+		return 0;
+	if (phase == PH_WRITE) {
+		if (t->write_depth++ == 0)
+			begin_write(t, tgid, tid, now);
+		else if (t->write_start) {	/* nested: all of it inside */
+			t->rec.hits_par[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+			t->rec.hits_in[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+		}
+		return 0;
+	}
+	if (!t->write_start)
+		return 0;
+	parent = cur_comp(t);
+	if (phase == PH_LEADER) {
+		t->rec.flags |= WS_WF_LEADER;
+		t->rec.hits_one[parent & (WS_MAX_COMP - 1)]++;
+		return 0;
+	}
+	charge(t, now);
+	comp = phase_comp(phase);
+	t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
+	t->rec.hits_in[comp & (WS_MAX_COMP - 1)]++;
+	if (t->depth >= WS_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		t->rec.flags |= WS_WF_TRUNC;
+		return 0;
+	}
+	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = phase;
+	t->depth++;
+	if (!t->in_sys)
+		comp_switch(t, parent, comp, now);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ws_phase_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct thread_state *t;
+	__u8 phase, old;
+
+	if (!is_traced(tgid))
+		return 0;
+	count(CNT_URETPROBE);
+	now = bpf_ktime_get_ns();
+	phase = bpf_get_attach_cookie(ctx);
+	t = get_thread(tid, tgid, false);
+	if (!t)
+		return 0;
+	if (phase == PH_WRITE) {
+		if (t->write_depth == 0)
+			return 0;
+		if (--t->write_depth == 0 && t->write_start)
+			end_write(t, now, 0);
+		return 0;
+	}
+	if (!t->write_start)
+		return 0;
+	if (t->depth == 0 ||
+	    t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)] != phase) {
+		count(CNT_PHASE_MISMATCH);
+		t->rec.flags |= WS_WF_TRUNC;
+		return 0;
+	}
+	charge(t, now);
+	old = cur_comp(t);
+	t->depth--;
+	if (!t->in_sys)
+		comp_switch(t, old, cur_comp(t), now);
+	return 0;
+}
+
+static __always_inline int io_class(long nr)
+{
+	switch (nr) {
+	case NR_write:
+	case NR_pwrite64:
+	case NR_writev:
+	case NR_pwritev:
+	case NR_pwritev2:
+		return IOC_WRITE;
+	case NR_fsync:
+	case NR_fdatasync:
+	case NR_sync_file_range:
+		return IOC_SYNC;
+	case NR_close:
+	case NR_openat:
+	case NR_unlink:
+	case NR_unlinkat:
+	case NR_ftruncate:
+	case NR_fallocate:
+	case NR_fcntl:
+	case NR_flock:
+		return IOC_OTHER;
+	}
+	return IOC_NONE;
+}
+
+static __always_inline bool has_fd(long nr)
+{
+	return nr != NR_openat && nr != NR_unlink && nr != NR_unlinkat;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
+{
+	__u64 id, now, key;
+	__u32 tgid, tid;
+	struct thread_state *t;
+	struct fd_info *fi;
+	int cls = io_class(nr);
+	__u8 old;
+
+	if (cls == IOC_NONE)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	tid = (__u32)id;
+	if (!is_traced(tgid))
+		return 0;
+	t = get_thread(tid, tgid, true);
+	if (!t)
+		return 0;
+	now = bpf_ktime_get_ns();
+	t->sys_nr = nr;
+	t->sys_start = now;
+	t->sys_fd = -1;
+	t->sys_kind = FK_OTHER;
+	t->sys_ino = 0;
+	t->sys_comp = 0xff;
+	t->sys_busy = 0;
+	if (has_fd(nr)) {
+		t->sys_fd = (__s32)BPF_CORE_READ(regs, di);
+		key = (__u64)tgid << 32 | (__u32)t->sys_fd;
+		fi = bpf_map_lookup_elem(&fds, &key);
+		if (fi) {
+			t->sys_kind = fi->kind;
+			t->sys_ino = fi->ino;
+		}
+	} else if (nr == NR_unlink) {
+		t->sys_arg = BPF_CORE_READ(regs, di);
+	} else {
+		t->sys_arg = BPF_CORE_READ(regs, si);
+	}
+	if (t->write_start) {
+		charge(t, now);
+		old = cur_comp(t);
+		if (cls == IOC_WRITE && t->sys_kind == FK_WAL) {
+			t->sys_comp = RC_WAL_WRITE_IO;
+			t->sys_busy = 2;
+		} else if (cls == IOC_SYNC &&
+			   (t->sys_kind == FK_WAL || t->sys_kind == FK_DIR)) {
+			t->sys_comp = RC_WAL_SYNC_IO;
+			t->sys_busy = 1;
+		}
+		if (t->sys_busy)
+			busy_enter(t->sys_busy - 1, now);
+		t->in_sys = 1;
+		comp_switch(t, old, cur_comp(t), now);
+	} else {
+		t->in_sys = 1;
+	}
+	return 0;
+}
+
+/* inode and directory bit of an fd of the current task */
+static __always_inline __u64 fd_inode(int fd, bool *is_dir)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fdarr;
+	struct file *f = NULL;
+	struct inode *ino;
+	unsigned int max;
+	umode_t mode;
+
+	*is_dir = false;
+	fdarr = BPF_CORE_READ(task, files, fdt, fd);
+	max = BPF_CORE_READ(task, files, fdt, max_fds);
+	if (fd < 0 || (unsigned int)fd >= max)
+		return 0;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fdarr[fd]) || !f)
+		return 0;
+	ino = BPF_CORE_READ(f, f_inode);
+	if (!ino)
+		return 0;
+	mode = BPF_CORE_READ(ino, i_mode);
+	*is_dir = (mode & 00170000) == 0040000;
+	return BPF_CORE_READ(ino, i_ino);
+}
+
+static __always_inline void emit_open(struct thread_state *t, __u32 tgid,
+				      __u32 tid, __u64 now, long ret)
+{
+	struct ws_open_rec *r;
+	struct fd_info fi = {};
+	bool is_dir = false;
+	__u64 key;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(CNT_LOST_OPEN);
+		/* the fd still needs its kind; without the path it is "other" */
+		return;
+	}
+	r->rec_type = WS_REC_OPEN;
+	r->pid = tgid;
+	r->tid = tid;
+	r->nr = t->sys_nr;
+	r->ts_ns = t->sys_start;
+	r->ret = ret;
+	r->ino = 0;
+	r->__pad0 = 0;
+	r->__pad1 = 0;
+	if (bpf_probe_read_user_str(r->path, sizeof(r->path),
+				    (void *)t->sys_arg) < 0)
+		r->path[0] = 0;
+	if (t->sys_nr == NR_openat && ret >= 0) {
+		r->ino = fd_inode((int)ret, &is_dir);
+		fi.ino = r->ino;
+		fi.kind = ws_file_kind(r->path, is_dir);
+		key = (__u64)tgid << 32 | (__u32)ret;
+		if (bpf_map_update_elem(&fds, &key, &fi, BPF_ANY))
+			count(CNT_FDS_FULL);
+		t->sys_fd = (__s32)ret;
+		t->sys_kind = fi.kind;
+		t->sys_ino = fi.ino;
+	} else {
+		fi.kind = ws_file_kind(r->path, false);
+	}
+	r->kind = fi.kind;
+	bpf_ringbuf_submit(r, 0);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, key;
+	__u32 tgid = id >> 32, tid = (__u32)id, cpu;
+	struct thread_state *t;
+	struct ws_io_rec *r;
+	__u8 old, in_write;
+
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || !t->in_sys)
+		return 0;
+	now = bpf_ktime_get_ns();
+	in_write = t->write_start != 0;
+	if (in_write) {
+		charge(t, now);
+		old = cur_comp(t);
+		if (t->sys_busy)
+			busy_exit(t->sys_busy - 1, now);
+		if (t->sys_comp == RC_WAL_WRITE_IO && ret > 0)
+			t->rec.wal_bytes += ret;
+		t->rec.nr_syscalls++;
+		t->in_sys = 0;
+		comp_switch(t, old, cur_comp(t), now);
+	}
+	t->in_sys = 0;
+
+	if (t->sys_nr == NR_openat || t->sys_nr == NR_unlink ||
+	    t->sys_nr == NR_unlinkat)
+		emit_open(t, tgid, tid, now, ret);
+	else if (t->sys_nr == NR_close && ret == 0) {
+		key = (__u64)tgid << 32 | (__u32)t->sys_fd;
+		bpf_map_delete_elem(&fds, &key);
+	}
+	if (!io_all && !in_write)
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(CNT_LOST_IO);
+		return 0;
+	}
+	cpu = bpf_get_smp_processor_id();
+	r->rec_type = WS_REC_IO;
+	r->pid = tgid;
+	r->tid = tid;
+	r->nr = t->sys_nr;
+	r->ts_ns = t->sys_start;
+	r->lat_ns = now - t->sys_start;
+	r->ret = ret;
+	r->ino = t->sys_ino;
+	r->fd = t->sys_fd;
+	r->kind = t->sys_kind;
+	r->in_write = in_write;
+	r->cpu = cpu;
+	r->cpu_type = cpu_type(cpu);
+	r->__pad = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+static __always_inline void emit_sched(__u32 ev, struct task_struct *p,
+				       __u64 now, __u64 dur, __u32 from,
+				       __u32 to, __u8 in_write, __u8 preempted)
+{
+	struct ws_sched_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count(CNT_LOST_SCHED);
+		return;
+	}
+	r->rec_type = WS_REC_SCHED;
+	r->pid = p->tgid;
+	r->tid = p->pid;
+	r->ev = ev;
+	r->ts_ns = now;
+	r->dur_ns = dur;
+	r->from_cpu = from;
+	r->to_cpu = to;
+	r->from_type = cpu_type(from);
+	r->to_type = cpu_type(to);
+	r->in_write = in_write;
+	r->preempted = preempted;
+	r->__pad = 0;
+	bpf_ringbuf_submit(r, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns(), from, wait;
+	__u32 cpu = bpf_get_smp_processor_id(), pid, last;
+	struct thread_state *t;
+	__u8 ft, tt;
+
+	if (is_traced(prev->tgid)) {
+		pid = prev->pid;
+		t = bpf_map_lookup_elem(&threads, &pid);
+		if (t) {
+			add_cpu_slice(t, now);
+			t->oncpu_since = 0;
+			if (prev_state == 0) {	/* TASK_RUNNING: preempted */
+				t->runnable_since = now;
+				t->preempted = 1;
+			} else {
+				t->runnable_since = 0;
+			}
+		}
+	}
+	if (!is_traced(next->tgid))
+		return 0;
+	t = get_thread(next->pid, next->tgid, true);
+	if (!t)
+		return 0;
+	if (t->runnable_since) {
+		from = t->runnable_since;
+		if (t->write_start) {
+			if (from < t->last_ts)
+				from = t->last_ts;
+			charge(t, from);
+			if (now > from) {
+				t->rec.comp_ns[RC_SCHED_RUNQ] += now - from;
+				t->last_ts = now;
+			}
+		}
+		wait = now - t->runnable_since;
+		if (wait >= min_runq_ns)
+			emit_sched(SE_RUNQ, next, now, wait, cpu, cpu,
+				   t->write_start != 0, t->preempted);
+		t->runnable_since = 0;
+	}
+	last = t->last_cpu;
+	if (last && last - 1 != cpu) {
+		ft = cpu_type(last - 1);
+		tt = cpu_type(cpu);
+		if (t->write_start)
+			t->rec.mig[ft & 3][tt & 3]++;
+		emit_sched(SE_MIGRATE, next, now, 0, last - 1, cpu,
+			   t->write_start != 0, 0);
+	}
+	t->last_cpu = cpu + 1;
+	t->oncpu_since = now;
+	t->preempted = 0;
+	return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	struct thread_state *t;
+	__u32 pid;
+
+	if (!is_traced(p->tgid))
+		return 0;
+	pid = p->pid;
+	t = get_thread(pid, p->tgid, true);
+	if (t && !t->runnable_since && !t->oncpu_since) {
+		t->runnable_since = bpf_ktime_get_ns();
+		t->preempted = 0;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(ws_sched_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(ws_sched_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ws_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = child->tgid;
+	__u8 one = 1;
+
+	if (parent->tgid != child->tgid && is_traced(parent->tgid))
+		bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ws_exit, struct task_struct *p)
+{
+	__u32 pid = p->pid;
+	struct thread_state *t;
+
+	if (!is_traced(p->tgid))
+		return 0;
+	t = bpf_map_lookup_elem(&threads, &pid);
+	if (!t)
+		return 0;
+	if (t->write_start)
+		end_write(t, bpf_ktime_get_ns(), WS_WF_PARTIAL);
+	bpf_map_delete_elem(&threads, &pid);
+	return 0;
+}
+
+/* timed sampling of traced threads: --mode sample and on-CPU flame graphs */
+SEC("perf_event")
+int ws_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct thread_state *t;
+	struct ws_sample_rec *r;
+
+	if (!tgid || !is_traced(tgid))
+		return 0;
+	count(CNT_SAMPLES);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(CNT_LOST_SAMPLE);
+		return 0;
+	}
+	r->rec_type = WS_REC_SAMPLE;
+	r->pid = tgid;
+	r->tid = tid;
+	r->cpu = bpf_get_smp_processor_id();
+	r->ts_ns = bpf_ktime_get_ns();
+	r->ip = (ctx->regs.cs & 3) ? ctx->regs.ip : 0;
+	r->sys_nr = -1;
+	r->sys_kind = 0;
+	r->in_write = 0;
+	r->comp = 0;
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t) {
+		if (t->in_sys) {
+			r->sys_nr = t->sys_nr;
+			r->sys_kind = t->sys_kind;
+		}
+		r->in_write = t->write_start != 0;
+		r->comp = cur_comp(t);
+	}
+	r->ustack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	r->kstack_id = bpf_get_stackid(ctx, &stacks, 0);
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}

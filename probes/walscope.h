@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * walscope.h - the records walscope's BPF side streams to the collector.
+ *
+ * This header is the single source of truth for every record layout and
+ * every enum the Python side uses.  Python (collectors/records.py) derives
+ * its numpy dtypes from the BTF of the compiled probes/walscope.bpf.o and
+ * its component and kind names from the enums below; tests check both.
+ *
+ * Rules: fixed-width types only, explicit padding, every record starts with
+ * a __u32 rec_type so the collector can demultiplex the ring buffer.
+ */
+#ifndef __WALSCOPE_H
+#define __WALSCOPE_H
+
+#define WS_MAX_COMP	16	/* component slots in a write record (power of two) */
+#define WS_MAX_DEPTH	16	/* phase nesting per thread */
+#define WS_PATH_LEN	256	/* power of two: BPF masks indexes with it */
+#define WS_COMM_LEN	16
+
+/* rec_type: one file per type is written by the collector */
+enum ws_rec_type {
+	WS_REC_WRITE = 1,
+	WS_REC_IO = 2,
+	WS_REC_SCHED = 3,
+	WS_REC_OPEN = 4,
+	WS_REC_SAMPLE = 5,
+};
+
+/* engine of a write record */
+enum ws_engine {
+	WS_ENGINE_ROCKSDB = 1,
+	WS_ENGINE_SQLITE = 2,
+};
+
+/*
+ * Components of a RocksDB write (names are part of the interface:
+ * Python lower-cases the name after the RC_ prefix).  RC_OTHER is the
+ * residual and must stay 0.
+ */
+enum ws_rocksdb_comp {
+	RC_OTHER = 0,
+	RC_QUEUE = 1,
+	RC_CRC = 2,
+	RC_WAL_APPEND = 3,
+	RC_WAL_WRITE_IO = 4,
+	RC_WAL_SYNC_IO = 5,
+	RC_MEMTABLE = 6,
+	RC_SCHED_RUNQ = 7,
+	RC_NR = 8,
+};
+
+/*
+ * Phases a uprobe can open (the attach cookie).  A phase is charged to a
+ * component; nesting is exclusive (a child's time leaves its parent).
+ */
+enum ws_phase {
+	PH_WRITE = 0,		/* write boundary: DBImpl::WriteImpl */
+	PH_QUEUE = 1,
+	PH_CRC = 2,
+	PH_WAL = 3,
+	PH_MEMTABLE = 6,
+	PH_LEADER = 100,	/* entry-only marker: this write leads its group */
+};
+
+/* file kinds, decided when the file is opened (see file_kind.h) */
+enum ws_file_kind {
+	FK_OTHER = 0,
+	FK_WAL = 1,
+	FK_SST = 2,
+	FK_MANIFEST = 3,
+	FK_JOURNAL = 4,
+	FK_DB = 5,
+	FK_DIR = 6,
+	FK_NR = 7,
+};
+
+/* CPU types, set per CPU by the loader */
+enum ws_cpu_type {
+	CT_UNIFORM = 0,		/* homogeneous or undeclared */
+	CT_P = 1,
+	CT_E = 2,
+};
+
+/* write record flags */
+#define WS_WF_LEADER	0x1	/* EnterAsBatchGroupLeader was called */
+#define WS_WF_TRUNC	0x2	/* phase stack overflowed or desynchronised */
+#define WS_WF_PARTIAL	0x4	/* emitted at thread exit, write never returned */
+
+/* One per write (DBImpl::WriteImpl call).  comp_ns partitions dur_ns. */
+struct ws_write_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u16 engine;
+	__u16 flags;
+	__u64 start_ns;		/* CLOCK_MONOTONIC */
+	__u64 dur_ns;
+	__u64 comp_ns[WS_MAX_COMP];
+	/* probe hits, by the component they inflated (see calibrate.c):
+	 * hits_in: probe pairs whose inside overhead fell in the component,
+	 * hits_par: probe pairs whose outside overhead fell in it,
+	 * hits_one: entry-only probes that fired while it was current */
+	__u32 hits_in[WS_MAX_COMP];
+	__u32 hits_par[WS_MAX_COMP];
+	__u32 hits_one[WS_MAX_COMP];
+	__u64 q_behind_sync_ns;	/* queue time overlapping a leader's WAL sync */
+	__u64 q_behind_walw_ns;	/* ... overlapping a leader's WAL write */
+	__u64 cpu_ns[4];	/* on-CPU time by enum ws_cpu_type; 3 unused */
+	__u16 mig[4][4];	/* migrations [from type][to type]; type 3 unused */
+	__u16 nr_syscalls;
+	__u16 __pad2;
+	__u32 wal_bytes;	/* bytes written to WAL files inside the write */
+	__u32 cpu_start;
+	__u32 cpu_end;
+	__u32 __pad;
+};
+
+/* One per traced syscall (see WS_IO_* in walscope.bpf.c for the list). */
+struct ws_io_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 nr;		/* syscall number */
+	__u64 ts_ns;		/* entry time */
+	__u64 lat_ns;
+	__s64 ret;
+	__u64 ino;		/* inode of the fd, 0 if unknown */
+	__s32 fd;
+	__u16 kind;		/* enum ws_file_kind of the fd */
+	__u8 in_write;		/* issued inside a traced write */
+	__u8 cpu_type;
+	__u32 cpu;
+	__u32 __pad;
+	char comm[WS_COMM_LEN];
+};
+
+enum ws_sched_ev {
+	SE_RUNQ = 1,		/* runnable -> running: wait in dur_ns */
+	SE_MIGRATE = 2,		/* ran on from_cpu, now on to_cpu */
+	SE_OFFCPU = 3,		/* blocked -> running: blocked time in dur_ns */
+};
+
+struct ws_sched_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 ev;
+	__u64 ts_ns;
+	__u64 dur_ns;
+	__u32 from_cpu;
+	__u32 to_cpu;
+	__u8 from_type;
+	__u8 to_type;
+	__u8 in_write;
+	__u8 preempted;		/* SE_RUNQ: 1 if it was preempted, 0 if woken */
+	__u32 __pad;
+};
+
+/* openat results, so Python can name fds; and unlink targets */
+struct ws_open_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 nr;
+	__u64 ts_ns;
+	__s64 ret;		/* fd, or error */
+	__u64 ino;
+	__u16 kind;
+	__u16 __pad0;
+	__u32 __pad1;
+	char path[WS_PATH_LEN];
+};
+
+/* a timed perf sample of a traced thread (--mode sample, flame graphs) */
+struct ws_sample_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 cpu;
+	__u64 ts_ns;
+	__u64 ip;		/* user IP, 0 if the sample hit the kernel */
+	__s32 sys_nr;		/* traced syscall in progress, -1 if none */
+	__u16 sys_kind;		/* its fd's enum ws_file_kind */
+	__u8 in_write;		/* inside a traced write (modes with uprobes) */
+	__u8 comp;		/* component current at the sample, if in_write */
+	__s32 ustack_id;	/* stack map ids, negative if not collected */
+	__s32 kstack_id;
+	char comm[WS_COMM_LEN];
+};
+
+/* counters kept per CPU in the "counters" map; the collector sums them */
+enum ws_counter {
+	CNT_LOST_WRITE = 0,	/* ring buffer full: write record dropped */
+	CNT_LOST_IO = 1,
+	CNT_LOST_SCHED = 2,
+	CNT_LOST_OPEN = 3,
+	CNT_LOST_SAMPLE = 4,
+	CNT_UPROBE = 5,		/* uprobe hits in traced processes */
+	CNT_URETPROBE = 6,	/* uretprobe hits in traced processes */
+	CNT_THREADS_FULL = 7,	/* thread map full: thread not tracked */
+	CNT_FDS_FULL = 8,	/* fd map full: file kind unknown */
+	CNT_DEPTH_OVERFLOW = 9,	/* phase nesting deeper than WS_MAX_DEPTH */
+	CNT_PHASE_MISMATCH = 10, /* a return with no matching entry */
+	CNT_SAMPLES = 11,	/* perf samples taken of traced threads */
+	CNT_NR = 12,
+};
+
+#define WS_MAX_CPUS	256
+
+#endif /* __WALSCOPE_H */

@@ -828,7 +828,9 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 	r->tid = tid;
 	r->cpu = bpf_get_smp_processor_id();
 	r->ts_ns = bpf_ktime_get_ns();
-	r->ip = (ctx->regs.cs & 3) ? ctx->regs.ip : 0;
+	r->ip = PT_REGS_IP(&ctx->regs);
+	if (r->ip >= 0xffff800000000000ULL)	/* kernel half on x86_64 */
+		r->ip = 0;
 	r->sys_nr = -1;
 	r->sys_kind = 0;
 	r->in_write = 0;

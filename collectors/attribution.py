@@ -1,0 +1,300 @@
+"""Turn a run folder's binary records into tables: writes, io, sched.
+
+Everything here is derived from the records and the calibration; the
+component partition itself was made in the kernel (comp_ns sums to dur_ns
+by construction) and is only checked here, never re-derived.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from collectors import records as R
+
+# x86_64 numbers of the syscalls probes/walscope.bpf.c traces
+SYSCALLS = {1: "write", 3: "close", 18: "pwrite64", 20: "writev", 72: "fcntl",
+            73: "flock", 74: "fsync", 75: "fdatasync", 77: "ftruncate",
+            87: "unlink", 257: "openat", 263: "unlinkat",
+            277: "sync_file_range", 285: "fallocate", 296: "pwritev",
+            328: "pwritev2"}
+WRITE_SYSCALLS = {"write", "pwrite64", "writev", "pwritev", "pwritev2"}
+SYNC_SYSCALLS = {"fsync", "fdatasync", "sync_file_range"}
+CPU_TYPES = {0: "U", 1: "P", 2: "E", 3: "?"}
+SCHED_EVENTS = {1: "runq", 2: "migrate", 3: "offcpu"}
+QUEUE_PARTS = ("queue_behind_sync", "queue_behind_wal_write", "queue_other")
+UNRELIABLE_FRACTION = 0.5   # compensation above this share of a component
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Probe cost per hit, split by where it lands (see walscope_calibrate.c)."""
+    pair_in_ns: float = 0.0    # entry+return pair: cost inside the window
+    pair_out_ns: float = 0.0   # entry+return pair: cost outside the window
+    one_ns: float = 0.0        # entry-only probe
+    uprobe_ns: float = 0.0
+    uretprobe_ns: float = 0.0
+    source: str = "none"
+
+    @staticmethod
+    def from_dict(d: dict[str, Any] | None) -> "Calibration":
+        if not d:
+            return Calibration()
+        keys = Calibration.__dataclass_fields__.keys()
+        return Calibration(**{k: d[k] for k in keys if k in d})
+
+
+def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
+    w = R.read_records(run_dir, "ws_write_rec")
+    comps = R.rocksdb_components()
+    n = len(comps)
+    df = pd.DataFrame({
+        "start_ns": w["start_ns"].astype(np.int64),
+        "pid": w["pid"].astype(np.int32),
+        "tid": w["tid"].astype(np.int32),
+        "dur_ns": w["dur_ns"].astype(np.int64),
+        "leader": (w["flags"] & 1).astype(bool),
+        "truncated": (w["flags"] & 2).astype(bool),
+        "partial": (w["flags"] & 4).astype(bool),
+    })
+    comp = w["comp_ns"][:, :n].astype(np.int64)
+    for i, c in enumerate(comps):
+        df[f"{c}_ns"] = comp[:, i]
+    # the queue split: overlap with a leader's sync / WAL write, capped
+    q = comp[:, comps.index("queue")]
+    behind_sync = np.minimum(w["q_behind_sync_ns"].astype(np.int64), q)
+    behind_walw = np.minimum(w["q_behind_walw_ns"].astype(np.int64), q - behind_sync)
+    df["queue_behind_sync_ns"] = behind_sync
+    df["queue_behind_wal_write_ns"] = behind_walw
+    df["queue_other_ns"] = q - behind_sync - behind_walw
+    # scheduler effects by core type
+    cpu_ns = w["cpu_ns"].astype(np.int64)
+    df["on_p_ns"], df["on_e_ns"], df["on_uniform_ns"] = cpu_ns[:, 1], cpu_ns[:, 2], cpu_ns[:, 0]
+    mig = w["mig"].astype(np.int64)
+    df["mig_p_to_e"] = mig[:, 1, 2]
+    df["mig_e_to_p"] = mig[:, 2, 1]
+    df["mig_same_type"] = mig[:, 0, 0] + mig[:, 1, 1] + mig[:, 2, 2]
+    df["migrations"] = mig.sum(axis=(1, 2))
+    # probe hits inside the write, and the overhead they cost per component
+    hin = w["hits_in"][:, :n].astype(np.int64)
+    hpar = w["hits_par"][:, :n].astype(np.int64)
+    hone = w["hits_one"][:, :n].astype(np.int64)
+    df["probe_hits"] = 2 * hin.sum(axis=1) + hone.sum(axis=1)
+    over = hin * cal.pair_in_ns + hpar * cal.pair_out_ns + hone * cal.one_ns
+    adj = np.maximum(comp - over, 0).astype(np.int64)
+    for i, c in enumerate(comps):
+        df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
+        df[f"{c}_adj_ns"] = adj[:, i]
+    df["dur_adj_ns"] = adj.sum(axis=1)
+    df["wal_bytes"] = w["wal_bytes"].astype(np.int64)
+    df["syscalls"] = w["nr_syscalls"].astype(np.int32)
+    df["cpu_start"] = w["cpu_start"].astype(np.int32)
+    df["cpu_end"] = w["cpu_end"].astype(np.int32)
+    df["engine"] = np.where(w["engine"] == 2, "sqlite", "rocksdb")
+    return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
+
+
+def _opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFrame:
+    o = R.read_records(run_dir, "ws_open_rec")
+    opens = o[(o["nr"] == 257) & (o["ret"] >= 0)]
+    df = pd.DataFrame({
+        "ts_ns": opens["ts_ns"].astype(np.int64),
+        "pid": opens["pid"].astype(np.int64),
+        "fd": opens["ret"].astype(np.int64),
+        "path": [p.decode(errors="replace") for p in opens["path"]],
+    })
+    if seeded:
+        pre = pd.DataFrame([(0, pid, fd, path) for (pid, fd), path in seeded.items()],
+                           columns=["ts_ns", "pid", "fd", "path"])
+        df = pd.concat([pre, df], ignore_index=True)
+    return df.sort_values("ts_ns", kind="stable")
+
+
+def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
+             ) -> pd.DataFrame:
+    io = R.read_records(run_dir, "ws_io_rec")
+    kinds = R.file_kinds()
+    df = pd.DataFrame({
+        "ts_ns": io["ts_ns"].astype(np.int64),
+        "pid": io["pid"].astype(np.int64),
+        "tid": io["tid"].astype(np.int64),
+        "syscall": pd.Categorical([SYSCALLS.get(int(x), str(x)) for x in io["nr"]]),
+        "lat_ns": io["lat_ns"].astype(np.int64),
+        "ret": io["ret"].astype(np.int64),
+        "fd": io["fd"].astype(np.int64),
+        "ino": io["ino"].astype(np.int64),
+        "kind": pd.Categorical([kinds.get(int(k), "other") for k in io["kind"]]),
+        "in_write": io["in_write"].astype(bool),
+        "cpu": io["cpu"].astype(np.int32),
+        "cpu_type": [CPU_TYPES.get(int(c), "?") for c in io["cpu_type"]],
+        "thread": [c.decode(errors="replace") for c in io["comm"]],
+    })
+    df["bytes"] = np.where(df["syscall"].isin(WRITE_SYSCALLS) & (df["ret"] > 0),
+                           df["ret"], 0)
+    df = df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+    opens = _opens_frame(run_dir, seeded or {})
+    if len(df) and len(opens):
+        df = pd.merge_asof(df, opens, on="ts_ns", by=["pid", "fd"],
+                           direction="backward")
+        df["path"] = df["path"].fillna("")
+    else:
+        df["path"] = ""
+    return df
+
+
+def sched_frame(run_dir: Path, thread_names: dict[int, str]) -> pd.DataFrame:
+    s = R.read_records(run_dir, "ws_sched_rec")
+    df = pd.DataFrame({
+        "ts_ns": s["ts_ns"].astype(np.int64),
+        "pid": s["pid"].astype(np.int64),
+        "tid": s["tid"].astype(np.int64),
+        "event": pd.Categorical([SCHED_EVENTS.get(int(e), "?") for e in s["ev"]]),
+        "dur_ns": s["dur_ns"].astype(np.int64),
+        "from_cpu": s["from_cpu"].astype(np.int32),
+        "to_cpu": s["to_cpu"].astype(np.int32),
+        "from_type": [CPU_TYPES.get(int(c), "?") for c in s["from_type"]],
+        "to_type": [CPU_TYPES.get(int(c), "?") for c in s["to_type"]],
+        "in_write": s["in_write"].astype(bool),
+        "preempted": s["preempted"].astype(bool),
+    })
+    df["thread"] = df["tid"].map(thread_names).fillna("")
+    return df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+
+
+def stats(values: np.ndarray, total: float) -> dict[str, float]:
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) == 0:
+        return dict(count=0, sum_ns=0, mean_ns=0, p50_ns=0, p99_ns=0, p999_ns=0,
+                    share=0.0)
+    p50, p99, p999 = np.percentile(v, [50, 99, 99.9])
+    s = float(v.sum())
+    return dict(count=int((v > 0).sum()), sum_ns=int(s), mean_ns=s / len(v),
+                p50_ns=float(p50), p99_ns=float(p99), p999_ns=float(p999),
+                share=s / total if total else 0.0)
+
+
+def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
+              cal: Calibration) -> dict[str, Any]:
+    comps = R.rocksdb_components()
+    total_raw = float(writes["dur_ns"].sum()) if len(writes) else 0.0
+    total_adj = float(writes["dur_adj_ns"].sum()) if len(writes) else 0.0
+    raw = {c: stats(writes[f"{c}_ns"].to_numpy(), total_raw) for c in comps}
+    adj = {c: stats(writes[f"{c}_adj_ns"].to_numpy(), total_adj) for c in comps}
+    unreliable = []
+    for c in comps:
+        over = float(writes[f"{c}_overhead_ns"].sum()) if len(writes) else 0.0
+        raw_sum = raw[c]["sum_ns"]
+        frac = over / raw_sum if raw_sum else 0.0
+        adj[c]["overhead_ns"] = int(over)
+        adj[c]["overhead_fraction"] = frac
+        adj[c]["unreliable"] = bool(raw_sum and frac > UNRELIABLE_FRACTION)
+        if adj[c]["unreliable"]:
+            unreliable.append(c)
+    queue = {p: stats(writes[f"{p}_ns"].to_numpy(), total_raw) for p in QUEUE_PARTS}
+    wal = io[io["kind"] == "wal"] if len(io) else io
+    wal_sync = wal[wal["syscall"].isin(SYNC_SYSCALLS)] if len(io) else io
+    wal_write = wal[wal["syscall"].isin(WRITE_SYSCALLS)] if len(io) else io
+    dirsync = io[(io["kind"] == "dir") & io["syscall"].isin(SYNC_SYSCALLS)] if len(io) else io
+    leaders = int(writes["leader"].sum()) if len(writes) else 0
+    return {
+        "writes": {
+            "count": int(len(writes)),
+            "partial": int(writes["partial"].sum()) if len(writes) else 0,
+            "truncated": int(writes["truncated"].sum()) if len(writes) else 0,
+            "duration": stats(writes["dur_ns"].to_numpy(), total_raw),
+            "duration_adj": stats(writes["dur_adj_ns"].to_numpy(), total_adj),
+        },
+        "components": adj,
+        "components_raw": raw,
+        "unreliable_components": unreliable,
+        "queue_breakdown": queue,
+        "wal": {
+            # count/sum_ns: the write path's syncs (what rocksdb.wal.synced
+            # counts); all_*: every WAL sync, e.g. at close, too
+            "sync": {"count": int(wal_sync["in_write"].sum()) if len(wal_sync) else 0,
+                     "sum_ns": int(wal_sync.loc[wal_sync["in_write"], "lat_ns"].sum())
+                     if len(wal_sync) else 0,
+                     "all_count": int(len(wal_sync)),
+                     "all_sum_ns": int(wal_sync["lat_ns"].sum()) if len(wal_sync) else 0},
+            "write": {"count": int(len(wal_write)),
+                      "bytes": int(wal_write["bytes"].sum()) if len(wal_write) else 0,
+                      "sum_ns": int(wal_write["lat_ns"].sum()) if len(wal_write) else 0},
+            "dir_sync": {"count": int(len(dirsync)),
+                         "sum_ns": int(dirsync["lat_ns"].sum()) if len(dirsync) else 0},
+        },
+        "groups": {"leaders": leaders, "followers": int(len(writes)) - leaders},
+        "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
+                        if k.startswith("lost_")},
+        "probe_hits": {
+            "uprobe": counters.get("uprobe", 0),
+            "uretprobe": counters.get("uretprobe", 0),
+            "in_writes": int(writes["probe_hits"].sum()) if len(writes) else 0,
+            "per_write": float(writes["probe_hits"].mean()) if len(writes) else 0.0,
+        },
+        "calibration": cal.__dict__,
+        "estimated_overhead_ns": int(
+            counters.get("uprobe", 0) * cal.uprobe_ns
+            + counters.get("uretprobe", 0) * cal.uretprobe_ns),
+    }
+
+
+def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:
+    """Counters by name, and the collector's own report (empty if it died)."""
+    p = run_dir / "collector.json"
+    try:
+        rep = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}, {}
+    names = R.counter_names()
+    return dict(zip(names, rep.get("counters", []))), rep
+
+
+def fmt_ns(ns: float) -> str:
+    if ns >= 1e9:
+        return f"{ns / 1e9:.2f}s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f}ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f}us"
+    return f"{ns:.0f}ns"
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The breakdown table, 80 columns."""
+    comps = summary["components"]
+    raw = summary["components_raw"]
+    lines = [f"{'component':<16}{'count':>8}{'mean':>9}{'p50':>9}{'p99':>9}"
+             f"{'p99.9':>9}{'share':>7}{'raw mean':>10}"]
+    order = sorted(comps, key=lambda c: -comps[c]["sum_ns"])
+    for c in order:
+        s = comps[c]
+        flag = "!" if s.get("unreliable") else " "
+        lines.append(f"{c:<15}{flag}{s['count']:>8}{fmt_ns(s['mean_ns']):>9}"
+                     f"{fmt_ns(s['p50_ns']):>9}{fmt_ns(s['p99_ns']):>9}"
+                     f"{fmt_ns(s['p999_ns']):>9}{s['share'] * 100:>6.1f}%"
+                     f"{fmt_ns(raw[c]['mean_ns']):>10}")
+    d = summary["writes"]["duration_adj"]
+    lines.append(f"{'write (total)':<16}{summary['writes']['count']:>8}"
+                 f"{fmt_ns(d['mean_ns']):>9}{fmt_ns(d['p50_ns']):>9}"
+                 f"{fmt_ns(d['p99_ns']):>9}{fmt_ns(d['p999_ns']):>9}{'100.0%':>7}"
+                 f"{fmt_ns(summary['writes']['duration']['mean_ns']):>10}")
+    q = summary["queue_breakdown"]
+    qs = sum(q[p]["sum_ns"] for p in QUEUE_PARTS)
+    if qs:
+        lines.append("queue behind: " + ", ".join(
+            f"{p.replace('queue_behind_', '').replace('queue_', '')} "
+            f"{q[p]['sum_ns'] / qs * 100:.0f}%" for p in QUEUE_PARTS))
+    g = summary["groups"]
+    w = summary["wal"]
+    lines.append(f"groups: {g['leaders']} leaders, {g['followers']} followers; "
+                 f"WAL: {w['sync']['count']} syncs, {w['write']['count']} writes, "
+                 f"{w['write']['bytes']} B")
+    if summary["unreliable_components"]:
+        lines.append("! probe overhead is over half of these components: "
+                     + ", ".join(summary["unreliable_components"])
+                     + " (try --mode writes or sample)")
+    return "\n".join(lines)

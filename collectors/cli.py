@@ -1,0 +1,131 @@
+"""Command line of trace_wal.py (README's usage section is generated from it)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from collectors import symbols
+
+EXAMPLES = """\
+examples:
+  sudo ./trace_wal.py -- db_bench --benchmarks=fillrandom --num=20000 --threads=4 --sync=true
+  sudo ./trace_wal.py -o runs/mine -- ./my_rocksdb_app --flag
+  sudo ./trace_wal.py -p 4242 --duration 30        # a RocksDB process already running
+  sudo ./trace_wal.py --mode sample -- db_bench --benchmarks=fillrandom --sync=false
+  sudo ./trace_wal.py --cpu-types P:0,E:1 -- taskset -c 1 db_bench --benchmarks=fillrandom
+"""
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return v
+
+
+def ringbuf_size(text: str) -> int:
+    v = positive_int(text)
+    if v & (v - 1) or v > 1024:
+        raise argparse.ArgumentTypeError("must be a power of two up to 1024")
+    return v
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but errors are one line (no usage dump) with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(
+        prog="trace_wal.py",
+        description="Trace a RocksDB workload and attribute every write's "
+                    "latency to queue, crc, WAL append, WAL write/sync I/O, "
+                    "memtable and scheduler components.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("-p", "--pid", type=positive_int,
+                        help="trace this running process and its children")
+    p.add_argument("--duration", type=positive_float, metavar="SECONDS",
+                   help="with -p: stop after this long (default: until it exits "
+                        "or Ctrl-C)")
+    p.add_argument("-o", "--output", type=Path, metavar="DIR",
+                   help="run folder (default runs/<UTC time>-<command>)")
+    p.add_argument("--mode", choices=symbols.MODES, default="full",
+                   help="full: every probe point; writes: write and WAL entry "
+                        "points only; sample: no uprobes (default: full)")
+    p.add_argument("--cpu-types", metavar="P:0-5,E:6-13",
+                   help="declare core types (default: detect; uniform CPUs are "
+                        "reported as such)")
+    p.add_argument("--user", help="run the command as this user (default: "
+                                  "SUDO_USER)")
+    p.add_argument("--lib", action="append", default=[], metavar="PATH",
+                   help="also look for RocksDB in this object (dlopen()ed "
+                        "libraries); repeatable")
+    p.add_argument("--ringbuf-mb", type=ringbuf_size, default=16, metavar="MB",
+                   help="BPF ring buffer size, a power of two (default 16)")
+    p.add_argument("--sample-hz", type=int, metavar="HZ",
+                   help="perf sampling frequency per CPU (default: 499 in "
+                        "sample mode, off otherwise)")
+    p.add_argument("--recalibrate", action="store_true",
+                   help="measure probe costs again instead of using the cache")
+    p.add_argument("--no-calibrate", action="store_true",
+                   help="do not compensate probe overhead")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="do not echo the command's output (it is still in "
+                        "command.log)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="libbpf debug output from the collector")
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="command to run and trace, after --")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from collectors.run import TraceError, TraceOptions, trace
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    cmd = list(args.command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if args.pid is not None and cmd:
+        parser.error("give either -p PID or a command, not both")
+    if args.pid is None and not cmd:
+        parser.error("nothing to trace: give a command after -- or -p PID")
+    if args.duration is not None and args.pid is None:
+        parser.error("--duration applies to -p PID only")
+    if args.sample_hz is not None and not 0 <= args.sample_hz <= 100000:
+        parser.error("--sample-hz must be between 0 and 100000")
+    opts = TraceOptions(command=cmd, pid=args.pid, duration=args.duration,
+                        output=args.output, mode=args.mode,
+                        cpu_types=args.cpu_types, user=args.user, libs=args.lib,
+                        ringbuf_mb=args.ringbuf_mb, sample_hz=args.sample_hz,
+                        echo=not args.quiet, verbose=args.verbose,
+                        recalibrate=args.recalibrate,
+                        calibrate=not args.no_calibrate)
+    try:
+        result = trace(opts)
+    except TraceError as e:
+        print(f"walscope: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("walscope: interrupted", file=sys.stderr)
+        return 130
+    return result.exit_code

@@ -1,0 +1,165 @@
+"""Record layouts and readers, derived from the BTF of probes/walscope.bpf.o.
+
+probes/walscope.h is the single source of truth: the build dumps the BPF
+object's BTF as JSON (.output/walscope.btf.json) and this module turns each
+``struct ws_*_rec`` into a numpy dtype and each enum into a name table.
+Nothing here restates a field offset or an enum value.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+BTF_JSON = ROOT / ".output" / "walscope.btf.json"
+
+# record files written by the collector, by struct name
+RECORD_FILES = {
+    "ws_write_rec": "writes.bin",
+    "ws_io_rec": "io.bin",
+    "ws_sched_rec": "sched.bin",
+    "ws_open_rec": "open.bin",
+    "ws_sample_rec": "samples.bin",
+}
+
+
+class LayoutError(RuntimeError):
+    """The BTF dump is missing or does not hold what the reader needs."""
+
+
+@dataclass(frozen=True)
+class Btf:
+    types: dict[int, dict[str, Any]]
+    by_name: dict[tuple[str, str], dict[str, Any]]
+
+
+@functools.lru_cache(maxsize=4)
+def load_btf(path: str = str(BTF_JSON)) -> Btf:
+    try:
+        with open(path) as f:
+            raw = json.load(f)
+    except FileNotFoundError:
+        raise LayoutError(f"{path} is missing: run `make` first") from None
+    except json.JSONDecodeError as e:
+        raise LayoutError(f"{path}: not valid JSON ({e})") from None
+    types = {t["id"]: t for t in raw["types"]}
+    by_name = {(t["kind"], t.get("name", "")): t for t in raw["types"]}
+    return Btf(types, by_name)
+
+
+def _resolve(btf: Btf, type_id: int) -> dict[str, Any]:
+    t = btf.types[type_id]
+    while t["kind"] in ("TYPEDEF", "CONST", "VOLATILE", "RESTRICT"):
+        t = btf.types[t["type_id"]]
+    return t
+
+
+def _dtype_of(btf: Btf, type_id: int) -> np.dtype:
+    t = _resolve(btf, type_id)
+    kind = t["kind"]
+    if kind == "INT":
+        size = t["size"]
+        if t["name"] == "char":
+            return np.dtype("S1")
+        signed = t.get("encoding") == "SIGNED"
+        return np.dtype(f"{'i' if signed else 'u'}{size}")
+    if kind == "ENUM":
+        return np.dtype(f"u{t['size']}")
+    if kind == "ARRAY":
+        elem = _dtype_of(btf, t["type_id"])
+        if elem == np.dtype("S1"):
+            return np.dtype(f"S{t['nr_elems']}")
+        if elem.subdtype is not None:  # array of arrays
+            base, shape = elem.subdtype
+            return np.dtype((base, (t["nr_elems"],) + shape))
+        return np.dtype((elem, (t["nr_elems"],)))
+    if kind == "STRUCT":
+        return struct_dtype_from(btf, t)
+    raise LayoutError(f"unsupported BTF kind {kind} in a record")
+
+
+def struct_dtype_from(btf: Btf, t: dict[str, Any]) -> np.dtype:
+    names, formats, offsets = [], [], []
+    for m in t["members"]:
+        if m["bits_offset"] % 8:
+            raise LayoutError(f"{t['name']}.{m['name']}: bitfields unsupported")
+        names.append(m["name"])
+        formats.append(_dtype_of(btf, m["type_id"]))
+        offsets.append(m["bits_offset"] // 8)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": t["size"]})
+
+
+@functools.lru_cache(maxsize=16)
+def struct_dtype(name: str, path: str = str(BTF_JSON)) -> np.dtype:
+    btf = load_btf(path)
+    t = btf.by_name.get(("STRUCT", name))
+    if t is None:
+        raise LayoutError(f"struct {name} not in {path}")
+    return struct_dtype_from(btf, t)
+
+
+@functools.lru_cache(maxsize=32)
+def enum_values(name: str, path: str = str(BTF_JSON)) -> dict[str, int]:
+    t = load_btf(path).by_name.get(("ENUM", name))
+    if t is None:
+        raise LayoutError(f"enum {name} not in {path}")
+    return {v["name"]: v["val"] for v in t["values"]}
+
+
+def enum_names(name: str, prefix: str, path: str = str(BTF_JSON)) -> dict[int, str]:
+    """value -> lower-case name without prefix, skipping the *_NR sentinel."""
+    out = {}
+    for k, v in enum_values(name, path).items():
+        if k.startswith(prefix) and not k.endswith("_NR"):
+            out[v] = k[len(prefix):].lower()
+    return out
+
+
+def rocksdb_components() -> list[str]:
+    """Component names in slot order (slot i of comp_ns)."""
+    names = enum_names("ws_rocksdb_comp", "RC_")
+    return [names[i] for i in sorted(names)]
+
+
+def file_kinds() -> dict[int, str]:
+    return enum_names("ws_file_kind", "FK_")
+
+
+def counter_names() -> list[str]:
+    names = enum_names("ws_counter", "CNT_")
+    return [names[i] for i in sorted(names)]
+
+
+def read_records(run_dir: str | os.PathLike, struct: str) -> np.ndarray:
+    """All complete records of one type; a torn last record is dropped."""
+    dt = struct_dtype(struct)
+    path = Path(run_dir) / RECORD_FILES[struct]
+    if not path.exists():
+        return np.zeros(0, dtype=dt)
+    data = path.read_bytes()
+    n = len(data) // dt.itemsize
+    arr = np.frombuffer(data, dtype=dt, count=n)
+    want = enum_values("ws_rec_type")[
+        {"ws_write_rec": "WS_REC_WRITE", "ws_io_rec": "WS_REC_IO",
+         "ws_sched_rec": "WS_REC_SCHED", "ws_open_rec": "WS_REC_OPEN",
+         "ws_sample_rec": "WS_REC_SAMPLE"}[struct]]
+    return arr[arr["rec_type"] == want]
+
+
+def torn_bytes(run_dir: str | os.PathLike) -> dict[str, int]:
+    """Bytes after the last complete record, per file (non-zero: a crash)."""
+    out = {}
+    for struct, fname in RECORD_FILES.items():
+        p = Path(run_dir) / fname
+        if p.exists():
+            rest = p.stat().st_size % struct_dtype(struct).itemsize
+            if rest:
+                out[fname] = rest
+    return out

@@ -1,0 +1,290 @@
+"""One traced run: resolve probes, collect, analyse, write the run folder.
+
+trace_wal.py and the runners both go through ``trace()``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from collectors import attribution as A
+from collectors import calibration, symbols, topology
+from collectors.session import (Collector, RunAs, SessionError, Workload,
+                                chown_tree, process_tree)
+
+DEFAULT_SAMPLE_HZ = 499
+
+
+class TraceError(RuntimeError):
+    """Bad input or an unusable machine: one line for the user."""
+
+
+@dataclass
+class TraceOptions:
+    command: list[str] = field(default_factory=list)
+    pid: int | None = None
+    duration: float | None = None
+    output: Path | None = None
+    mode: str = "full"
+    cpu_types: str | None = None
+    user: str | None = None
+    libs: list[str] = field(default_factory=list)
+    ringbuf_mb: int = 16
+    sample_hz: int | None = None
+    echo: bool = True
+    verbose: bool = False
+    recalibrate: bool = False
+    calibrate: bool = True
+    cwd: str | None = None
+    print_table: bool = True
+
+
+@dataclass
+class TraceResult:
+    run_dir: Path
+    exit_code: int
+    summary: dict[str, Any]
+
+
+CAP_PERFMON, CAP_BPF, CAP_SYS_ADMIN = 38, 39, 21
+
+
+def check_privileges() -> None:
+    if os.geteuid() == 0:
+        return
+    try:
+        with open("/proc/self/status") as f:
+            eff = next(int(l.split()[1], 16) for l in f if l.startswith("CapEff:"))
+    except (OSError, StopIteration, ValueError):
+        eff = 0
+    has = lambda c: bool(eff >> c & 1)  # noqa: E731
+    if not (has(CAP_SYS_ADMIN) or (has(CAP_BPF) and has(CAP_PERFMON))):
+        raise TraceError("walscope needs root (or CAP_BPF and CAP_PERFMON): "
+                         "run it with sudo")
+
+
+def check_kernel() -> None:
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        raise TraceError("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+                         "walscope's CO-RE probes need CONFIG_DEBUG_INFO_BTF=y")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def default_run_dir(name: str) -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:40]
+    return Path("runs") / f"{stamp}-{safe}"
+
+
+def resolve_probes(opts: TraceOptions) -> symbols.Resolution:
+    if opts.pid is not None:
+        objs = symbols.candidate_objects_for_pid(opts.pid, opts.libs)
+        what = f"pid {opts.pid}"
+    else:
+        exe = opts.command[0]
+        if "/" not in exe:
+            found = symbols.shutil.which(exe, path=RunAs.lookup(opts.user).env()["PATH"])
+            if not found:
+                raise TraceError(f"command not found: {exe}")
+            exe = found
+        if not os.path.exists(exe):
+            raise TraceError(f"command not found: {exe}")
+        objs = symbols.candidate_objects_for_command(exe, opts.libs)
+        what = exe
+    res = symbols.resolve_rocksdb(objs, opts.mode)
+    if res.object_path is None:
+        raise TraceError(
+            f"no RocksDB found in {what} (checked {len(res.objects_checked)} "
+            "objects; a stripped library or a dlopen()ed one: name it with --lib)")
+    return res
+
+
+def _seed_paths(pids: list[int]) -> dict[tuple[int, int], str]:
+    out = {}
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    out[(pid, int(fd))] = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    pass
+        except OSError:
+            pass
+    return out
+
+
+def _wait_pid(pid: int, deadline: float | None) -> None:
+    while os.path.exists(f"/proc/{pid}") and (deadline is None or time.monotonic() < deadline):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
+
+
+class _Terminate(Exception):
+    pass
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    raise _Terminate()
+
+
+def trace(opts: TraceOptions) -> TraceResult:
+    check_privileges()
+    check_kernel()
+    if opts.mode not in symbols.MODES:
+        raise TraceError(f"unknown mode {opts.mode!r} (choose from {', '.join(symbols.MODES)})")
+    if opts.pid is None and not opts.command:
+        raise TraceError("nothing to trace: give a command after -- or -p PID")
+    if opts.pid is not None and not os.path.exists(f"/proc/{opts.pid}"):
+        raise TraceError(f"no such process: {opts.pid}")
+    try:
+        topo = topology.resolve(opts.cpu_types)
+    except topology.TopologyError as e:
+        raise TraceError(str(e)) from None
+    try:
+        run_as = RunAs.lookup(opts.user)
+        res = resolve_probes(opts)
+    except (SessionError, symbols.SymbolError) as e:
+        raise TraceError(str(e)) from None
+    for m in res.missing:
+        print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
+    if run_as.uid == 0 and opts.pid is None and not run_as.explicit_root:
+        print("walscope: running the workload as root (no SUDO_USER; "
+              "choose with --user)", file=sys.stderr)
+
+    name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
+    run_dir = opts.output or default_run_dir(name)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
+    cal = calibration.get(refresh=opts.recalibrate) if opts.calibrate else A.Calibration()
+
+    sample_hz = opts.sample_hz
+    if sample_hz is None:
+        sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" else 0
+    attach = symbols.attach_lines(res.probes)
+    started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
+    mono_to_unix_ns = time.time_ns() - time.monotonic_ns()
+    t0 = time.monotonic()
+    old_term = signal.signal(signal.SIGTERM, _on_term)
+    collector = None
+    workload = None
+    exit_code = 0
+    interrupted = False
+    seeded: dict[tuple[int, int], str] = {}
+    try:
+        collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_mb,
+                              sample_hz, verbose=opts.verbose)
+        collector.wait_ready()
+        if opts.pid is not None:
+            pids = process_tree(opts.pid)
+            seeded = _seed_paths(pids)
+            for p in pids:
+                collector.add_pid(p)
+            try:
+                deadline = time.monotonic() + opts.duration if opts.duration else None
+                _wait_pid(opts.pid, deadline)
+            except (KeyboardInterrupt, _Terminate):
+                interrupted = True
+        else:
+            workload = Workload(opts.command, run_as, run_dir / "command.log",
+                                echo=opts.echo, cwd=opts.cwd)
+            collector.add_pid(workload.pid)
+            workload.release()
+            try:
+                exit_code = workload.wait()
+            except (KeyboardInterrupt, _Terminate):
+                interrupted = True
+                workload.interrupt()
+                try:
+                    exit_code = workload.wait()
+                except (KeyboardInterrupt, _Terminate):
+                    workload.proc.kill()
+                    exit_code = workload.wait()
+    except SessionError as e:
+        if workload is not None and workload.proc.poll() is None:
+            workload.proc.kill()
+        raise TraceError(str(e)) from None
+    finally:
+        if collector is not None:
+            collector.stop()
+        signal.signal(signal.SIGTERM, old_term)
+    elapsed = time.monotonic() - t0
+
+    summary = analyse(run_dir, cal, seeded)
+    summary.update({
+        "command": opts.command, "pid": opts.pid, "mode": opts.mode,
+        "exit_code": exit_code, "interrupted": interrupted,
+        "started_utc": started_utc, "elapsed_s": elapsed,
+        "mono_to_unix_ns": mono_to_unix_ns,
+        "probes": {"attached": len(attach), "missing": res.missing,
+                   "points": sorted({p.name.split('(')[0] for p in res.probes})},
+        "environment": {
+            "kernel": platform.release(), "machine": platform.machine(),
+            "cpu_model": cpu_model(), "cpu_types": topo.letters(),
+            "cpu_types_source": topo.source,
+            "library": res.object_path, "library_version": res.version,
+            "user": run_as.name,
+        },
+    })
+    write_outputs(run_dir, summary)
+    chown_tree(run_dir, run_as)
+    if opts.print_table:
+        print(A.format_table(summary))
+        print(f"run folder: {run_dir}", file=sys.stderr)
+    return TraceResult(run_dir, exit_code, summary)
+
+
+def analyse(run_dir: Path, cal: A.Calibration,
+            seeded: dict[tuple[int, int], str] | None = None) -> dict[str, Any]:
+    """Parquet files from the records; returns the summary (not yet written)."""
+    counters, rep = A.collector_counters(run_dir)
+    writes = A.writes_frame(run_dir, cal)
+    io = A.io_frame(run_dir, seeded)
+    names = dict(zip(io["tid"], io["thread"])) if len(io) else {}
+    sched = A.sched_frame(run_dir, names)
+    writes.to_parquet(run_dir / "writes.parquet", index=False)
+    io.to_parquet(run_dir / "io.parquet", index=False)
+    sched.to_parquet(run_dir / "sched.parquet", index=False)
+    summary = A.summarize(writes, io, counters, cal)
+    summary["collector"] = {k: rep.get(k) for k in
+                            ("records", "bad_records", "write_error", "attach")}
+    summary["partial_run"] = not rep or bool(A.R.torn_bytes(run_dir))
+    failed = [a["probe"] for a in rep.get("attach", []) if a.get("err")]
+    summary["probes_failed"] = failed
+    for f in failed:
+        print(f"walscope: could not attach {f}", file=sys.stderr)
+    lost = {k: v for k, v in summary["lost_events"].items() if v}
+    if lost:
+        print(f"walscope: WARNING: events lost: {lost}; consider a larger "
+              "--ringbuf-mb", file=sys.stderr)
+    return summary
+
+
+def write_outputs(run_dir: Path, summary: dict[str, Any]) -> None:
+    tmp = run_dir / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    tmp.replace(run_dir / "summary.json")

@@ -1,0 +1,252 @@
+"""Run the collector and the traced workload together.
+
+The collector loads and attaches first; the workload is forked stopped
+(blocked on a pipe before exec), its pid is handed to the collector, and only
+then does it exec: it is traced from its first instruction.  The workload
+runs as the invoking user with a sanitised environment; the collector runs
+in its own session so a Ctrl-C reaches the workload, not the collector, which
+is stopped last and drains everything the kernel still holds.
+"""
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from collectors.records import ROOT
+
+COLLECT = ROOT / ".output" / "walscope-collect"
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+KEEP_ENV = ("TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "COLUMNS")
+
+
+class SessionError(RuntimeError):
+    """Something the user must fix; the message is one line."""
+
+
+@dataclass(frozen=True)
+class RunAs:
+    name: str
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    home: str
+    explicit_root: bool = False
+
+    @staticmethod
+    def lookup(name: str | None) -> "RunAs":
+        explicit = name is not None
+        name = name or os.environ.get("SUDO_USER") or pwd.getpwuid(os.getuid()).pw_name
+        try:
+            pw = pwd.getpwnam(name)
+        except KeyError:
+            raise SessionError(f"no such user: {name}") from None
+        groups = tuple(g.gr_gid for g in grp.getgrall() if name in g.gr_mem)
+        return RunAs(name, pw.pw_uid, pw.pw_gid, tuple(sorted({pw.pw_gid, *groups})),
+                     pw.pw_dir, explicit_root=explicit and pw.pw_uid == 0)
+
+    def env(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
+        env.update(PATH=SAFE_PATH, HOME=self.home, USER=self.name,
+                   LOGNAME=self.name, SHELL="/bin/sh")
+        return env
+
+
+class Collector:
+    """The walscope-collect process, driven over its stdin/stdout."""
+
+    def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
+                 ringbuf_mb: int = 16, sample_hz: int = 0,
+                 writes_io_only: bool = False, verbose: bool = False):
+        if not COLLECT.exists():
+            raise SessionError(f"{COLLECT} is missing: run `make` first")
+        self.outdir = outdir
+        attach_file = outdir / "attach.tsv"
+        attach_file.write_text("".join(line + "\n" for line in attach))
+        cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file),
+               "--cpu-types", cpu_letters, "--ringbuf-mb", str(ringbuf_mb),
+               "--sample-hz", str(sample_hz)]
+        if writes_io_only:
+            cmd.append("--writes-io-only")
+        if verbose:
+            cmd.append("-v")
+        self.log_path = outdir / "collector.log"
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._log,
+                                     text=True, bufsize=1,
+                                     start_new_session=True)
+        self.started = time.monotonic()
+
+    def _readline(self, timeout: float) -> str | None:
+        assert self.proc.stdout is not None
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            r, _, _ = select.select([self.proc.stdout], [], [], 0.2)
+            if r:
+                line = self.proc.stdout.readline()
+                return line.strip() if line else None
+            if self.proc.poll() is not None:
+                return None
+        return None
+
+    def last_error(self) -> str:
+        self._log.flush()
+        lines = [l for l in self.log_path.read_text().splitlines()
+                 if l.startswith("walscope-collect:")]
+        return lines[-1] if lines else "collector exited"
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        line = self._readline(timeout)
+        if line != "ready":
+            self.kill()
+            raise SessionError(self.last_error())
+
+    def add_pid(self, pid: int) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"pid {pid}\n")
+        self.proc.stdin.flush()
+        line = self._readline(10)
+        if line != f"ok pid {pid}":
+            raise SessionError(f"collector did not take pid {pid}: {self.last_error()}")
+
+    def stop(self, timeout: float = 60) -> int:
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            rc = self.proc.wait(10)
+        self._log.close()
+        return rc
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _tee(src: IO[bytes], dst_file: IO[bytes], echo: bool) -> None:
+    for chunk in iter(lambda: src.read1(65536), b""):
+        dst_file.write(chunk)
+        dst_file.flush()
+        if echo:
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+
+
+class Workload:
+    """A command forked stopped, released after the collector has its pid."""
+
+    def __init__(self, argv: list[str], run_as: RunAs, log_path: Path,
+                 echo: bool = True, cwd: str | None = None):
+        env = run_as.env()
+        exe = argv[0]
+        if "/" not in exe:
+            found = _which(exe, env["PATH"])
+            if not found:
+                raise SessionError(f"command not found: {exe}")
+            exe = found
+        elif not os.path.exists(exe):
+            raise SessionError(f"command not found: {exe}")
+        if not os.access(exe, os.X_OK) or os.path.isdir(exe):
+            raise SessionError(f"not executable: {exe}")
+        self.exe = os.path.realpath(exe)
+        go_r, self._go_w = os.pipe()
+        # a shell trampoline holds the exec until release(): Popen returns
+        # once the shell runs, the collector learns its pid, then it execs
+        # the command in place (same pid), traced from its first instruction
+        trampoline = ["/bin/sh", "-c",
+                      f'read -r _ <&{go_r}; exec {go_r}<&-; exec "$@"',
+                      "walscope-exec", exe] + argv[1:]
+        self._log = open(log_path, "wb")
+        kwargs = {}
+        if os.getuid() == 0:
+            kwargs = dict(user=run_as.uid, group=run_as.gid,
+                          extra_groups=list(run_as.groups))
+        self.proc = subprocess.Popen(trampoline, env=env, cwd=cwd,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT,
+                                     pass_fds=(go_r,), **kwargs)
+        os.close(go_r)
+        assert self.proc.stdout is not None
+        self._tee = threading.Thread(target=_tee,
+                                     args=(self.proc.stdout, self._log, echo),
+                                     daemon=True)
+        self._tee.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def release(self) -> None:
+        os.write(self._go_w, b"g\n")
+        os.close(self._go_w)
+
+    def wait(self) -> int:
+        rc = self.proc.wait()
+        self._tee.join(5)
+        self._log.close()
+        return 128 - rc if rc < 0 else rc
+
+    def interrupt(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+
+def _which(cmd: str, path: str) -> str | None:
+    for d in path.split(":"):
+        p = os.path.join(d, cmd)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def process_tree(pid: int) -> list[int]:
+    """pid and its live descendants."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def chown_tree(path: Path, run_as: RunAs) -> None:
+    if os.getuid() != 0 or run_as.uid == 0:
+        return
+    for root, dirs, files in os.walk(path):
+        for n in dirs + files:
+            try:
+                os.lchown(os.path.join(root, n), run_as.uid, run_as.gid)
+            except OSError:
+                pass
+    os.lchown(path, run_as.uid, run_as.gid)

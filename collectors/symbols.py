@@ -1,0 +1,285 @@
+"""Find the probe points of a RocksDB build: which object holds them, where.
+
+Symbols are matched by demangled-name prefix, so renamed or re-signed
+overloads across RocksDB 7.x-10.x (WriteToWAL vs WriteGroupToWAL, AddRecord
+with WriteOptions, ...) are all found; every overload present is attached.
+Offsets are file offsets, as uprobes want them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from collectors.records import enum_values
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    prefix: str          # demangled name prefix, up to and including "("
+    phase: str           # enum ws_phase name
+    modes: frozenset[str]
+    ret: bool = True     # also a return probe
+    alt_of: str | None = None  # a newer/older name of that probe point
+
+
+FULL = frozenset({"full"})
+BOTH = frozenset({"full", "writes"})
+
+ROCKSDB_PROBES: tuple[ProbeSpec, ...] = (
+    ProbeSpec("rocksdb::DBImpl::WriteImpl(", "PH_WRITE", BOTH),
+    ProbeSpec("rocksdb::WriteThread::JoinBatchGroup(", "PH_QUEUE", BOTH),
+    ProbeSpec("rocksdb::WriteThread::AwaitState(", "PH_QUEUE", FULL),
+    ProbeSpec("rocksdb::DBImpl::WriteToWAL(", "PH_WAL", BOTH),
+    ProbeSpec("rocksdb::DBImpl::WriteGroupToWAL(", "PH_WAL", BOTH,
+              alt_of="rocksdb::DBImpl::WriteToWAL("),
+    ProbeSpec("rocksdb::DBImpl::ConcurrentWriteToWAL(", "PH_WAL", BOTH),
+    ProbeSpec("rocksdb::DBImpl::SyncWAL(", "PH_WAL", BOTH),
+    ProbeSpec("rocksdb::DBImpl::FlushWAL(", "PH_WAL", BOTH),
+    ProbeSpec("rocksdb::log::Writer::AddRecord(", "PH_WAL", FULL),
+    ProbeSpec("rocksdb::crc32c::Extend(", "PH_CRC", FULL),
+    ProbeSpec("rocksdb::crc32c::Crc32cCombine(", "PH_CRC", FULL),
+    ProbeSpec("rocksdb::WriteBatchInternal::InsertInto(", "PH_MEMTABLE", BOTH),
+    ProbeSpec("rocksdb::WriteThread::EnterAsBatchGroupLeader(", "PH_LEADER",
+              BOTH, ret=False),
+)
+
+# mangled-name fragments worth demangling (keeps c++filt input small)
+_TOKENS = re.compile(
+    r"WriteImpl|JoinBatchGroup|AwaitState|WriteToWAL|WriteGroupToWAL|SyncWAL|"
+    r"FlushWAL|AddRecord|crc32c|InsertInto|EnterAsBatchGroupLeader")
+
+MODES = ("full", "writes", "sample")
+
+
+class SymbolError(RuntimeError):
+    """A target cannot be probed; the message is one line for the user."""
+
+
+@dataclass
+class Resolved:
+    spec: ProbeSpec
+    name: str            # demangled
+    path: str
+    offset: int          # file offset
+
+
+@dataclass
+class Resolution:
+    objects_checked: list[str] = field(default_factory=list)
+    object_path: str | None = None
+    probes: list[Resolved] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)   # spec prefixes not found
+    version: str | None = None
+
+
+def demangle(names: list[str]) -> list[str]:
+    if not names:
+        return []
+    tool = shutil.which("c++filt")
+    if not tool:
+        raise SymbolError("c++filt (binutils) is needed to read C++ symbols")
+    out = subprocess.run([tool], input="\n".join(names), capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    return out[: len(names)]
+
+
+def _vaddr_to_offset(elf: ELFFile, vaddr: int) -> int | None:
+    for seg in elf.iter_segments():
+        if seg["p_type"] != "PT_LOAD":
+            continue
+        start = seg["p_vaddr"]
+        if start <= vaddr < start + seg["p_filesz"]:
+            return vaddr - start + seg["p_offset"]
+    return None
+
+
+def function_symbols(path: str, token: re.Pattern[str] | None = _TOKENS
+                     ) -> list[tuple[str, int]]:
+    """(mangled name, file offset) of defined functions matching token."""
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            seen: dict[str, int] = {}
+            for secname in (".symtab", ".dynsym"):
+                sec = elf.get_section_by_name(secname)
+                if sec is None:
+                    continue
+                for sym in sec.iter_symbols():
+                    if (sym["st_info"]["type"] != "STT_FUNC"
+                            or sym["st_shndx"] == "SHN_UNDEF"
+                            or not sym["st_value"] or sym.name in seen):
+                        continue
+                    if token is not None and not token.search(sym.name):
+                        continue
+                    off = _vaddr_to_offset(elf, sym["st_value"])
+                    if off is not None:
+                        seen[sym.name] = off
+            return list(seen.items())
+    except (ELFError, OSError) as e:
+        raise SymbolError(f"{path}: not a readable ELF object ({e})") from None
+
+
+def is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def shared_libs(path: str) -> list[str]:
+    """Libraries the dynamic loader would map for path (via ldd)."""
+    try:
+        out = subprocess.run(["ldd", path], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    libs = []
+    for line in out.splitlines():
+        m = re.search(r"=>\s+(/\S+)", line) or re.match(r"\s*(/\S+)", line)
+        if m and os.path.exists(m.group(1)):
+            libs.append(os.path.realpath(m.group(1)))
+    return libs
+
+
+def interpreter_chain(exe: str) -> str:
+    """The ELF that actually runs for exe (follows one #! line)."""
+    if is_elf(exe):
+        return exe
+    try:
+        with open(exe, "rb") as f:
+            first = f.readline(512)
+    except OSError as e:
+        raise SymbolError(f"{exe}: {e.strerror}") from None
+    if first.startswith(b"#!"):
+        parts = first[2:].decode(errors="replace").split()
+        if parts:
+            interp = parts[0]
+            if os.path.basename(interp) == "env" and len(parts) > 1:
+                interp = shutil.which(parts[1]) or parts[1]
+            if is_elf(interp):
+                return os.path.realpath(interp)
+    raise SymbolError(f"{exe}: not an ELF executable or #! script")
+
+
+def candidate_objects_for_command(exe: str, extra: list[str]) -> list[str]:
+    main = interpreter_chain(exe)
+    objs = [os.path.realpath(main)] + shared_libs(main) + \
+        [os.path.realpath(p) for p in extra]
+    return list(dict.fromkeys(objs))
+
+
+def candidate_objects_for_pid(pid: int, extra: list[str]) -> list[str]:
+    objs: list[str] = []
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and "x" in parts[1] and parts[5].startswith("/"):
+                    p = parts[5].strip()
+                    if p.endswith(" (deleted)"):
+                        continue
+                    objs.append(p)
+    except OSError as e:
+        raise SymbolError(f"pid {pid}: cannot read its memory map ({e.strerror})") from None
+    objs += [os.path.realpath(p) for p in extra]
+    return list(dict.fromkeys(objs))
+
+
+def rocksdb_version(path: str) -> str | None:
+    m = re.search(r"librocksdb\.so\.(\d+(?:\.\d+)*)", os.path.realpath(path))
+    return m.group(1) if m else None
+
+
+def resolve_rocksdb(objects: list[str], mode: str) -> Resolution:
+    """Probe points in the first object that defines DBImpl::WriteImpl."""
+    res = Resolution()
+    if mode == "sample":
+        specs: tuple[ProbeSpec, ...] = ()
+    else:
+        specs = tuple(s for s in ROCKSDB_PROBES if mode in s.modes)
+    for obj in objects:
+        res.objects_checked.append(obj)
+        try:
+            syms = function_symbols(obj)
+        except SymbolError:
+            continue
+        if not syms:
+            continue
+        names = demangle([s for s, _ in syms])
+        found = [(d, off) for d, (_, off) in zip(names, syms)
+                 if "[clone" not in d]
+        if not any(d.startswith("rocksdb::DBImpl::WriteImpl(") for d, _ in found):
+            continue
+        res.object_path = obj
+        res.version = rocksdb_version(obj)
+        for spec in specs:
+            hits = [(d, off) for d, off in found if d.startswith(spec.prefix)]
+            alt_found = spec.alt_of and any(d.startswith(spec.alt_of)
+                                            for d, _ in found)
+            if not hits and not alt_found:
+                res.missing.append(spec.prefix.rstrip("("))
+            for d, off in sorted(set(hits), key=lambda x: x[1]):
+                res.probes.append(Resolved(spec, d, obj, off))
+        return res
+    return res
+
+
+def attach_lines(probes: list[Resolved]) -> list[str]:
+    """Lines of the collector's --attach file."""
+    phases = enum_values("ws_phase")
+    lines = []
+    for p in probes:
+        ph = phases[p.spec.phase]
+        short = p.name.split("(")[0]
+        lines.append(f"enter\t{ph}\t{p.offset}\t{p.path}\t{short}")
+        if p.spec.ret:
+            lines.append(f"exit\t{ph}\t{p.offset}\t{p.path}\t{short}")
+    return lines
+
+
+def symbol_ranges(path: str) -> list[tuple[int, int, str]]:
+    """(start vaddr, end vaddr, demangled name) of every function in path."""
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        rows = []
+        for secname in (".symtab", ".dynsym"):
+            sec = elf.get_section_by_name(secname)
+            if sec is None:
+                continue
+            for sym in sec.iter_symbols():
+                if sym["st_info"]["type"] == "STT_FUNC" and sym["st_value"]:
+                    rows.append((sym["st_value"],
+                                 sym["st_value"] + max(sym["st_size"], 1),
+                                 sym.name))
+    rows = sorted(set(rows))
+    names = demangle([r[2] for r in rows])
+    return [(a, b, n) for (a, b, _), n in zip(rows, names)]
+
+
+def main() -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description="list walscope probe points")
+    ap.add_argument("object", help="executable or library")
+    ap.add_argument("--mode", choices=MODES, default="full")
+    a = ap.parse_args()
+    res = resolve_rocksdb(candidate_objects_for_command(a.object, []), a.mode)
+    if not res.object_path:
+        print(f"no RocksDB in {a.object}")
+        return 1
+    for p in res.probes:
+        print(f"{p.spec.phase:12} {p.offset:#10x} {p.name[:100]}")
+    for m in res.missing:
+        print(f"missing: {m}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * walscope-calibrate - measure what walscope's own probes cost on this
+ * machine, with the real BPF programs on the real attribution path.
+ *
+ * It traces itself: cal_write() plays DBImpl::WriteImpl (PH_WRITE), and
+ * inside it cal_phase() is called N times with an entry+return probe pair
+ * (PH_QUEUE), or cal_one() with an entry-only probe (PH_LEADER).  Each call
+ * is timed with CLOCK_MONOTONIC (the clock BPF uses); medians against the
+ * same calls unprobed give the cost per hit.  The write record the BPF side
+ * emits for cal_write() tells how much of a pair's cost fell inside the
+ * probed window (charged to the phase) and how much outside (charged to
+ * the parent): that split is what compensation needs.
+ *
+ * Prints one JSON object on stdout, all figures in nanoseconds:
+ *   uprobe_ns, uretprobe_ns, pair_ns, pair_in_ns, pair_out_ns, one_ns,
+ *   tracepoint_ns, body_ns, iterations
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "walscope.h"
+#include "walscope.skel.h"
+
+#define DEFAULT_ITERS 5000
+
+static unsigned long long *samples;
+static int iters = DEFAULT_ITERS;
+static struct ws_write_rec last_write;
+static int have_write;
+
+__attribute__((noinline, used)) void cal_phase(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline, used)) void cal_one(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(void)
+{
+	qsort(samples, iters, sizeof(*samples), cmp_u64);
+	return samples[iters / 2];
+}
+
+/* one "write": time each call of fn; returns the median per call */
+__attribute__((noinline, used)) double cal_write(void (*fn)(void))
+{
+	unsigned long long t0;
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		t0 = now_ns();
+		fn();
+		samples[i] = now_ns() - t0;
+	}
+	return median();
+}
+
+static double time_syscall(void)
+{
+	unsigned long long t0;
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		t0 = now_ns();
+		syscall(SYS_close, -1);
+		samples[i] = now_ns() - t0;
+	}
+	return median();
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(last_write) &&
+	    *(__u32 *)data == WS_REC_WRITE) {
+		memcpy(&last_write, data, sizeof(last_write));
+		have_write = 1;
+	}
+	return 0;
+}
+
+static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
+			       const char *func, int ret, int phase)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret,
+		    .bpf_cookie = phase);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, exe, 0,
+							      &opts);
+
+	if (!l) {
+		fprintf(stderr, "walscope-calibrate: cannot attach %s: %s\n",
+			func, strerror(errno));
+		exit(1);
+	}
+	return l;
+}
+
+static int silent(enum libbpf_print_level l, const char *f, va_list a)
+{
+	return l == LIBBPF_WARN ? vfprintf(stderr, f, a) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bpf_link *w_in, *w_out, *p_in, *p_out, *o_in;
+	double base, pair, one, sys_off, sys_on, body = 0, pair_in = 0;
+	struct walscope_bpf *skel;
+	struct ring_buffer *rb;
+	char exe[PATH_MAX];
+	__u32 pid = getpid();
+	__u8 yes = 1;
+	ssize_t n;
+
+	if (argc > 1)
+		iters = atoi(argv[1]);
+	if (iters < 100 || iters > 1000000) {
+		fprintf(stderr, "usage: walscope-calibrate [iterations 100..1e6]\n");
+		return 2;
+	}
+	samples = calloc(iters, sizeof(*samples));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0 || !samples)
+		return 1;
+	exe[n] = 0;
+	libbpf_set_print(silent);
+
+	skel = walscope_bpf__open();
+	if (!skel)
+		return 1;
+	bpf_program__set_autoload(skel->progs.ws_sample, false);
+	bpf_map__set_max_entries(skel->maps.events, 1 << 20);
+	if (walscope_bpf__load(skel) || walscope_bpf__attach(skel)) {
+		fprintf(stderr, "walscope-calibrate: cannot load BPF programs\n");
+		return 1;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL,
+			      NULL);
+
+	/* warm up, then the unprobed reference */
+	cal_write(cal_phase);
+	base = cal_write(cal_phase);
+	sys_off = time_syscall();
+	bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &yes,
+			     sizeof(yes), BPF_ANY);
+	sys_on = time_syscall();
+
+	w_in = attach(skel->progs.ws_phase_enter, exe, "cal_write", 0, PH_WRITE);
+	w_out = attach(skel->progs.ws_phase_exit, exe, "cal_write", 1, PH_WRITE);
+	p_in = attach(skel->progs.ws_phase_enter, exe, "cal_phase", 0, PH_QUEUE);
+	p_out = attach(skel->progs.ws_phase_exit, exe, "cal_phase", 1, PH_QUEUE);
+	cal_write(cal_phase);		/* warm up */
+	pair = cal_write(cal_phase);
+	ring_buffer__consume(rb);
+	if (have_write && last_write.hits_in[RC_QUEUE])
+		pair_in = (double)last_write.comp_ns[RC_QUEUE] /
+			  last_write.hits_in[RC_QUEUE];
+	bpf_link__destroy(p_in);
+	bpf_link__destroy(p_out);
+
+	o_in = attach(skel->progs.ws_phase_enter, exe, "cal_one", 0, PH_LEADER);
+	cal_write(cal_one);
+	one = cal_write(cal_one);
+	bpf_link__destroy(o_in);
+	bpf_link__destroy(w_in);
+	bpf_link__destroy(w_out);
+
+	/* the body of cal_phase itself is part of pair_in: remove it */
+	body = base;
+	pair -= base;
+	one -= base;
+	printf("{\"uprobe_ns\": %.0f, \"uretprobe_ns\": %.0f, \"pair_ns\": %.0f, "
+	       "\"pair_in_ns\": %.0f, \"pair_out_ns\": %.0f, \"one_ns\": %.0f, "
+	       "\"tracepoint_ns\": %.0f, \"timer_ns\": %.0f, \"iterations\": %d}\n",
+	       one, pair - one, pair, pair_in, pair - pair_in, one,
+	       sys_on - sys_off, body, iters);
+	ring_buffer__free(rb);
+	walscope_bpf__destroy(skel);
+	return 0;
+}

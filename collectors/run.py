@@ -67,7 +67,7 @@ def check_privileges() -> None:
         eff = 0
     has = lambda c: bool(eff >> c & 1)  # noqa: E731
     if not (has(CAP_SYS_ADMIN) or (has(CAP_BPF) and has(CAP_PERFMON))):
-        raise TraceError("walscope needs root (or CAP_BPF and CAP_PERFMON): "
+        raise TraceError("needs root (or CAP_BPF and CAP_PERFMON): "
                          "run it with sudo")
 
 

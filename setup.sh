@@ -1,0 +1,53 @@
+#!/bin/sh
+# setup.sh - everything a fresh Debian/Ubuntu machine needs, then one job.
+#   ./setup.sh            install and build only
+#   ./setup.sh --demo     ... then trace the default db_bench scenario
+#   ./setup.sh --test     ... then run the test suite (what CI runs)
+# Idempotent: packages, venv and build are skipped when already in place.
+set -eu
+cd "$(dirname "$0")"
+
+APT_PKGS="rocksdb-tools librocksdb-dev bpftrace bpftool libbpf-dev clang llvm \
+libelf-dev zlib1g-dev pkg-config make gcc g++ linux-perf sqlite3 libsqlite3-dev \
+strace binutils python3-venv sudo"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=""
+for p in $APT_PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+fi
+
+if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/.installed ]; then
+	echo "setup: python venv (.venv) from requirements.txt"
+	/usr/bin/python3 -m venv .venv
+	.venv/bin/pip install -q --upgrade pip
+	.venv/bin/pip install -q -r requirements.txt
+	touch .venv/.installed
+fi
+
+make -s all
+
+case "${1:-}" in
+--demo)
+	shift
+	as_root ./trace_wal.py -o runs/demo -- db_bench --benchmarks=fillrandom \
+		--num=5000 --threads=4 --sync=true --statistics \
+		--db=/tmp/walscope-demo-db "$@"
+	;;
+--test)
+	shift
+	as_root .venv/bin/python -m pytest -q tests "$@"
+	;;
+"") ;;
+*)
+	echo "usage: ./setup.sh [--demo|--test] [extra args]" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,69 @@
+"""Shared fixtures: real traced db_bench runs, cached per configuration."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+TRACE = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py")]
+
+
+def run_trace(args: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(TRACE + args, capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def db_bench_stats(log: str) -> dict[str, float]:
+    """Tickers (COUNT) and histograms (COUNT, SUM) from --statistics output."""
+    out: dict[str, float] = {}
+    for line in log.splitlines():
+        m = re.match(r"(rocksdb\.[\w.]+) COUNT : (\d+)$", line.strip())
+        if m:
+            out[m.group(1)] = int(m.group(2))
+            continue
+        m = re.match(r"(rocksdb\.[\w.]+) P50 .* COUNT : (\d+) SUM : (\d+)", line.strip())
+        if m:
+            out[m.group(1) + ".count"] = int(m.group(2))
+            out[m.group(1) + ".sum"] = int(m.group(3))
+    return out
+
+
+class TracedRun:
+    def __init__(self, run_dir: Path, proc: subprocess.CompletedProcess):
+        self.dir = run_dir
+        self.proc = proc
+        self.summary = json.loads((run_dir / "summary.json").read_text())
+        self.log = (run_dir / "command.log").read_text()
+        self.stats = db_bench_stats(self.log)
+
+
+@pytest.fixture(scope="session")
+def traced(tmp_path_factory):
+    cache: dict[tuple, TracedRun] = {}
+
+    def get(*db_bench_args: str, mode: str = "full", extra: tuple = ()) -> TracedRun:
+        key = (db_bench_args, mode, extra)
+        if key not in cache:
+            d = tmp_path_factory.mktemp("run")
+            db = d / "db"
+            args = ["-q", "-o", str(d / "out"), "--mode", mode, *extra, "--",
+                    "db_bench", f"--db={db}", "--statistics", *db_bench_args]
+            p = run_trace(args)
+            assert p.returncode == 0, p.stderr[-2000:]
+            cache[key] = TracedRun(d / "out", p)
+        return cache[key]
+
+    return get
+
+
+def ensure_tracefs() -> None:
+    if not os.path.exists("/sys/kernel/tracing/events"):
+        subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
+                       check=False)

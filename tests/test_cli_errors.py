@@ -1,0 +1,85 @@
+"""Bad input: one clear line on stderr, non-zero exit, never a traceback."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import ROOT, TRACE, run_trace
+
+BAD = [
+    (["--", "no-such-command-xyz"], "command not found"),
+    (["--", "/bin/true"], "no RocksDB found"),
+    (["-p", "999999999"], "no such process"),
+    (["-p", "abc"], "not an integer"),
+    (["--mode", "bogus", "--", "db_bench"], "invalid choice"),
+    (["--cpu-types", "X:0", "--", "db_bench"], "core type must be P or E"),
+    (["--cpu-types", "P:0-999", "--", "db_bench"], "does not exist"),
+    (["--ringbuf-mb", "3", "--", "db_bench"], "power of two"),
+    (["--duration", "5", "--", "db_bench"], "applies to -p"),
+    ([], "nothing to trace"),
+    (["--user", "no-such-user-xyz", "--", "db_bench"], "no such user"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD)
+def test_bad_input_one_line(args, message, tmp_path):
+    p = run_trace(["-o", str(tmp_path / "o")] + args, timeout=60)
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, p.stderr
+    assert message in lines[0]
+
+
+def test_not_root_is_refused(tmp_path):
+    p = subprocess.run(["sudo", "-u", "nobody", str(ROOT / "trace_wal.py"), "--",
+                        "db_bench"], capture_output=True, text=True, cwd="/tmp")
+    assert p.returncode == 1
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip() == ("walscope: needs root (or CAP_BPF and "
+                                "CAP_PERFMON): run it with sudo")
+
+
+def test_stripped_library_is_reported(tmp_path):
+    lib = tmp_path / "librocksdb.so.7.8"
+    real = Path("/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8")
+    subprocess.run(["strip", "--strip-all", "-R", ".dynsym", "-o", str(lib), str(real)],
+                   capture_output=True)
+    if not lib.exists():
+        shutil.copy(real, lib)
+        subprocess.run(["strip", "--strip-all", str(lib)], check=True)
+    p = run_trace(["-o", str(tmp_path / "o"), "--lib", str(lib), "--", "/bin/true"])
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "no RocksDB found" in p.stderr
+
+
+def test_exit_code_is_the_workloads(tmp_path):
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
+                   "--benchmarks=nosuchbenchmark", f"--db={tmp_path}/db"])
+    assert p.returncode == 1  # db_bench's own exit code for an unknown benchmark
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_ctrl_c_keeps_everything(tmp_path):
+    proc = subprocess.Popen(TRACE + ["-q", "-o", str(tmp_path / "o"), "--",
+                                     "db_bench", f"--db={tmp_path}/db",
+                                     "--benchmarks=fillrandom", "--num=100000000",
+                                     "--sync=true", "--threads=2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    w = pd.read_parquet(tmp_path / "o" / "writes.parquet")
+    assert len(w) > 100
+    assert (tmp_path / "o" / "summary.json").exists()
+    # nothing of ours is left attached
+    progs = subprocess.run(["bpftool", "prog", "list"], capture_output=True, text=True).stdout
+    assert "ws_phase_enter" not in progs and "ws_sys_enter" not in progs

@@ -1,0 +1,99 @@
+"""Real db_bench runs traced end to end, checked against RocksDB's own counters."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+
+from tests.conftest import ROOT, TRACE, db_bench_stats, ensure_tracefs
+
+COMPONENTS = ["other", "queue", "crc", "wal_append", "wal_write_io",
+              "wal_sync_io", "memtable", "sched_runq"]
+
+SYNC_CASES = [
+    ("2", "false"), ("4", "false"), ("4", "true"),
+]
+
+
+@pytest.mark.parametrize("threads,pipelined", SYNC_CASES)
+def test_sync_counts_match_rocksdb(traced, threads, pipelined):
+    r = traced("--benchmarks=fillrandom", "--num=1500", f"--threads={threads}",
+               "--sync=true", f"--enable_pipelined_write={pipelined}")
+    s, st = r.summary, r.stats
+    n = int(threads) * 1500
+    assert st["rocksdb.number.keys.written"] == n
+    assert s["writes"]["count"] == n
+    assert s["wal"]["sync"]["count"] == st["rocksdb.wal.synced"]
+    assert s["groups"]["leaders"] == st["rocksdb.write.self"]
+    assert s["groups"]["followers"] == st["rocksdb.write.other"]
+    ours = s["wal"]["sync"]["sum_ns"] / 1e3
+    theirs = st["rocksdb.wal.file.sync.micros.sum"]
+    assert abs(ours - theirs) <= 0.10 * theirs, (ours, theirs)
+    assert all(v == 0 for v in s["lost_events"].values())
+
+
+@pytest.mark.parametrize("threads,pipelined", SYNC_CASES)
+def test_components_partition_each_write(traced, threads, pipelined):
+    r = traced("--benchmarks=fillrandom", "--num=1500", f"--threads={threads}",
+               "--sync=true", f"--enable_pipelined_write={pipelined}")
+    w = pd.read_parquet(r.dir / "writes.parquet")
+    total = sum(w[f"{c}_ns"] for c in COMPONENTS)
+    assert (total == w["dur_ns"]).all()
+    assert (w[[f"{c}_ns" for c in COMPONENTS]] >= 0).all().all()
+    adj = sum(w[f"{c}_adj_ns"] for c in COMPONENTS)
+    assert (adj == w["dur_adj_ns"]).all()
+    q = w["queue_behind_sync_ns"] + w["queue_behind_wal_write_ns"] + w["queue_other_ns"]
+    assert (q == w["queue_ns"]).all()
+    # a synced write's time is mostly the sync, its own or its leader's
+    s = r.summary["components_raw"]
+    assert s["wal_sync_io"]["share"] + s["queue"]["share"] > 0.4
+    assert (w.loc[w["leader"], "wal_sync_io_ns"] > 0).mean() > 0.99
+
+
+def test_io_table_names_files_and_threads(traced):
+    r = traced("--benchmarks=fillrandom", "--num=1500", "--threads=2",
+               "--sync=true", "--enable_pipelined_write=false")
+    io = pd.read_parquet(r.dir / "io.parquet")
+    wal = io[io["kind"] == "wal"]
+    assert len(wal) and wal["path"].str.endswith(".log").all()
+    assert set(io["kind"]) >= {"wal", "manifest", "dir"}
+    syncs = wal[wal["syscall"] == "fdatasync"]
+    assert (syncs["lat_ns"] > 0).all()
+    assert "db_bench" in set(io["thread"])
+    sched = pd.read_parquet(r.dir / "sched.parquet")
+    assert (sched["event"] == "runq").sum() > 0
+
+
+def test_sync_false_has_no_wal_sync(traced):
+    r = traced("--benchmarks=fillrandom", "--num=3000", "--threads=2", "--sync=false")
+    s = r.summary
+    assert s["writes"]["count"] == 6000
+    assert s["wal"]["sync"]["count"] == 0
+    assert s["components_raw"]["wal_sync_io"]["sum_ns"] == 0
+    assert s["wal"]["write"]["count"] > 0
+
+
+def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
+    """bpftrace, attached beside trace_wal.py, counts db_bench's fdatasyncs."""
+    ensure_tracefs()
+    script = ('tracepoint:syscalls:sys_enter_fdatasync /comm == "db_bench"/ '
+              '{ @n = count(); }')
+    bt = subprocess.Popen(["bpftrace", "-e", script], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # bpftrace attaches
+    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "out"), "--",
+                                "db_bench", f"--db={tmp_path}/db",
+                                "--benchmarks=fillrandom", "--num=997",
+                                "--threads=2", "--sync=true", "--statistics"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    bt.send_signal(2)
+    out, _ = bt.communicate(timeout=30)
+    counted = int(out.split("@n:")[1].split()[0])
+    io = pd.read_parquet(tmp_path / "out" / "io.parquet")
+    ours = ((io["syscall"] == "fdatasync") & (io["thread"] == "db_bench")).sum()
+    assert ours == counted
+    st = db_bench_stats((tmp_path / "out" / "command.log").read_text())
+    assert counted >= st["rocksdb.wal.synced"]

@@ -1,0 +1,125 @@
+"""Unit tests: record layouts from BTF, topology, compensation arithmetic."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collectors import records as R
+from collectors import topology as T
+from collectors.attribution import Calibration, summarize, writes_frame, io_frame
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_dtypes_match_header_sizes():
+    """The BTF-derived dtypes have the sizes the C compiler gives the header."""
+    src = ROOT / ".output" / "sizes.c"
+    src.write_text('#include <stdio.h>\n#include <linux/types.h>\n#include "walscope.h"\n'
+                   'int main(void){printf("%zu %zu %zu %zu %zu\\n",'
+                   'sizeof(struct ws_write_rec),sizeof(struct ws_io_rec),'
+                   'sizeof(struct ws_sched_rec),sizeof(struct ws_open_rec),'
+                   'sizeof(struct ws_sample_rec));return 0;}\n')
+    exe = ROOT / ".output" / "sizes"
+    subprocess.run(["cc", "-I", str(ROOT / "probes"), str(src), "-o", str(exe)], check=True)
+    sizes = [int(x) for x in subprocess.run([str(exe)], capture_output=True,
+                                            text=True).stdout.split()]
+    names = ["ws_write_rec", "ws_io_rec", "ws_sched_rec", "ws_open_rec", "ws_sample_rec"]
+    assert sizes == [R.struct_dtype(n).itemsize for n in names]
+    assert R.struct_dtype("ws_write_rec")["mig"].shape == (4, 4)
+
+
+def test_component_names_come_from_the_header():
+    header = (ROOT / "probes" / "walscope.h").read_text()
+    names = re.findall(r"\tRC_(\w+) = \d+,", header)
+    assert R.rocksdb_components() == [n.lower() for n in names if n != "NR"]
+    assert R.rocksdb_components()[0] == "other"
+
+
+def test_file_kind_rules():
+    """file_kind.h, compiled for user space, classifies like the docs say."""
+    cases = {"/db/000012.log": "wal", "/x/t.db-wal": "wal", "/db/LOG": "other",
+             "/db/LOG.old.123": "other", "/db/000009.sst": "sst",
+             "/db/MANIFEST-000005": "manifest", "/x/t.db-journal": "journal",
+             "/x/t.db": "db", "/x/a.sqlite3": "db", "/db/OPTIONS-000007": "other",
+             "/db/CURRENT": "other", "/a/b.log.txt": "other", "/x/app.log": "other"}
+    src = ROOT / ".output" / "fk.c"
+    src.write_text('#include <stdio.h>\n#include <linux/types.h>\n#include "walscope.h"\n'
+                   '#include "file_kind.h"\nint main(int c,char**v){char b[WS_PATH_LEN]={0};'
+                   'for(int i=1;i<c;i++){snprintf(b,sizeof b,"%s",v[i]);'
+                   'printf("%d\\n",ws_file_kind(b,0));}return 0;}\n')
+    exe = ROOT / ".output" / "fk"
+    subprocess.run(["cc", "-I", str(ROOT / "probes"), str(src), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe), *cases], capture_output=True, text=True).stdout.split()
+    kinds = R.file_kinds()
+    assert {p: kinds[int(k)] for p, k in zip(cases, out)} == cases
+
+
+def test_topology_declaration():
+    t = T.parse_declaration("P:0-1,E:2-3", 4)
+    assert t.letters() == "PPEE" and t.hybrid and t.cpus("E") == [2, 3]
+    assert T.parse_declaration("P:0", 2).letters() == "PU"
+    for bad in ("Q:0", "0-1", "P:5", "P:a"):
+        with pytest.raises(T.TopologyError):
+            T.parse_declaration(bad, 4)
+
+
+def test_topology_detection(tmp_path):
+    (tmp_path / "cpu_core").mkdir()
+    (tmp_path / "cpu_atom").mkdir()
+    (tmp_path / "cpu_core" / "cpus").write_text("0-1\n")
+    (tmp_path / "cpu_atom" / "cpus").write_text("2-3\n")
+    assert T.detect(tmp_path, 4).letters() == "PPEE"
+    other = tmp_path / "arm"
+    for i, cap in enumerate([1024, 1024, 512]):
+        d = other / "system" / "cpu" / f"cpu{i}"
+        d.mkdir(parents=True)
+        (d / "cpu_capacity").write_text(f"{cap}\n")
+    t = T.detect(other, 3)
+    assert t.letters() == "PPE" and t.source == "cpu_capacity"
+    uni = tmp_path / "uni"
+    for i in range(2):
+        d = uni / "system" / "cpu" / f"cpu{i}"
+        d.mkdir(parents=True)
+        (d / "cpu_capacity").write_text("1024\n")
+    assert T.detect(uni, 2).letters() == "UU"
+
+
+def _synthetic_writes(tmp_path: Path) -> None:
+    dt = R.struct_dtype("ws_write_rec")
+    a = np.zeros(2, dtype=dt)
+    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    comps = R.rocksdb_components()
+    qi, ci, oi = comps.index("queue"), comps.index("crc"), comps.index("other")
+    a["comp_ns"][0, qi], a["comp_ns"][0, ci], a["comp_ns"][0, oi] = 50_000, 12_000, 3_000
+    a["hits_in"][0, ci] = 1      # one crc pair inside the write
+    a["hits_par"][0, oi] = 1     # ... opened from "other"
+    a["hits_in"][0, oi] = 1      # the write's own pair
+    a["dur_ns"][0] = 65_000
+    a["comp_ns"][1, qi] = 1_000
+    a["hits_one"][1, qi] = 1
+    a["dur_ns"][1] = 1_000
+    a["flags"][0] = 1
+    (tmp_path / "writes.bin").write_bytes(a.tobytes() + b"\x01\x02")  # torn tail
+
+
+def test_compensation_arithmetic(tmp_path):
+    _synthetic_writes(tmp_path)
+    cal = Calibration(pair_in_ns=10_000, pair_out_ns=1_000, one_ns=4_000)
+    w = writes_frame(tmp_path, cal)
+    assert len(w) == 2  # the torn tail is dropped
+    # crc: 12 us raw - one pair inside (10 us) = 2 us
+    assert w.loc[0, "crc_adj_ns"] == 2_000
+    # other: 3 us - write pair inside (10 us) - crc pair outside (1 us) -> 0, never negative
+    assert w.loc[0, "other_adj_ns"] == 0
+    assert w.loc[0, "queue_adj_ns"] == 50_000
+    assert w.loc[1, "queue_adj_ns"] == 0   # 1 us - 4 us entry-only probe -> 0
+    s = summarize(w, io_frame(tmp_path), {}, cal)
+    assert "crc" in s["unreliable_components"] and "other" in s["unreliable_components"]
+    assert "queue" in s["unreliable_components"] or s["components"]["queue"]["overhead_fraction"] < 0.5
+    assert s["components"]["crc"]["sum_ns"] == 2_000
+    assert s["components_raw"]["crc"]["sum_ns"] == 12_000
+    assert s["groups"] == {"leaders": 1, "followers": 1}

@@ -263,8 +263,25 @@ def fmt_ns(ns: float) -> str:
     return f"{ns:.0f}ns"
 
 
+def format_sample_table(summary: dict[str, Any]) -> str:
+    """--mode sample: on-CPU shares from samples, I/O from tracepoints."""
+    b = summary.get("sample_breakdown", {})
+    lines = [f"{'on-CPU (sampled)':<20}{'samples':>9}{'share':>8}{'est. time':>12}"]
+    for c, v in sorted(b.items(), key=lambda kv: -kv[1]["samples"]):
+        lines.append(f"{c:<20}{v['samples']:>9}{v['share'] * 100:>7.1f}%"
+                     f"{fmt_ns(v['est_cpu_ns']):>12}")
+    w = summary["wal"]
+    lines.append(f"WAL I/O (traced): {w['sync']['all_count']} syncs "
+                 f"{fmt_ns(w['sync']['all_sum_ns'])}, {w['write']['count']} writes "
+                 f"{fmt_ns(w['write']['sum_ns'])}; run-queue wait "
+                 f"{fmt_ns(summary.get('sched_runq_ns', 0))}")
+    return "\n".join(lines)
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """The breakdown table, 80 columns."""
+    if not summary["writes"]["count"] and summary.get("sample_breakdown"):
+        return format_sample_table(summary)
     comps = summary["components"]
     raw = summary["components_raw"]
     lines = [f"{'component':<16}{'count':>8}{'mean':>9}{'p50':>9}{'p99':>9}"

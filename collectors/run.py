@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors import attribution as A
-from collectors import calibration, symbols, topology
+from collectors import calibration, sampling, symbols, topology
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 
@@ -195,6 +195,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     exit_code = 0
     interrupted = False
     seeded: dict[tuple[int, int], str] = {}
+    maps = sampling.MapSnapshots()
     try:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_mb,
                               sample_hz, verbose=opts.verbose)
@@ -204,6 +205,8 @@ def trace(opts: TraceOptions) -> TraceResult:
             seeded = _seed_paths(pids)
             for p in pids:
                 collector.add_pid(p)
+            if sample_hz:
+                maps.start(opts.pid)
             try:
                 deadline = time.monotonic() + opts.duration if opts.duration else None
                 _wait_pid(opts.pid, deadline)
@@ -214,6 +217,8 @@ def trace(opts: TraceOptions) -> TraceResult:
                                 echo=opts.echo, cwd=opts.cwd)
             collector.add_pid(workload.pid)
             workload.release()
+            if sample_hz:
+                maps.start(workload.pid)
             try:
                 exit_code = workload.wait()
             except (KeyboardInterrupt, _Terminate):
@@ -229,12 +234,13 @@ def trace(opts: TraceOptions) -> TraceResult:
             workload.proc.kill()
         raise TraceError(str(e)) from None
     finally:
+        maps.stop()
         if collector is not None:
             collector.stop()
         signal.signal(signal.SIGTERM, old_term)
     elapsed = time.monotonic() - t0
 
-    summary = analyse(run_dir, cal, seeded)
+    summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz)
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode,
         "exit_code": exit_code, "interrupted": interrupted,
@@ -259,7 +265,9 @@ def trace(opts: TraceOptions) -> TraceResult:
 
 
 def analyse(run_dir: Path, cal: A.Calibration,
-            seeded: dict[tuple[int, int], str] | None = None) -> dict[str, Any]:
+            seeded: dict[tuple[int, int], str] | None = None,
+            maps: dict[int, list] | None = None, sample_hz: int = 0
+            ) -> dict[str, Any]:
     """Parquet files from the records; returns the summary (not yet written)."""
     counters, rep = A.collector_counters(run_dir)
     writes = A.writes_frame(run_dir, cal)
@@ -270,6 +278,14 @@ def analyse(run_dir: Path, cal: A.Calibration,
     io.to_parquet(run_dir / "io.parquet", index=False)
     sched.to_parquet(run_dir / "sched.parquet", index=False)
     summary = A.summarize(writes, io, counters, cal)
+    if sample_hz:
+        samples = sampling.samples_frame(run_dir, maps or {})
+        samples.to_parquet(run_dir / "samples.parquet", index=False)
+        summary["sample_breakdown"] = sampling.breakdown(samples, sample_hz)
+        summary["sample_hz"] = sample_hz
+        runq = sched[(sched["event"] == "runq")
+                     & ~sched["thread"].str.startswith("rocksdb:")] if len(sched) else sched
+        summary["sched_runq_ns"] = int(runq["dur_ns"].sum()) if len(runq) else 0
     summary["collector"] = {k: rep.get(k) for k in
                             ("records", "bad_records", "write_error", "attach")}
     summary["partial_run"] = not rep or bool(A.R.torn_bytes(run_dir))

@@ -97,3 +97,37 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
     assert ours == counted
     st = db_bench_stats((tmp_path / "out" / "command.log").read_text())
     assert counted >= st["rocksdb.wal.synced"]
+
+
+def test_sample_mode_attaches_no_uprobe(tmp_path):
+    """--mode sample: only tracepoints and perf sampling; still classifies."""
+    proc = subprocess.Popen(TRACE + ["-q", "--mode", "sample", "-o", str(tmp_path / "o"),
+                                     "--", "db_bench", f"--db={tmp_path}/db",
+                                     "--benchmarks=fillrandom", "--num=300000",
+                                     "--sync=false"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    links = ""
+    for _ in range(100):  # until the collector has attached
+        time.sleep(0.2)
+        links = subprocess.run(["bpftool", "perf", "list"], capture_output=True,
+                               text=True).stdout
+        if "sys_enter" in links and (tmp_path / "o" / "command.log").exists():
+            break
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "sys_enter" in links and "uprobe" not in links
+    assert (tmp_path / "o" / "attach.tsv").read_text() == ""
+    s = __import__("json").loads((tmp_path / "o" / "summary.json").read_text())
+    b = s["sample_breakdown"]
+    assert sum(v["samples"] for v in b.values()) > 100
+    assert "memtable" in b and s["probe_hits"]["uprobe"] == 0
+
+
+def test_writes_mode_counts_still_match(traced):
+    r = traced("--benchmarks=fillrandom", "--num=1500", "--threads=4",
+               "--sync=true", mode="writes")
+    s, st = r.summary, r.stats
+    assert s["writes"]["count"] == 6000
+    assert s["wal"]["sync"]["count"] == st["rocksdb.wal.synced"]
+    assert s["groups"]["followers"] == st["rocksdb.write.other"]
+    assert s["components_raw"]["crc"]["sum_ns"] == 0  # no crc probe in this mode

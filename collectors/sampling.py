@@ -1,0 +1,168 @@
+"""--mode sample: classify timed perf samples of traced threads.
+
+No uprobes: each on-CPU sample carries the user IP and the traced syscall in
+progress (from the sys_enter tracepoint state).  IPs are mapped through the
+process's memory map (snapshotted while it runs) to a symbol of the object,
+and the symbol to a component by name.  Blocked time is never sampled, so
+sync and write I/O time come from the syscall tracepoints, not from here.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from collectors import records as R
+from collectors import symbols
+
+# demangled-name fragments -> component (first match wins)
+RULES: tuple[tuple[str, str], ...] = (
+    ("crc32c", "crc"),
+    ("WriteThread::AwaitState", "queue"),
+    ("WriteThread::JoinBatchGroup", "queue"),
+    ("WriteThread::", "queue"),
+    ("log::Writer", "wal_append"),
+    ("WriteToWAL", "wal_append"),
+    ("WritableFileWriter", "wal_append"),
+    ("MemTable", "memtable"),
+    ("InlineSkipList", "memtable"),
+    ("SkipList", "memtable"),
+    ("InsertInto", "memtable"),
+)
+
+
+def classify_symbol(name: str) -> str:
+    for frag, comp in RULES:
+        if frag in name:
+            return comp
+    return "other"
+
+
+@dataclass
+class MapSnapshots:
+    """Latest /proc/PID/maps of every pid seen, taken in the background."""
+    pids: set[int] = field(default_factory=set)
+    maps: dict[int, list[tuple[int, int, int, str]]] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def snap(self, pid: int) -> None:
+        rows = []
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    parts = line.split(None, 5)
+                    if len(parts) == 6 and "x" in parts[1] and parts[5].startswith("/"):
+                        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                        rows.append((lo, hi, int(parts[2], 16), parts[5].strip()))
+        except OSError:
+            return
+        if rows:
+            self.maps[pid] = rows
+
+    def start(self, root_pid: int, interval: float = 0.5) -> None:
+        self.pids.add(root_pid)
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                for pid in list(self.pids):
+                    self.snap(pid)
+
+        self.snap(root_pid)
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(2)
+
+
+class Symbolizer:
+    def __init__(self) -> None:
+        self._tables: dict[str, tuple[list[int], list[int], list[str], int]] = {}
+
+    def _table(self, path: str):
+        if path not in self._tables:
+            try:
+                rows = symbols.symbol_ranges(path)
+                bias = _load_bias(path)
+            except (symbols.SymbolError, OSError, Exception):
+                rows, bias = [], 0
+            self._tables[path] = ([r[0] for r in rows], [r[1] for r in rows],
+                                  [r[2] for r in rows], bias)
+        return self._tables[path]
+
+    def name(self, maps: list[tuple[int, int, int, str]], ip: int) -> str:
+        for lo, hi, off, path in maps:
+            if lo <= ip < hi:
+                starts, ends, names, bias = self._table(path)
+                vaddr = ip - lo + off + bias
+                i = bisect.bisect_right(starts, vaddr) - 1
+                if i >= 0 and vaddr < ends[i]:
+                    return names[i]
+                return f"[{os.path.basename(path)}]"
+        return "[unknown]"
+
+
+def _load_bias(path: str) -> int:
+    """vaddr - file offset of the first executable PT_LOAD (usually 0)."""
+    from elftools.elf.elffile import ELFFile
+    with open(path, "rb") as f:
+        for seg in ELFFile(f).iter_segments():
+            if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & 1:
+                return seg["p_vaddr"] - seg["p_offset"]
+    return 0
+
+
+SYNC_NRS = {74, 75, 277}
+WRITE_NRS = {1, 18, 20, 296, 328}
+
+
+def samples_frame(run_dir: Path, maps: dict[int, list]) -> pd.DataFrame:
+    s = R.read_records(run_dir, "ws_sample_rec")
+    kinds = R.file_kinds()
+    sym = Symbolizer()
+    names, comps = [], []
+    for pid, ip, nr, kind in zip(s["pid"], s["ip"], s["sys_nr"], s["sys_kind"]):
+        k = kinds.get(int(kind), "other")
+        if nr in SYNC_NRS and k in ("wal", "dir"):
+            names.append("[syscall]")
+            comps.append("wal_sync_io")
+            continue
+        if nr in WRITE_NRS and k == "wal":
+            names.append("[syscall]")
+            comps.append("wal_write_io")
+            continue
+        if ip == 0:
+            names.append("[kernel]")
+            comps.append("kernel")   # untraced syscalls (futex, yield), irqs
+            continue
+        n = sym.name(maps.get(int(pid), []), int(ip))
+        names.append(n)
+        comps.append(classify_symbol(n))
+    return pd.DataFrame({
+        "ts_ns": s["ts_ns"].astype(np.int64), "pid": s["pid"].astype(np.int64),
+        "tid": s["tid"].astype(np.int64), "cpu": s["cpu"].astype(np.int32),
+        "thread": [c.decode(errors="replace") for c in s["comm"]],
+        "symbol": names, "component": comps,
+        "in_write": s["in_write"].astype(bool),
+    })
+
+
+def breakdown(samples: pd.DataFrame, hz: int) -> dict[str, dict[str, float]]:
+    """Per component: samples, share of samples, estimated on-CPU time."""
+    if not len(samples):
+        return {}
+    # the write path runs on the threads that issue writes: the foreground
+    # threads (not rocksdb:* background threads)
+    fg = samples[~samples["thread"].str.startswith("rocksdb:")]
+    counts = fg["component"].value_counts()
+    total = int(counts.sum())
+    return {c: {"samples": int(n), "share": n / total,
+                "est_cpu_ns": n / hz * 1e9} for c, n in counts.items()}

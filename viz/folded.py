@@ -1,0 +1,113 @@
+"""Folded stacks (FlameGraph's `frame;frame count` format) from a run folder.
+
+phase:   stacks synthesised from walscope's own phase nesting, weighted by
+         compensated microseconds: exact, needs no unwinding.
+offcpu:  run-queue waits of traced threads (from sched.parquet) and blocked
+         syscall time (io.parquet), per thread name, in microseconds.
+oncpu:   --mode sample samples, by thread, component and symbol.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+# component -> frames under WriteImpl, the way the attribution sees them
+PHASE_FRAMES: dict[str, tuple[str, ...]] = {
+    "other": (),
+    "queue_behind_sync": ("JoinBatchGroup", "[behind leader sync]"),
+    "queue_behind_wal_write": ("JoinBatchGroup", "[behind leader WAL write]"),
+    "queue_other": ("JoinBatchGroup", "[waiting]"),
+    "crc": ("WriteToWAL", "AddRecord", "crc32c"),
+    "wal_append": ("WriteToWAL", "AddRecord"),
+    "wal_write_io": ("WriteToWAL", "write", "[kernel]"),
+    "wal_sync_io": ("WriteToWAL", "fdatasync", "[blocked]"),
+    "memtable": ("InsertInto",),
+    "sched_runq": ("[runnable]",),
+}
+
+
+def _clean(frame: str) -> str:
+    return frame.replace(";", ":").replace(" ", "_") or "[unknown]"
+
+
+def fold(counter: Counter) -> str:
+    """Canonical text: sorted lines `a;b;c N`, zero counts dropped."""
+    return "".join(f"{k} {v}\n" for k, v in sorted(counter.items()) if v > 0)
+
+
+def phase_stacks(writes: pd.DataFrame, root: str = "command") -> Counter:
+    """Microseconds per phase path; the queue split is a leaf of queue."""
+    out: Counter = Counter()
+    if not len(writes):
+        return out
+    adj = writes.get("queue_adj_ns", writes["queue_ns"])
+    raw_q = writes["queue_ns"].where(writes["queue_ns"] > 0, 1)
+    scale = adj / raw_q  # compensate the queue split like queue itself
+    for lead, part in ((True, "leader"), (False, "follower")):
+        w = writes[writes["leader"] == lead]
+        if not len(w):
+            continue
+        sc = scale[w.index]
+        base = (_clean(root), "WriteImpl", f"[{part}]")
+        for comp, frames in PHASE_FRAMES.items():
+            if comp.startswith("queue_"):
+                us = float((w[f"{comp}_ns"] * sc).sum()) / 1e3
+            else:
+                col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
+                us = float(w[col].sum()) / 1e3
+            out[";".join(base + frames)] += int(round(us))
+    return out
+
+
+def offcpu_stacks(sched: pd.DataFrame, io: pd.DataFrame) -> Counter:
+    out: Counter = Counter()
+    if len(sched):
+        rq = sched[sched["event"] == "runq"]
+        for (thread, pre), d in rq.groupby(["thread", "preempted"], observed=True):
+            why = "[preempted]" if pre else "[wakeup delay]"
+            out[f"{_clean(thread)};[runnable];{why}"] += int(d["dur_ns"].sum() / 1e3)
+    if len(io):
+        for (thread, sc, kind), d in io.groupby(["thread", "syscall", "kind"], observed=True):
+            out[f"{_clean(thread)};[blocked];{_clean(str(sc))};{_clean(str(kind))}"] += \
+                int(d["lat_ns"].sum() / 1e3)
+    return out
+
+
+def oncpu_stacks(samples: pd.DataFrame) -> Counter:
+    out: Counter = Counter()
+    if not len(samples):
+        return out
+    for (thread, comp, sym), n in samples.groupby(
+            ["thread", "component", "symbol"], observed=True).size().items():
+        short = sym.split("(")[0]
+        out[f"{_clean(thread)};{comp};{_clean(short)}"] += int(n)
+    return out
+
+
+def write_folded(run_dir: Path) -> dict[str, Path]:
+    """All folded files of a run folder; returns kind -> path."""
+    run_dir = Path(run_dir)
+    paths = {}
+    writes = pd.read_parquet(run_dir / "writes.parquet")
+    root = "command"
+    try:
+        import json
+        cmd = json.loads((run_dir / "summary.json").read_text()).get("command") or []
+        root = Path(cmd[0]).name if cmd else root
+    except (OSError, ValueError):
+        pass
+    stacks = {"phase": phase_stacks(writes, root)}
+    sched = pd.read_parquet(run_dir / "sched.parquet") if (run_dir / "sched.parquet").exists() else pd.DataFrame()
+    io = pd.read_parquet(run_dir / "io.parquet") if (run_dir / "io.parquet").exists() else pd.DataFrame()
+    stacks["offcpu"] = offcpu_stacks(sched, io)
+    if (run_dir / "samples.parquet").exists():
+        stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
+    for kind, c in stacks.items():
+        text = fold(c)
+        if text:
+            p = run_dir / f"{kind}.folded"
+            p.write_text(text)
+            paths[kind] = p
+    return paths

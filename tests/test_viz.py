@@ -93,7 +93,7 @@ def test_report_renders_in_chromium(two_runs, tmp_path):
     data = json.loads(re.search(r'<script id="walscope-data" type="application/json">(.*?)</script>',
                                 page, re.S).group(1))
     for run in (a, b):
-        for comp, v in data["scenarios"][run.dir.name].items():
+        for comp, v in data["scenarios"][f"{run.dir.parent.name}/{run.dir.name}"].items():
             assert abs(v["mean_us"] * 1e3 - run.summary["components"][comp]["mean_ns"]) < 1
     shot = tmp_path / "shot.png"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -66,6 +66,10 @@ def find_runs(paths: list[Path]) -> list[Run]:
         if not subs:
             raise ReportError(f"{p}: no walscope run folders inside")
         found += [(s, str(s.relative_to(p))) for s in subs]
+    counts: dict[str, int] = {}
+    for _, name in found:
+        counts[name] = counts.get(name, 0) + 1
+    found = [(p, f"{p.parent.name}/{n}" if counts[n] > 1 else n) for p, n in found]
     runs = []
     for path, name in found:
         try:

@@ -287,7 +287,8 @@ def analyse(run_dir: Path, cal: A.Calibration,
                      & ~sched["thread"].str.startswith("rocksdb:")] if len(sched) else sched
         summary["sched_runq_ns"] = int(runq["dur_ns"].sum()) if len(runq) else 0
     summary["collector"] = {k: rep.get(k) for k in
-                            ("records", "bad_records", "write_error", "attach")}
+                            ("records", "bad_records", "write_error", "attach",
+                             "cpu_user_s", "cpu_sys_s", "max_rss_kb")}
     summary["partial_run"] = not rep or bool(A.R.torn_bytes(run_dir))
     failed = [a["probe"] for a in rep.get("attach", []) if a.get("err")]
     summary["probes_failed"] = failed

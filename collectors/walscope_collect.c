@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <linux/perf_event.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -44,6 +45,7 @@
 
 #define MAX_ATTACH 256
 #define STACK_DEPTH 127
+#define POLL_MS 20	/* records are not announced: poll this often */
 
 static volatile sig_atomic_t exiting;
 static bool verbose;
@@ -374,6 +376,16 @@ static void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 			outs[i].n);
 	fprintf(f, "},\n  \"bad_records\": %llu,\n", bad_records);
 	fprintf(f, "  \"write_error\": %d,\n", write_error);
+	{
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(f, "  \"cpu_user_s\": %.3f,\n  \"cpu_sys_s\": %.3f,\n"
+			   "  \"max_rss_kb\": %ld,\n",
+			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+			ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+			ru.ru_maxrss);
+	}
 	fprintf(f, "  \"sampled_cpus\": %d,\n  \"cpus\": %d,\n", nsampled,
 		ncpu);
 	fprintf(f, "  \"attach\": [");
@@ -471,6 +483,7 @@ int main(int argc, char **argv)
 				cpu_types[i] == 'E' ? CT_E : CT_UNIFORM;
 	skel->rodata->min_runq_ns = min_runq;
 	skel->rodata->io_all = !writes_io_only;
+	skel->rodata->wakeup_bytes = (ringbuf_mb << 20) / 4;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
 	if (!sample_hz)
 		bpf_program__set_autoload(skel->progs.ws_sample, false);
@@ -521,7 +534,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	while (!exiting) {
-		err = ring_buffer__poll(rb, 50);
+		err = ring_buffer__poll(rb, POLL_MS);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "walscope-collect: polling: %s\n",
 				strerror(-err));

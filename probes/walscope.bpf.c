@@ -28,6 +28,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u8 cpu_types[WS_MAX_CPUS] = {};
 const volatile __u64 min_runq_ns = 0;	/* shorter run-queue waits: no record */
 const volatile bool io_all = true;	/* io records outside writes too */
+/* wake the collector only when this much is waiting; else it polls */
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 /* x86_64 syscall numbers (the only architecture this tool targets) */
 #define NR_write		1
@@ -153,6 +155,17 @@ enum ws_sched_ev __ws_sched_ev __attribute__((unused));
 enum ws_phase __ws_phase __attribute__((unused));
 enum ws_cpu_type __ws_cpu_type __attribute__((unused));
 enum ws_engine __ws_engine __attribute__((unused));
+
+/*
+ * Waking the collector per record costs a context switch per record on the
+ * traced machine's CPUs; it polls every few ms instead, and is woken only
+ * when the ring fills past wakeup_bytes.
+ */
+static __always_inline __u64 rb_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
 
 static __always_inline void count(__u32 idx)
 {
@@ -347,7 +360,7 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	t->rec.dur_ns = now - t->write_start;
 	t->rec.cpu_end = bpf_get_smp_processor_id();
 	t->rec.flags |= flags;
-	if (bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), 0))
+	if (bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
 		count(CNT_LOST_WRITE);
 	t->write_start = 0;
 	t->depth = 0;
@@ -600,7 +613,7 @@ static __always_inline void emit_open(struct thread_state *t, __u32 tgid,
 		fi.kind = ws_file_kind(r->path, false);
 	}
 	r->kind = fi.kind;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, rb_flags());
 }
 
 SEC("tp_btf/sys_exit")
@@ -660,7 +673,7 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	r->cpu_type = cpu_type(cpu);
 	r->__pad = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, rb_flags());
 	return 0;
 }
 
@@ -687,7 +700,7 @@ static __always_inline void emit_sched(__u32 ev, struct task_struct *p,
 	r->in_write = in_write;
 	r->preempted = preempted;
 	r->__pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, rb_flags());
 }
 
 SEC("tp_btf/sched_switch")
@@ -847,6 +860,6 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 	r->ustack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	r->kstack_id = bpf_get_stackid(ctx, &stacks, 0);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, rb_flags());
 	return 0;
 }

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Tracing overhead: throughput traced / untraced, walscope vs the usual tools.
+
+For db_bench fillrandom with sync=true/false and 1/4 threads, runs each tool
+A/B interleaved with an untraced run, several times, and reports the ratio
+of db_bench's ops/sec (median and spread) per tool, plus walscope's
+collector CPU time.  Tools: walscope --mode full|writes|sample, strace -f and
+perf trace on the same syscalls, and bpftrace with the same uprobes as
+--mode full.
+
+    sudo bench/overhead.py [--reps 3] [-o bench/results]
+
+Writes overhead.json and overhead.md (the table) to the output folder.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = str(ROOT / ".venv" / "bin" / "python")
+SYSCALLS = "write,pwrite64,writev,pwritev,fsync,fdatasync,sync_file_range,openat,close,unlink,ftruncate"
+LIB = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
+
+WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
+    "sync-on-1t": ["--sync=true", "--threads=1", "--num=6000"],
+    "sync-on-4t": ["--sync=true", "--threads=4", "--num=3000"],
+    "sync-off-1t": ["--sync=false", "--threads=1", "--num=60000"],
+    "sync-off-4t": ["--sync=false", "--threads=4", "--num=20000"],
+}
+
+BPFTRACE_FULL = """
+uprobe:{lib}:_ZN7rocksdb6DBImpl9WriteImplE*, uprobe:{lib}:*JoinBatchGroup*,
+uprobe:{lib}:*AwaitState*, uprobe:{lib}:_ZN7rocksdb6DBImpl10WriteToWALE*,
+uprobe:{lib}:*log6Writer9AddRecord*, uprobe:{lib}:_ZN7rocksdb6crc32c6ExtendE*,
+uprobe:{lib}:*WriteBatchInternal10InsertInto*
+/comm == "db_bench"/ {{ @s[tid, probe] = nsecs; }}
+uretprobe:{lib}:_ZN7rocksdb6DBImpl9WriteImplE*, uretprobe:{lib}:*JoinBatchGroup*,
+uretprobe:{lib}:*AwaitState*, uretprobe:{lib}:_ZN7rocksdb6DBImpl10WriteToWALE*,
+uretprobe:{lib}:*log6Writer9AddRecord*, uretprobe:{lib}:_ZN7rocksdb6crc32c6ExtendE*,
+uretprobe:{lib}:*WriteBatchInternal10InsertInto*
+/comm == "db_bench"/ {{ @n[probe] = count(); }}
+""".format(lib=LIB)
+
+
+def ops_per_sec(out: str) -> float:
+    m = re.search(r"fillrandom\s+:.*?(\d+) ops/sec", out)
+    if not m:
+        raise RuntimeError("no ops/sec in db_bench output:\n" + out[-800:])
+    return float(m.group(1))
+
+
+def db_bench(db: str, args: list[str]) -> list[str]:
+    return ["db_bench", "--benchmarks=fillrandom", f"--db={db}", *args]
+
+
+def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
+    db = str(tmp / "db")
+    shutil.rmtree(db, ignore_errors=True)
+    cmd = db_bench(db, wl)
+    extra: dict = {}
+    bg = None
+    if tool == "untraced":
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        out = p.stdout
+    elif tool.startswith("walscope-"):
+        mode = tool.split("-", 1)[1]
+        rd = tmp / f"run-{mode}"
+        shutil.rmtree(rd, ignore_errors=True)
+        p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode,
+                            "-o", str(rd), "--", *cmd], capture_output=True, text=True)
+        out = (rd / "command.log").read_text()
+        s = json.loads((rd / "summary.json").read_text())
+        extra = {"collector_cpu_s": (s["collector"].get("cpu_user_s") or 0)
+                 + (s["collector"].get("cpu_sys_s") or 0),
+                 "lost": sum(s["lost_events"].values()),
+                 "probe_hits": s["probe_hits"]["uprobe"] + s["probe_hits"]["uretprobe"]}
+    elif tool == "strace":
+        p = subprocess.run(["strace", "-f", "-qq", "-o", str(tmp / "strace.out"),
+                            "-e", f"trace={SYSCALLS}", *cmd], capture_output=True, text=True)
+        out = p.stdout
+    elif tool == "perf-trace":
+        p = subprocess.run(["perf", "trace", "-o", str(tmp / "perf.out"),
+                            "-e", SYSCALLS, "--", *cmd], capture_output=True, text=True)
+        out = p.stdout
+    elif tool == "bpftrace":
+        script = tmp / "full.bt"
+        script.write_text(BPFTRACE_FULL)
+        bg = subprocess.Popen(["bpftrace", str(script)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        for _ in range(200):  # wait until attached
+            time.sleep(0.1)
+            if bg.poll() is not None:
+                break
+            if "bpftrace" in subprocess.run(["bpftool", "perf", "list"],
+                                            capture_output=True, text=True).stdout:
+                time.sleep(1)
+                break
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        out = p.stdout
+        bg.send_signal(2)
+        bg.communicate(timeout=60)
+    else:
+        raise ValueError(tool)
+    return ops_per_sec(out), extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--tools", default="walscope-full,walscope-writes,walscope-sample,"
+                                       "strace,perf-trace,bpftrace")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    a = ap.parse_args(argv)
+    if os.geteuid() != 0:
+        print("overhead.py: run as root", file=sys.stderr)
+        return 1
+    tools = a.tools.split(",")
+    a.output.mkdir(parents=True, exist_ok=True)
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="walscope-bench-") as t:
+        tmp = Path(t)
+        for wname in a.workloads.split(","):
+            wl = WORKLOADS[wname]
+            for tool in tools:
+                ratios, extras = [], []
+                for rep in range(a.reps):  # A/B interleaved: base then tool
+                    base, _ = run_tool("untraced", wl, tmp)
+                    val, extra = run_tool(tool, wl, tmp)
+                    ratios.append(val / base)
+                    extras.append(extra)
+                    print(f"{wname:16} {tool:16} rep {rep}: {val:9.0f} / {base:9.0f} "
+                          f"= {val / base:.3f}", flush=True)
+                results.setdefault(wname, {})[tool] = {
+                    "ratios": ratios, "median": statistics.median(ratios),
+                    "spread": max(ratios) - min(ratios),
+                    "collector_cpu_s": statistics.median(
+                        [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
+                    "lost": sum(e.get("lost", 0) for e in extras)}
+    lines = ["| workload | " + " | ".join(tools) + " |",
+             "|---|" + "---|" * len(tools)]
+    for wname, per in results.items():
+        cells = [f"{per[t]['median']:.2f} (±{per[t]['spread'] / 2:.2f})" for t in tools]
+        lines.append(f"| {wname} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    print("\nthroughput traced / untraced, median (± half spread), "
+          f"{a.reps} interleaved reps\n" + table)
+    (a.output / "overhead.json").write_text(json.dumps(results, indent=2) + "\n")
+    (a.output / "overhead.md").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -14,7 +14,7 @@ LIBS := -lbpf -lelf -lz
 APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h
 
-.PHONY: all clean test demo
+.PHONY: all clean test demo readme
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json
 
 $(OUTPUT):
@@ -48,3 +48,6 @@ demo:
 
 clean:
 	rm -rf $(OUTPUT)
+
+readme:
+	.venv/bin/python -m collectors.readme

@@ -123,3 +123,20 @@ def test_compensation_arithmetic(tmp_path):
     assert s["components"]["crc"]["sum_ns"] == 2_000
     assert s["components_raw"]["crc"]["sum_ns"] == 12_000
     assert s["groups"] == {"leaders": 1, "followers": 1}
+
+
+def test_readme_generated_blocks_are_current():
+    from collectors import readme
+    text = (ROOT / "README.md").read_text()
+    assert readme.render(text) == text, "run `make readme`"
+
+
+def test_readme_schema_matches_real_parquet(traced):
+    import pandas as pd
+    r = traced("--benchmarks=fillrandom", "--num=1500", "--threads=2", "--sync=true",
+               "--enable_pipelined_write=false")
+    text = (ROOT / "README.md").read_text()
+    for f in ("writes", "io", "sched"):
+        line = next(l for l in text.splitlines() if l.startswith(f"| {f}.parquet | `"))
+        listed = re.findall(r"`(\w+)`", line)
+        assert listed == list(pd.read_parquet(r.dir / f"{f}.parquet").columns)

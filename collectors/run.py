@@ -99,22 +99,36 @@ def resolve_probes(opts: TraceOptions) -> symbols.Resolution:
         objs = symbols.candidate_objects_for_pid(opts.pid, opts.libs)
         what = f"pid {opts.pid}"
     else:
-        exe = opts.command[0]
-        if "/" not in exe:
-            found = symbols.shutil.which(exe, path=RunAs.lookup(opts.user).env()["PATH"])
-            if not found:
-                raise TraceError(f"command not found: {exe}")
-            exe = found
-        if not os.path.exists(exe):
-            raise TraceError(f"command not found: {exe}")
+        exe = _resolve_exe(opts.command[0], opts.user)
         objs = symbols.candidate_objects_for_command(exe, opts.libs)
         what = exe
+        # wrappers (taskset, nice, env, numactl...) exec the real program:
+        # look at later arguments that are executables too
+        for arg in opts.command[1:]:
+            if arg.startswith("-"):
+                continue
+            found = symbols.shutil.which(arg, path=RunAs.lookup(opts.user).env()["PATH"]) \
+                if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
+            if found and os.path.isfile(found) and symbols.is_elf(found):
+                objs += [o for o in symbols.candidate_objects_for_command(found, [])
+                         if o not in objs]
     res = symbols.resolve_rocksdb(objs, opts.mode)
     if res.object_path is None:
         raise TraceError(
             f"no RocksDB found in {what} (checked {len(res.objects_checked)} "
             "objects; a stripped library or a dlopen()ed one: name it with --lib)")
     return res
+
+
+def _resolve_exe(exe: str, user: str | None) -> str:
+    if "/" not in exe:
+        found = symbols.shutil.which(exe, path=RunAs.lookup(user).env()["PATH"])
+        if not found:
+            raise TraceError(f"command not found: {exe}")
+        exe = found
+    if not os.path.exists(exe):
+        raise TraceError(f"command not found: {exe}")
+    return exe
 
 
 def _seed_paths(pids: list[int]) -> dict[tuple[int, int], str]:

@@ -1,0 +1,58 @@
+"""Parse db_bench's own report: per-benchmark throughput and percentiles,
+--statistics tickers and histograms, and the seeds' derived metrics."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+BENCH = re.compile(r"^(\w+)\s+:\s+([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds (\d+) operations")
+PCT = re.compile(r"^Percentiles: P50: ([\d.]+) P75: ([\d.]+) P99: ([\d.]+) P99\.9: ([\d.]+)")
+TICKER = re.compile(r"^(rocksdb\.[\w.]+) COUNT : (\d+)$")
+HIST = re.compile(r"^(rocksdb\.[\w.]+) P50 : ([\d.]+) P95 : ([\d.]+) P99 : ([\d.]+) "
+                  r"P100 : ([\d.]+) COUNT : (\d+) SUM : (\d+)")
+
+
+def parse(text: str) -> dict[str, Any]:
+    benches: list[dict[str, Any]] = []
+    tickers: dict[str, int] = {}
+    hists: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        m = BENCH.match(line)
+        if m:
+            benches.append({"benchmark": m.group(1), "micros_op": float(m.group(2)),
+                            "ops_sec": int(m.group(3)), "seconds": float(m.group(4)),
+                            "operations": int(m.group(5))})
+            continue
+        m = PCT.match(line)
+        if m and benches:
+            benches[-1].update(p50_us=float(m.group(1)), p75_us=float(m.group(2)),
+                               p99_us=float(m.group(3)), p999_us=float(m.group(4)))
+            continue
+        m = TICKER.match(line)
+        if m:
+            tickers[m.group(1)] = int(m.group(2))
+            continue
+        m = HIST.match(line)
+        if m:
+            hists[m.group(1)] = {"p50": float(m.group(2)), "p95": float(m.group(3)),
+                                 "p99": float(m.group(4)), "p100": float(m.group(5)),
+                                 "count": int(m.group(6)), "sum": int(m.group(7))}
+    return {"benchmarks": benches, "tickers": tickers, "histograms": hists}
+
+
+def derived(p: dict[str, Any]) -> dict[str, float | None]:
+    t = p["tickers"]
+    written = t.get("rocksdb.bytes.written", 0)
+    flush = t.get("rocksdb.flush.write.bytes", 0)
+    compact = t.get("rocksdb.compact.write.bytes", 0)
+    wal = t.get("rocksdb.wal.bytes", 0)
+    last = t.get("rocksdb.last.level.read.bytes")  # not a write ticker; kept None-safe
+    return {
+        "write_amplification": (flush + compact + wal) / written if written else None,
+        "flush_bytes": flush, "compaction_bytes": compact, "wal_bytes": wal,
+        "bytes_written": written,
+        "wal_synced": t.get("rocksdb.wal.synced"),
+        "write_self": t.get("rocksdb.write.self"), "write_other": t.get("rocksdb.write.other"),
+        "last_level_read_bytes": last,
+    }

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Run a scenario matrix: untraced baselines and a traced run per cell.
+
+    sudo ./runners/run_matrix.py runners/scenarios/smoke.toml [-o DIR] [--cpu-types P:0,E:1]
+
+Each cell gets `repeats` untraced runs and one traced run (trace_wal.py's
+machinery, same run-folder format, in DIR/<cell>/traced).  db_bench's own
+report is parsed into DIR/matrix.parquet (one row per run), with tracing
+overhead per cell; DIR/report.html compares all cells at the end.  A
+finished cell leaves DIR/<cell>/cell.json: rerunning resumes, and an
+interrupt keeps what finished.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PY = ROOT / ".venv" / "bin" / "python"
+if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+    os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve())] + sys.argv[1:])
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from collectors import topology  # noqa: E402
+from collectors.run import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
+from collectors.session import RunAs, chown_tree  # noqa: E402
+from runners import dbbench_output  # noqa: E402
+from runners.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
+
+
+class MatrixError(RuntimeError):
+    pass
+
+
+def pin_prefix(cell: Cell, topo: topology.Topology) -> list[str]:
+    pin = cell.values.get("pin", "none")
+    if pin == "none":
+        return []
+    cpus = topo.cpus(pin)
+    if not topo.hybrid or not cpus:
+        raise MatrixError(
+            f"cell {cell.name}: pin={pin} needs P and E cores, but this machine's "
+            f"CPUs are {topo.source} ({topo.letters()}); declare them with "
+            "--cpu-types P:0,E:1")
+    return ["taskset", "-c", ",".join(map(str, cpus))]
+
+
+def environment(db_dir: Path, topo: topology.Topology) -> dict[str, Any]:
+    df = subprocess.run(["df", "-T", str(db_dir)], capture_output=True, text=True).stdout
+    fs = df.splitlines()[-1].split() if df else []
+    return {"kernel": os.uname().release, "cpu_model": cpu_model(),
+            "cpu_types": topo.letters(), "cpu_types_source": topo.source,
+            "db_device": fs[0] if fs else None, "db_fs": fs[1] if len(fs) > 1 else None,
+            "rocksdb": subprocess.run(["db_bench", "--version"], capture_output=True,
+                                      text=True).stdout.strip() or None}
+
+
+def run_untraced(argv: list[str], run_as: RunAs, log: Path, timeout: int) -> str:
+    kw: dict[str, Any] = {}
+    if os.getuid() == 0 and run_as.uid != 0:
+        kw = dict(user=run_as.uid, group=run_as.gid, extra_groups=list(run_as.groups))
+    p = subprocess.run(argv, capture_output=True, text=True, env=run_as.env(),
+                       timeout=timeout, **kw)
+    log.write_text(p.stdout + p.stderr)
+    if p.returncode != 0:
+        raise MatrixError(f"{' '.join(argv[:3])}... exited {p.returncode} (see {log})")
+    return p.stdout
+
+
+def rows_for(cell: Cell, kind: str, rep: int, out: str, extra: dict[str, Any]) -> list[dict]:
+    parsed = dbbench_output.parse(out)
+    d = dbbench_output.derived(parsed)
+    rows = []
+    for b in parsed["benchmarks"] or [{"benchmark": None}]:
+        rows.append({"cell": cell.name, **{f"axis_{k}": (str(v).lower() if isinstance(v, bool) else str(v))
+                                         for k, v in cell.values.items()},
+                     "kind": kind, "rep": rep, **b, **d,
+                     "wal_sync_micros_sum": parsed["histograms"].get(
+                         "rocksdb.wal.file.sync.micros", {}).get("sum"),
+                     "db_write_micros_p99": parsed["histograms"].get(
+                         "rocksdb.db.write.micros", {}).get("p99"),
+                     **extra})
+    return rows
+
+
+def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
+             run_as: RunAs) -> list[dict]:
+    cdir = out / cell.name
+    shutil.rmtree(cdir, ignore_errors=True)
+    cdir.mkdir(parents=True)
+    prefix = pin_prefix(cell, topo)
+    rows: list[dict] = []
+    for rep in range(sc.repeats):
+        db = cdir / f"db-base{rep}"
+        db.mkdir()
+        chown_tree(db, run_as)
+        text = run_untraced(prefix + sc.argv(cell, str(db)), run_as,
+                            cdir / f"baseline{rep}.log", sc.timeout_s)
+        rows += rows_for(cell, "baseline", rep, text, {})
+        shutil.rmtree(db, ignore_errors=True)
+    db = cdir / "db-traced"
+    db.mkdir()
+    chown_tree(db, run_as)
+    res = trace(TraceOptions(command=prefix + sc.argv(cell, str(db)), output=cdir / "traced",
+                             mode=sc.mode, cpu_types=None if topo.source != "declared"
+                             else ",".join(f"{t}:{i}" for i, t in enumerate(topo.types)
+                                           if t in "PE"),
+                             user=run_as.name, echo=False, print_table=False))
+    shutil.rmtree(db, ignore_errors=True)
+    if res.exit_code != 0:
+        raise MatrixError(f"cell {cell.name}: traced run exited {res.exit_code}")
+    s = res.summary
+    extra = {"run_dir": str(res.run_dir.relative_to(out)),
+             "traced_writes": s["writes"]["count"],
+             **{f"mean_{c}_ns": v["mean_ns"] for c, v in s["components"].items()},
+             "lost_events": sum(s["lost_events"].values())}
+    rows += rows_for(cell, "traced", 0, (res.run_dir / "command.log").read_text(), extra)
+    base = [r["ops_sec"] for r in rows if r["kind"] == "baseline" and r.get("ops_sec")]
+    traced_ops = [r["ops_sec"] for r in rows if r["kind"] == "traced" and r.get("ops_sec")]
+    if base and traced_ops:
+        ratio = traced_ops[0] / sorted(base)[len(base) // 2]
+        for r in rows:
+            r["overhead_ratio"] = ratio
+    (cdir / "cell.json").write_text(json.dumps({"values": cell.values, "rows": rows},
+                                               default=str, indent=1))
+    return rows
+
+
+def fmt_eta(s: float) -> str:
+    return f"{int(s // 60)}m{int(s % 60):02d}s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("scenario", type=Path)
+    ap.add_argument("-o", "--output", type=Path, help="matrix folder (default runs/matrix-<name>)")
+    ap.add_argument("--cpu-types", help="declare core types, e.g. P:0,E:1")
+    ap.add_argument("--user", help="run workloads as this user (default SUDO_USER)")
+    ap.add_argument("--no-report", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        sc = load(a.scenario)
+        topo = topology.resolve(a.cpu_types)
+        run_as = RunAs.lookup(a.user)
+        out = a.output or ROOT / "runs" / f"matrix-{sc.name}"
+        out.mkdir(parents=True, exist_ok=True)
+        cells = sc.cells()
+        for c in cells:  # refuse impossible pinning before running anything
+            pin_prefix(c, topo)
+        (out / "environment.json").write_text(json.dumps(
+            {**environment(out, topo), "scenario": str(a.scenario), "command": sc.command},
+            indent=1))
+        rows: list[dict] = []
+        t0, done_now = time.monotonic(), 0
+        for i, cell in enumerate(cells, 1):
+            marker = out / cell.name / "cell.json"
+            if marker.exists():
+                rows += json.loads(marker.read_text())["rows"]
+                print(f"[{i}/{len(cells)}] {cell.name}: done earlier", file=sys.stderr)
+                continue
+            eta = ""
+            if done_now:
+                per = (time.monotonic() - t0) / done_now
+                eta = f" ETA {fmt_eta(per * (len(cells) - i + 1))}"
+            bar = "#" * (20 * (i - 1) // len(cells))
+            print(f"[{bar:<20}] {i}/{len(cells)} {cell.name}{eta}", file=sys.stderr)
+            rows += run_cell(sc, cell, out, topo, run_as)
+            done_now += 1
+        df = pd.DataFrame(rows)
+        df.to_parquet(out / "matrix.parquet", index=False)
+        if not a.no_report:
+            from viz import report
+            report.build(report.find_runs([out]), out / "report.html")
+        chown_tree(out, run_as)
+        cols = [c for c in ("cell", "kind", "benchmark", "ops_sec", "p99_us",
+                            "overhead_ratio") if c in df]
+        print(df[cols].to_string(index=False))
+        print(f"matrix: {out}", file=sys.stderr)
+    except (ScenarioError, MatrixError, TraceError, topology.TopologyError) as e:
+        print(f"run_matrix: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("run_matrix: interrupted; finished cells are kept, rerun to resume",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

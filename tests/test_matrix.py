@@ -1,0 +1,114 @@
+"""Scenario matrices: TOML validation, the smoke matrix end to end, pinning."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from runners.scenario import ScenarioError, load
+from tests.conftest import ROOT
+
+RUN_MATRIX = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "runners" / "run_matrix.py")]
+GOOD = """name = "t"
+command = "db_bench --benchmarks=fillrandom --num={num} --sync={sync} --db={db}"
+[axes]
+sync = [true, false]
+[fixed]
+num = 10
+"""
+
+
+@pytest.mark.parametrize("text,message", [
+    (GOOD.replace("[axes]", "bogus = 1\n[axes]"), ":3: bogus: unknown key"),
+    (GOOD.replace("sync = [true, false]", "speed = [1]"), ":4: axes.speed: unknown axis"),
+    (GOOD.replace("sync = [true, false]", "sync = true"), ":4: axes.sync: must be a non-empty list"),
+    (GOOD.replace('name = "t"', "name = 3"), ":1: name: must be a str"),
+    (GOOD.replace('command = "db_bench', 'commnd = "db_bench'), ":2: commnd: unknown key"),
+    ("name = 'x'\n[axes]\nsync=[true]\n", "missing required key 'command'"),
+    (GOOD.replace("num = 10", "other = 10"), "placeholder {num}"),
+    ("repeats = -1\n" + GOOD, ":1: repeats: must be between"),
+    ("name = [", "not valid TOML"),
+    (GOOD.replace("sync = [true, false]", 'sync = [true]\npin = ["X"]'), "axes.pin"),
+])
+def test_scenario_errors_name_file_key_line(tmp_path, text, message):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ScenarioError) as e:
+        load(f)
+    assert str(e.value).startswith(str(f))
+    assert message in str(e.value)
+    p = subprocess.run(RUN_MATRIX + [str(f), "-o", str(tmp_path / "m")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_shipped_scenarios_load():
+    for f in (ROOT / "runners" / "scenarios").glob("*.toml"):
+        s = load(f)
+        assert s.cells()
+
+
+def test_smoke_matrix_end_to_end(tmp_path):
+    out = tmp_path / "m"
+    p = subprocess.run(RUN_MATRIX + [str(ROOT / "runners" / "scenarios" / "smoke.toml"),
+                                     "-o", str(out)], capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    df = pd.read_parquet(out / "matrix.parquet")
+    assert set(df["kind"]) == {"baseline", "traced"}
+    assert len(df) == 4 and (df["ops_sec"] > 0).all() and (df["p99_us"] > 0).all()
+    for _, r in df.iterrows():  # parsed numbers equal what db_bench printed
+        cell = out / r["cell"]
+        log = (cell / ("baseline0.log" if r["kind"] == "baseline" else "traced/command.log")).read_text()
+        m = re.search(r"fillrandom\s+:\s+[\d.]+ micros/op (\d+) ops/sec", log)
+        assert int(m.group(1)) == r["ops_sec"]
+        assert r["operations"] == 800
+    traced = df[df["kind"] == "traced"]
+    assert (traced["traced_writes"] == 800).all()
+    on = traced[traced["axis_sync"] == "true"].iloc[0]
+    assert on["wal_synced"] == json.loads(
+        (out / on["run_dir"] / "summary.json").read_text())["wal"]["sync"]["count"]
+    assert (df["overhead_ratio"] > 0).all()
+    assert (out / "report.html").exists()
+    # resume: finished cells are not run again
+    p2 = subprocess.run(RUN_MATRIX + [str(ROOT / "runners" / "scenarios" / "smoke.toml"),
+                                      "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert p2.returncode == 0 and p2.stderr.count("done earlier") == 2
+
+
+PIN = """name = "pin"
+command = "db_bench --benchmarks=fillrandom --num=300 --threads=2 --sync=true --db={db}"
+repeats = 0
+[axes]
+pin = ["P", "E"]
+"""
+
+
+def test_pinning_refused_without_topology(tmp_path):
+    f = tmp_path / "pin.toml"
+    f.write_text(PIN)
+    p = subprocess.run(RUN_MATRIX + [str(f), "-o", str(tmp_path / "m")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "needs P and E cores" in p.stderr and "--cpu-types" in p.stderr
+
+
+def test_pinning_maps_to_declared_cpus(tmp_path):
+    f = tmp_path / "pin.toml"
+    f.write_text(PIN)
+    out = tmp_path / "m"
+    p = subprocess.run(RUN_MATRIX + [str(f), "-o", str(out), "--cpu-types", "P:0,E:1",
+                                     "--no-report"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    for pin, cpu, ctype in (("P", 0, "P"), ("E", 1, "E")):
+        s = pd.read_parquet(out / f"pin-{pin}" / "traced" / "sched.parquet")
+        fg = s[s["thread"] == "db_bench"]
+        assert len(fg) and (fg["to_cpu"] == cpu).all() and (fg["to_type"] == ctype).all()
+        w = pd.read_parquet(out / f"pin-{pin}" / "traced" / "writes.parquet")
+        on = w["on_p_ns"].sum() if pin == "P" else w["on_e_ns"].sum()
+        assert on > 0 and w["on_uniform_ns"].sum() == 0

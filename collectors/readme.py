@@ -20,26 +20,18 @@ def usage() -> str:
 
 
 def schema() -> str:
-    """Parquet columns of each file, from a run folder if one is given."""
-    from collectors import records as R
-    comps = R.rocksdb_components()
+    """Parquet columns of each file: the frames built from no records."""
+    import tempfile
+    from collectors import attribution as A
+    from collectors import sampling
     rows = ["| file | columns |", "|---|---|"]
-    w = (["start_ns", "pid", "tid", "dur_ns", "leader", "truncated", "partial"]
-         + [f"{c}_ns" for c in comps]
-         + ["queue_behind_sync_ns", "queue_behind_wal_write_ns", "queue_other_ns",
-            "on_p_ns", "on_e_ns", "on_uniform_ns", "mig_p_to_e", "mig_e_to_p",
-            "mig_same_type", "migrations", "probe_hits"]
-         + [f"{c}_overhead_ns" for c in comps] + [f"{c}_adj_ns" for c in comps]
-         + ["dur_adj_ns", "wal_bytes", "syscalls", "cpu_start", "cpu_end", "engine"])
-    rows.append("| writes.parquet | " + ", ".join(f"`{c}`" for c in w) + " |")
-    io = ["ts_ns", "pid", "tid", "syscall", "lat_ns", "ret", "fd", "ino", "kind",
-          "in_write", "cpu", "cpu_type", "thread", "bytes", "path"]
-    rows.append("| io.parquet | " + ", ".join(f"`{c}`" for c in io) + " |")
-    sc = ["ts_ns", "pid", "tid", "event", "dur_ns", "from_cpu", "to_cpu", "from_type",
-          "to_type", "in_write", "preempted", "thread"]
-    rows.append("| sched.parquet | " + ", ".join(f"`{c}`" for c in sc) + " |")
-    sa = ["ts_ns", "pid", "tid", "cpu", "thread", "symbol", "component", "in_write"]
-    rows.append("| samples.parquet (sample mode) | " + ", ".join(f"`{c}`" for c in sa) + " |")
+    with tempfile.TemporaryDirectory() as d:
+        frames = {"writes.parquet": A.writes_frame(Path(d), A.Calibration()),
+                  "io.parquet": A.io_frame(Path(d)),
+                  "sched.parquet": A.sched_frame(Path(d), {}),
+                  "samples.parquet (sample mode)": sampling.samples_frame(Path(d), {})}
+    for name, df in frames.items():
+        rows.append(f"| {name} | " + ", ".join(f"`{c}`" for c in df.columns) + " |")
     return "\n".join(rows)
 
 

@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "libraries); repeatable")
     p.add_argument("--ringbuf-mb", type=ringbuf_size, default=16, metavar="MB",
                    help="BPF ring buffer size, a power of two (default 16)")
+    p.add_argument("--ringbuf-kb", type=int, help=argparse.SUPPRESS)  # tests
     p.add_argument("--sample-hz", type=int, metavar="HZ",
                    help="perf sampling frequency per CPU (default: 499 in "
                         "sample mode, off otherwise)")
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     opts = TraceOptions(command=cmd, pid=args.pid, duration=args.duration,
                         output=args.output, mode=args.mode,
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
-                        ringbuf_mb=args.ringbuf_mb, sample_hz=args.sample_hz,
+                        ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
+                        sample_hz=args.sample_hz,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)

@@ -37,7 +37,7 @@ class TraceOptions:
     cpu_types: str | None = None
     user: str | None = None
     libs: list[str] = field(default_factory=list)
-    ringbuf_mb: int = 16
+    ringbuf_kb: int = 16 << 10
     sample_hz: int | None = None
     echo: bool = True
     verbose: bool = False
@@ -211,7 +211,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     seeded: dict[tuple[int, int], str] = {}
     maps = sampling.MapSnapshots()
     try:
-        collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_mb,
+        collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
                               sample_hz, verbose=opts.verbose)
         collector.wait_ready()
         if opts.pid is not None:

@@ -65,7 +65,7 @@ class Collector:
     """The walscope-collect process, driven over its stdin/stdout."""
 
     def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
-                 ringbuf_mb: int = 16, sample_hz: int = 0,
+                 ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
                  writes_io_only: bool = False, verbose: bool = False):
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
@@ -73,7 +73,7 @@ class Collector:
         attach_file = outdir / "attach.tsv"
         attach_file.write_text("".join(line + "\n" for line in attach))
         cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file),
-               "--cpu-types", cpu_letters, "--ringbuf-mb", str(ringbuf_mb),
+               "--cpu-types", cpu_letters, "--ringbuf-kb", str(ringbuf_kb),
                "--sample-hz", str(sample_hz)]
         if writes_io_only:
             cmd.append("--writes-io-only")

@@ -9,6 +9,7 @@
  *                       enter|exit <phase> <file offset> <path> <name>
  *   --cpu-types STR     one letter per CPU: P, E or U (uniform)
  *   --ringbuf-mb N      ring buffer size (power of two, default 16)
+ *   --ringbuf-kb N      the same in KiB (tests use it to force drops)
  *   --min-runq-ns N     run-queue waits shorter than N: no record
  *   --sample-hz N       sample traced threads N times a second per CPU
  *   --writes-io-only    io records only for syscalls inside writes
@@ -167,6 +168,8 @@ static int add_pid(struct walscope_bpf *skel, __u32 pid)
 	__u8 one = 1;
 	int err;
 
+	/* kinds first: the first syscall traced must already find its fd */
+	seed_fds(skel, pid);
 	err = bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &one,
 				   sizeof(one), BPF_ANY);
 	if (err) {
@@ -174,7 +177,6 @@ static int add_pid(struct walscope_bpf *skel, __u32 pid)
 			pid, strerror(-err));
 		return err;
 	}
-	seed_fds(skel, pid);
 	printf("ok pid %u\n", pid);
 	fflush(stdout);
 	return 0;
@@ -408,7 +410,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *attach_file = NULL, *cpu_types = NULL;
-	unsigned long ringbuf_mb = 16, min_runq = 0, sample_hz = 0;
+	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
 	struct bpf_link **sample_links = NULL;
 	bool writes_io_only = false;
 	struct walscope_bpf *skel;
@@ -445,7 +447,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--cpu-types"))
 			cpu_types = v;
 		else if (!strcmp(a, "--ringbuf-mb"))
-			ringbuf_mb = strtoul(v, NULL, 10);
+			ringbuf_kb = strtoul(v, NULL, 10) << 10;
+		else if (!strcmp(a, "--ringbuf-kb"))	/* tests: force drops */
+			ringbuf_kb = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--min-runq-ns"))
 			min_runq = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--sample-hz"))
@@ -459,10 +463,10 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (!ringbuf_mb || (ringbuf_mb & (ringbuf_mb - 1)) ||
-	    ringbuf_mb > 1024) {
-		fprintf(stderr, "walscope-collect: --ringbuf-mb must be a "
-				"power of two up to 1024\n");
+	if (ringbuf_kb < 4 || (ringbuf_kb & (ringbuf_kb - 1)) ||
+	    ringbuf_kb > (1024 << 10)) {
+		fprintf(stderr, "walscope-collect: the ring buffer must be a "
+				"power of two from 4 KiB to 1024 MiB\n");
 		return 2;
 	}
 	libbpf_set_print(libbpf_print);
@@ -483,8 +487,8 @@ int main(int argc, char **argv)
 				cpu_types[i] == 'E' ? CT_E : CT_UNIFORM;
 	skel->rodata->min_runq_ns = min_runq;
 	skel->rodata->io_all = !writes_io_only;
-	skel->rodata->wakeup_bytes = (ringbuf_mb << 20) / 4;
-	bpf_map__set_max_entries(skel->maps.events, ringbuf_mb << 20);
+	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
+	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
 	if (!sample_hz)
 		bpf_program__set_autoload(skel->progs.ws_sample, false);
 

@@ -107,7 +107,7 @@ def test_pinning_maps_to_declared_cpus(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     for pin, cpu, ctype in (("P", 0, "P"), ("E", 1, "E")):
         s = pd.read_parquet(out / f"pin-{pin}" / "traced" / "sched.parquet")
-        fg = s[s["thread"] == "db_bench"]
+        fg = s[(s["thread"] == "db_bench") & s["in_write"]]  # after taskset pinned it
         assert len(fg) and (fg["to_cpu"] == cpu).all() and (fg["to_type"] == ctype).all()
         w = pd.read_parquet(out / f"pin-{pin}" / "traced" / "writes.parquet")
         on = w["on_p_ns"].sum() if pin == "P" else w["on_e_ns"].sum()

@@ -131,3 +131,41 @@ def test_writes_mode_counts_still_match(traced):
     assert s["wal"]["sync"]["count"] == st["rocksdb.wal.synced"]
     assert s["groups"]["followers"] == st["rocksdb.write.other"]
     assert s["components_raw"]["crc"]["sum_ns"] == 0  # no crc probe in this mode
+
+
+def test_attach_to_running_pid(tmp_path):
+    """-p PID: a db_bench already running is traced for --duration seconds."""
+    bench = subprocess.Popen(["db_bench", f"--db={tmp_path}/db", "--benchmarks=fillrandom",
+                              "--num=100000000", "--sync=true", "--threads=2"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2)
+        p = subprocess.run(TRACE + ["-o", str(tmp_path / "o"), "-p", str(bench.pid),
+                                    "--duration", "3"], capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert bench.poll() is None  # the traced process was left running
+    finally:
+        bench.kill()
+        bench.wait()
+    s = __import__("json").loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["writes"]["count"] > 50
+    # a write in flight at attach or detach has no record (its sync may)
+    assert abs(s["wal"]["sync"]["count"] - s["groups"]["leaders"]) <= 2
+    io = pd.read_parquet(tmp_path / "o" / "io.parquet")
+    # the WAL was opened before we attached: its kind and path come from /proc
+    wal = io[io["syscall"] == "fdatasync"]
+    assert (wal["kind"] == "wal").all() and wal["path"].str.endswith(".log").all()
+
+
+def test_children_are_followed(tmp_path):
+    """A shell that forks db_bench: the child is traced (fork follow)."""
+    lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
+    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--lib", lib, "--",
+                                "/bin/sh", "-c",
+                                f"db_bench --db={tmp_path}/db --benchmarks=fillrandom "
+                                "--num=313 --sync=true; true"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    s = __import__("json").loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["writes"]["count"] == 313

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 APT_PKGS="rocksdb-tools librocksdb-dev bpftrace bpftool libbpf-dev clang llvm \
 libelf-dev zlib1g-dev pkg-config make gcc g++ linux-perf sqlite3 libsqlite3-dev \
-strace binutils python3-venv sudo chromium cargo"
+strace binutils python3-venv sudo chromium"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -37,8 +37,14 @@ make -s all
 # flame graph renderer: inferno (crates.io), built into .output/inferno
 if [ ! -x .output/inferno/bin/inferno-flamegraph ]; then
 	echo "setup: building inferno (flame graph renderer) with cargo"
-	PATH="$PATH:$HOME/.cargo/bin" cargo install -q --locked --root .output/inferno \
-		inferno --version 0.12.8
+	# a rustup toolchain when there is one: Debian 12's cargo is too old
+	PATH="$HOME/.cargo/bin:$PATH"
+	if ! command -v cargo >/dev/null; then
+		echo "setup: no cargo; installing rustup's stable toolchain"
+		curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+		PATH="$HOME/.cargo/bin:$PATH"
+	fi
+	cargo install -q --locked --root .output/inferno inferno --version 0.12.8
 fi
 
 case "${1:-}" in

@@ -253,6 +253,16 @@ def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:
     return dict(zip(names, rep.get("counters", []))), rep
 
 
+def io_aggregate(rep: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """collector.json's in-kernel write sums, by file kind; {} if none."""
+    kinds = R.file_kinds()
+    out = {}
+    for k, row in enumerate(rep.get("io_aggregate") or []):
+        if row and row[0]:
+            out[kinds.get(k, str(k))] = {"count": row[0], "sum_ns": row[1], "bytes": row[2]}
+    return out
+
+
 def fmt_ns(ns: float) -> str:
     if ns >= 1e9:
         return f"{ns / 1e9:.2f}s"

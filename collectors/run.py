@@ -212,7 +212,8 @@ def trace(opts: TraceOptions) -> TraceResult:
     maps = sampling.MapSnapshots()
     try:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
-                              sample_hz, verbose=opts.verbose)
+                              sample_hz, verbose=opts.verbose,
+                              aggregate_writes=opts.mode == "sample")
         collector.wait_ready()
         if opts.pid is not None:
             pids = process_tree(opts.pid)
@@ -292,6 +293,13 @@ def analyse(run_dir: Path, cal: A.Calibration,
     io.to_parquet(run_dir / "io.parquet", index=False)
     sched.to_parquet(run_dir / "sched.parquet", index=False)
     summary = A.summarize(writes, io, counters, cal)
+    agg = A.io_aggregate(rep)
+    if agg:  # sample mode: write syscalls summed in the kernel
+        summary["io_aggregate"] = agg
+        w = agg.get("wal", {})
+        summary["wal"]["write"]["count"] += w.get("count", 0)
+        summary["wal"]["write"]["bytes"] += w.get("bytes", 0)
+        summary["wal"]["write"]["sum_ns"] += w.get("sum_ns", 0)
     if sample_hz:
         samples = sampling.samples_frame(run_dir, maps or {})
         samples.to_parquet(run_dir / "samples.parquet", index=False)

@@ -66,7 +66,8 @@ class Collector:
 
     def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
                  ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
-                 writes_io_only: bool = False, verbose: bool = False):
+                 writes_io_only: bool = False, verbose: bool = False,
+                 aggregate_writes: bool = False):
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
@@ -77,6 +78,8 @@ class Collector:
                "--sample-hz", str(sample_hz)]
         if writes_io_only:
             cmd.append("--writes-io-only")
+        if aggregate_writes:
+            cmd.append("--aggregate-writes")
         if verbose:
             cmd.append("-v")
         self.log_path = outdir / "collector.log"

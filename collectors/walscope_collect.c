@@ -13,6 +13,8 @@
  *   --min-runq-ns N     run-queue waits shorter than N: no record
  *   --sample-hz N       sample traced threads N times a second per CPU
  *   --writes-io-only    io records only for syscalls inside writes
+ *   --aggregate-writes  write syscalls outside writes: sums per file kind
+ *                       (collector.json "io_aggregate"), no records
  *   -v                  libbpf debug output
  * Commands on stdin, one per line: "pid N" (trace N and its future
  * children), "quit".  EOF on stdin also ends the collection.  stdout says
@@ -372,6 +374,27 @@ static void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 				sum += vals[c];
 		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sum);
 	}
+	fprintf(f, "],\n  \"io_aggregate\": [");
+	{
+		struct ws_io_agg *agg = calloc(nr_cpus, sizeof(*agg));
+
+		for (k = 0; agg && k < FK_NR; k++) {
+			struct ws_io_agg sum = {};
+
+			if (!bpf_map__lookup_elem(skel->maps.io_agg, &k, sizeof(k), agg,
+						  sizeof(*agg) * nr_cpus, 0))
+				for (c = 0; c < nr_cpus; c++) {
+					sum.count += agg[c].count;
+					sum.sum_ns += agg[c].sum_ns;
+					sum.bytes += agg[c].bytes;
+				}
+			fprintf(f, "%s[%llu, %llu, %llu]", k ? ", " : "",
+				(unsigned long long)sum.count,
+				(unsigned long long)sum.sum_ns,
+				(unsigned long long)sum.bytes);
+		}
+		free(agg);
+	}
 	fprintf(f, "],\n  \"records\": {");
 	for (i = 1; i < (int)NR_OUTS; i++)
 		fprintf(f, "%s\"%s\": %llu", i > 1 ? ", " : "", outs[i].name,
@@ -412,7 +435,7 @@ int main(int argc, char **argv)
 	const char *attach_file = NULL, *cpu_types = NULL;
 	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
 	struct bpf_link **sample_links = NULL;
-	bool writes_io_only = false;
+	bool writes_io_only = false, aggregate_writes = false;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -433,6 +456,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--writes-io-only")) {
 			writes_io_only = true;
+			continue;
+		}
+		if (!strcmp(a, "--aggregate-writes")) {
+			aggregate_writes = true;
 			continue;
 		}
 		if (!v) {
@@ -487,6 +514,7 @@ int main(int argc, char **argv)
 				cpu_types[i] == 'E' ? CT_E : CT_UNIFORM;
 	skel->rodata->min_runq_ns = min_runq;
 	skel->rodata->io_all = !writes_io_only;
+	skel->rodata->io_aggregate = aggregate_writes;
 	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
 	if (!sample_hz)

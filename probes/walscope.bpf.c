@@ -28,6 +28,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u8 cpu_types[WS_MAX_CPUS] = {};
 const volatile __u64 min_runq_ns = 0;	/* shorter run-queue waits: no record */
 const volatile bool io_all = true;	/* io records outside writes too */
+/* sum write syscalls outside writes per file kind instead of streaming */
+const volatile bool io_aggregate = false;
 /* wake the collector only when this much is waiting; else it polls */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -129,6 +131,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FK_NR);
+	__type(key, __u32);
+	__type(value, struct ws_io_agg);
+} io_agg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct thread_state);
@@ -147,6 +156,7 @@ const struct ws_io_rec *__ws_io_rec __attribute__((unused));
 const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));
 const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
+const struct ws_io_agg *__ws_io_agg __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
 enum ws_file_kind __ws_file_kind __attribute__((unused));
 enum ws_counter __ws_counter __attribute__((unused));
@@ -652,6 +662,18 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (!io_all && !in_write)
 		return 0;
+	if (io_aggregate && !in_write && io_class(t->sys_nr) == IOC_WRITE) {
+		__u32 k = t->sys_kind < FK_NR ? t->sys_kind : FK_OTHER;
+		struct ws_io_agg *a = bpf_map_lookup_elem(&io_agg, &k);
+
+		if (a) {
+			a->count++;
+			a->sum_ns += now - t->sys_start;
+			if (ret > 0)
+				a->bytes += ret;
+		}
+		return 0;
+	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(CNT_LOST_IO);

@@ -206,6 +206,14 @@ enum ws_counter {
 	CNT_NR = 12,
 };
 
+/* --mode sample: write syscalls outside writes are summed per file kind
+ * in the kernel (map "io_agg", index enum ws_file_kind) instead of streamed */
+struct ws_io_agg {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 bytes;
+};
+
 #define WS_MAX_CPUS	256
 
 #endif /* __WALSCOPE_H */

@@ -111,6 +111,11 @@ def test_sample_mode_attaches_no_uprobe(tmp_path):
         time.sleep(0.2)
         links = subprocess.run(["bpftool", "perf", "list"], capture_output=True,
                                text=True).stdout
+        cpid = subprocess.run(["pgrep", "-f", f"walscope-collect -o {tmp_path}/o"],
+                              capture_output=True, text=True).stdout.split()
+        # only our collector's links (other tracers may run beside us)
+        links = "".join(l + "\n" for l in links.splitlines()
+                        if cpid and l.startswith(f"pid {cpid[0]} "))
         if "sys_enter" in links and (tmp_path / "o" / "command.log").exists():
             break
     out, err = proc.communicate(timeout=300)

@@ -83,3 +83,25 @@ def test_ctrl_c_keeps_everything(tmp_path):
     # nothing of ours is left attached
     progs = subprocess.run(["bpftool", "prog", "list"], capture_output=True, text=True).stdout
     assert "ws_phase_enter" not in progs and "ws_sys_enter" not in progs
+
+
+def test_workload_runs_as_sudo_user_and_owns_the_run(tmp_path):
+    import pwd
+    import tempfile
+    nobody = pwd.getpwnam("nobody")
+    tmp_path = Path(tempfile.mkdtemp(prefix="walscope-user-"))  # reachable by nobody
+    tmp_path.chmod(0o777)
+    lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
+    env = {**os.environ, "SUDO_USER": "nobody", "LD_PRELOAD": "", "SECRET_TOKEN": "x"}
+    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--lib", lib, "--",
+                                "/bin/sh", "-c",
+                                f"id -u; env; db_bench --db={tmp_path}/db "
+                                "--benchmarks=fillrandom --num=50"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    log = (tmp_path / "o" / "command.log").read_text()
+    assert log.splitlines()[0] == str(nobody.pw_uid)
+    assert "SECRET_TOKEN" not in log and "LD_PRELOAD" not in log  # sanitised
+    assert (tmp_path / "o" / "summary.json").stat().st_uid == nobody.pw_uid
+    assert (tmp_path / "o" / "writes.parquet").stat().st_uid == nobody.pw_uid
+    shutil.rmtree(tmp_path)

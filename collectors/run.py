@@ -104,10 +104,11 @@ def resolve_probes(opts: TraceOptions) -> symbols.Resolution:
         what = exe
         # wrappers (taskset, nice, env, numactl...) exec the real program:
         # look at later arguments that are executables too
+        path = RunAs.lookup(opts.user).env()["PATH"]
         for arg in opts.command[1:]:
             if arg.startswith("-"):
                 continue
-            found = symbols.shutil.which(arg, path=RunAs.lookup(opts.user).env()["PATH"]) \
+            found = symbols.shutil.which(arg, path=path) \
                 if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
             if found and os.path.isfile(found) and symbols.is_elf(found):
                 objs += [o for o in symbols.candidate_objects_for_command(found, [])
@@ -272,6 +273,7 @@ def trace(opts: TraceOptions) -> TraceResult:
         },
     })
     write_outputs(run_dir, summary)
+    render_views(run_dir)
     chown_tree(run_dir, run_as)
     if opts.print_table:
         print(A.format_table(summary))
@@ -321,6 +323,19 @@ def analyse(run_dir: Path, cal: A.Calibration,
         print(f"walscope: WARNING: events lost: {lost}; consider a larger "
               "--ringbuf-mb", file=sys.stderr)
     return summary
+
+
+def render_views(run_dir: Path) -> None:
+    """Folded stacks, flame graph SVGs and report.html; a failure only warns."""
+    from viz import flamegraph, report
+    try:
+        flamegraph.render_run(run_dir)
+    except flamegraph.RenderError as e:
+        print(f"walscope: no flame graphs: {e}", file=sys.stderr)
+    try:
+        report.build(report.find_runs([run_dir]), run_dir / "report.html")
+    except report.ReportError as e:
+        print(f"walscope: no report: {e}", file=sys.stderr)
 
 
 def write_outputs(run_dir: Path, summary: dict[str, Any]) -> None:

@@ -38,7 +38,14 @@ class Calibration:
     one_ns: float = 0.0        # entry-only probe
     uprobe_ns: float = 0.0
     uretprobe_ns: float = 0.0
+    stepped_pair_in_ns: float = 0.0  # inside cost at a single-stepped site
+    stepped_components: tuple[str, ...] = ()  # their pairs cost stepped_pair_in_ns
     source: str = "none"
+
+    def pair_in_for(self, comp: str) -> float:
+        if comp in self.stepped_components and self.stepped_pair_in_ns:
+            return self.stepped_pair_in_ns
+        return self.pair_in_ns
 
     @staticmethod
     def from_dict(d: dict[str, Any] | None) -> "Calibration":
@@ -84,7 +91,8 @@ def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
     hpar = w["hits_par"][:, :n].astype(np.int64)
     hone = w["hits_one"][:, :n].astype(np.int64)
     df["probe_hits"] = 2 * hin.sum(axis=1) + hone.sum(axis=1)
-    over = hin * cal.pair_in_ns + hpar * cal.pair_out_ns + hone * cal.one_ns
+    pair_in = np.array([cal.pair_in_for(c) for c in comps])
+    over = hin * pair_in + hpar * cal.pair_out_ns + hone * cal.one_ns
     adj = np.maximum(comp - over, 0).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
@@ -235,7 +243,8 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
             "in_writes": int(writes["probe_hits"].sum()) if len(writes) else 0,
             "per_write": float(writes["probe_hits"].mean()) if len(writes) else 0.0,
         },
-        "calibration": cal.__dict__,
+        "calibration": {**cal.__dict__,
+                        "stepped_components": list(cal.stepped_components)},
         "estimated_overhead_ns": int(
             counters.get("uprobe", 0) * cal.uprobe_ns
             + counters.get("uretprobe", 0) * cal.uretprobe_ns),

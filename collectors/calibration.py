@@ -18,6 +18,7 @@ from collectors.records import ROOT
 
 TOOL = ROOT / ".output" / "walscope-calibrate"
 CACHE_DIR = Path("/var/cache/walscope")
+FORMAT = 2  # bump when walscope-calibrate measures differently
 
 
 class CalibrationError(RuntimeError):
@@ -58,7 +59,7 @@ def measure(iterations: int = 5000, rounds: int = 3) -> dict[str, Any]:
 
 def get(refresh: bool = False) -> Calibration:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    path = CACHE_DIR / f"calibration-{machine_key()}.json"
+    path = CACHE_DIR / f"calibration-v{FORMAT}-{machine_key()}.json"
     if not refresh and path.exists():
         try:
             data = json.loads(path.read_text())

@@ -4,6 +4,7 @@ trace_wal.py and the runners both go through ``trace()``.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -196,6 +197,12 @@ def trace(opts: TraceOptions) -> TraceResult:
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
     cal = calibration.get(refresh=opts.recalibrate) if opts.calibrate else A.Calibration()
+    phase_comp = {"PH_WRITE": "other", "PH_QUEUE": "queue", "PH_CRC": "crc",
+                  "PH_WAL": "wal_append", "PH_MEMTABLE": "memtable"}
+    stepped = sorted(phase_comp[p] for p in symbols.stepped_phases(res.probes)
+                     if p in phase_comp)
+    if opts.calibrate:
+        cal = dataclasses.replace(cal, stepped_components=tuple(stepped))
 
     sample_hz = opts.sample_hz
     if sample_hz is None:

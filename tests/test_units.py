@@ -140,3 +140,23 @@ def test_readme_schema_matches_real_parquet(traced):
         line = next(l for l in text.splitlines() if l.startswith(f"| {f}.parquet | `"))
         listed = re.findall(r"`(\w+)`", line)
         assert listed == list(pd.read_parquet(r.dir / f"{f}.parquet").columns)
+
+
+def test_stepped_sites_cost_more(tmp_path):
+    """A component whose probe site is single-stepped is compensated at that cost."""
+    _synthetic_writes(tmp_path)
+    cal = Calibration(pair_in_ns=600, pair_out_ns=700, one_ns=600,
+                      stepped_pair_in_ns=10_000, stepped_components=("crc",))
+    w = writes_frame(tmp_path, cal)
+    assert w.loc[0, "crc_adj_ns"] == 12_000 - 10_000
+    assert w.loc[0, "other_adj_ns"] == 3_000 - 600 - 700
+
+
+def test_probe_site_classes():
+    from collectors import symbols as S
+    lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
+    res = S.resolve_rocksdb([lib], "full")
+    stepped = S.stepped_phases(res.probes)
+    assert "PH_WRITE" not in stepped  # push %rbp: emulated
+    ext = [p for p in res.probes if p.name.startswith("rocksdb::crc32c::Extend(")]
+    assert ext and not S.is_emulated_site(ext[0].path, ext[0].offset)  # jmp *mem

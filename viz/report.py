@@ -53,11 +53,23 @@ class Run:
         return bool(self.summary.get("partial_run"))
 
 
+def recover(run_dir: Path) -> None:
+    """A run whose tracer died before analysing: build it from the records."""
+    from collectors.attribution import Calibration
+    from collectors.run import analyse, write_outputs
+    summary = analyse(run_dir, Calibration())
+    summary["partial_run"] = True
+    summary.setdefault("elapsed_s", None)
+    write_outputs(run_dir, summary)
+
+
 def find_runs(paths: list[Path]) -> list[Run]:
     found: list[tuple[Path, str]] = []
     for p in paths:
         if not p.exists():
             raise ReportError(f"{p}: no such folder")
+        if not (p / "summary.json").exists() and (p / "writes.bin").exists():
+            recover(p)
         if (p / "summary.json").exists():
             found.append((p, p.name))
             continue

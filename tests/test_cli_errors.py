@@ -123,9 +123,11 @@ def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(6)
     collectors = _pids_of(f"walscope-collect -o {out}")
-    assert collectors
     proc.kill()
     proc.wait()
+    if not collectors:
+        subprocess.run(["pkill", "-9", "-f", "--", f"--db={tmp_path}/db"])
+    assert collectors
     for _ in range(100):
         if not _pids_of(f"walscope-collect -o {out}"):
             break
@@ -157,7 +159,10 @@ def test_killed_collector_detaches_and_workload_goes_on(tmp_path):
     perf = subprocess.run(["bpftool", "perf", "list"], capture_output=True, text=True).stdout
     assert not any(l.startswith(f"pid {collectors[0]} ") for l in perf.splitlines())
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        subprocess.run(["pkill", "-9", "-f", "--", f"--db={tmp_path}/db"])
     assert "Traceback" not in err
     s = json.loads((out / "summary.json").read_text())
     assert s["partial_run"]  # the collector's report is missing: said so

@@ -146,10 +146,9 @@ def read_records(run_dir: str | os.PathLike, struct: str) -> np.ndarray:
     data = path.read_bytes()
     n = len(data) // dt.itemsize
     arr = np.frombuffer(data, dtype=dt, count=n)
-    want = enum_values("ws_rec_type")[
-        {"ws_write_rec": "WS_REC_WRITE", "ws_io_rec": "WS_REC_IO",
-         "ws_sched_rec": "WS_REC_SCHED", "ws_open_rec": "WS_REC_OPEN",
-         "ws_sample_rec": "WS_REC_SAMPLE"}[struct]]
+    # ws_write_rec -> WS_REC_WRITE, ws_io_rec -> WS_REC_IO, ...
+    tag = struct[len("ws_"):-len("_rec")].upper()
+    want = enum_values("ws_rec_type")["WS_REC_" + tag]
     return arr[arr["rec_type"] == want]
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import bisect
 import os
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from elftools.common.exceptions import ELFError
 
 from collectors import records as R
 from collectors import symbols
@@ -92,8 +94,9 @@ class Symbolizer:
             try:
                 rows = symbols.symbol_ranges(path)
                 bias = _load_bias(path)
-            except (symbols.SymbolError, OSError, Exception):
-                rows, bias = [], 0
+            except (symbols.SymbolError, OSError, ELFError,
+                    subprocess.SubprocessError):
+                rows, bias = [], 0  # unreadable object: samples name it only
             self._tables[path] = ([r[0] for r in rows], [r[1] for r in rows],
                                   [r[2] for r in rows], bias)
         return self._tables[path]

@@ -68,7 +68,8 @@ def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
         "truncated": (w["flags"] & 2).astype(bool),
         "partial": (w["flags"] & 4).astype(bool),
     })
-    comp = w["comp_ns"][:, :n].astype(np.int64)
+    # clamp (2^58 ns is 9 years): a corrupt record must not wrap negative
+    comp = np.minimum(w["comp_ns"][:, :n], 2**58).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_ns"] = comp[:, i]
     # the queue split: overlap with a leader's sync / WAL write, capped
@@ -93,7 +94,7 @@ def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
     df["probe_hits"] = 2 * hin.sum(axis=1) + hone.sum(axis=1)
     pair_in = np.array([cal.pair_in_for(c) for c in comps])
     over = hin * pair_in + hpar * cal.pair_out_ns + hone * cal.one_ns
-    adj = np.maximum(comp - over, 0).astype(np.int64)
+    adj = np.clip(comp - over, 0, 2**58).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
         df[f"{c}_adj_ns"] = adj[:, i]

@@ -67,3 +67,22 @@ def ensure_tracefs() -> None:
     if not os.path.exists("/sys/kernel/tracing/events"):
         subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
                        check=False)
+
+
+def start_bpftrace(args: list[str], timeout: float = 60) -> subprocess.Popen:
+    """bpftrace, returned once it says its probes are attached."""
+    import select
+    import time
+    bt = subprocess.Popen(["bpftrace", *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([bt.stdout], [], [], 0.5)
+        if r:
+            line = bt.stdout.readline()
+            if not line or line.startswith("Attaching"):
+                break
+        elif bt.poll() is not None:
+            break
+    time.sleep(0.5)  # attached, and the first probes armed
+    return bt

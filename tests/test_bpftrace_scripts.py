@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, TRACE, ensure_tracefs
+from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
 
 SCRIPTS = sorted((ROOT / "probes").glob("*.bt"))
 
@@ -30,9 +30,7 @@ def test_script_compiles(script):
 
 
 def test_write_groups_matches_trace_wal(tmp_path):
-    bt = subprocess.Popen(["bpftrace", str(ROOT / "probes" / "write_groups.bt")],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(4)
+    bt = start_bpftrace([str(ROOT / "probes" / "write_groups.bt")])
     p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
                                 f"--db={tmp_path}/db", "--benchmarks=fillrandom",
                                 "--num=701", "--threads=3", "--sync=true"],

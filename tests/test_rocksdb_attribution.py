@@ -7,7 +7,7 @@ import time
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, TRACE, db_bench_stats, ensure_tracefs
+from tests.conftest import ROOT, TRACE, db_bench_stats, ensure_tracefs, start_bpftrace
 
 COMPONENTS = ["other", "queue", "crc", "wal_append", "wal_write_io",
               "wal_sync_io", "memtable", "sched_runq"]
@@ -80,9 +80,7 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
     ensure_tracefs()
     script = ('tracepoint:syscalls:sys_enter_fdatasync /comm == "db_bench"/ '
               '{ @n = count(); }')
-    bt = subprocess.Popen(["bpftrace", "-e", script], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-    time.sleep(3)  # bpftrace attaches
+    bt = start_bpftrace(["-e", script])
     p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "out"), "--",
                                 "db_bench", f"--db={tmp_path}/db",
                                 "--benchmarks=fillrandom", "--num=997",

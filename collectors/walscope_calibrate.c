@@ -134,6 +134,30 @@ static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
 	return l;
 }
 
+/* time fn under an entry+return probe pair; *in: the cost inside it */
+static double measure_pair(struct walscope_bpf *skel, struct ring_buffer *rb,
+			   const char *exe, const char *name,
+			   void (*fn)(void), double *in)
+{
+	struct bpf_link *a, *b;
+	double t;
+
+	a = attach(skel->progs.ws_phase_enter, exe, name, 0, PH_QUEUE);
+	b = attach(skel->progs.ws_phase_exit, exe, name, 1, PH_QUEUE);
+	cal_write(fn);		/* warm up */
+	ring_buffer__consume(rb);
+	have_write = 0;
+	t = cal_write(fn);
+	ring_buffer__consume(rb);
+	*in = 0;
+	if (have_write && last_write.hits_in[RC_QUEUE])
+		*in = (double)last_write.comp_ns[RC_QUEUE] /
+		      last_write.hits_in[RC_QUEUE];
+	bpf_link__destroy(a);
+	bpf_link__destroy(b);
+	return t;
+}
+
 static int silent(enum libbpf_print_level l, const char *f, va_list a)
 {
 	return l == LIBBPF_WARN ? vfprintf(stderr, f, a) : 0;
@@ -141,7 +165,7 @@ static int silent(enum libbpf_print_level l, const char *f, va_list a)
 
 int main(int argc, char **argv)
 {
-	struct bpf_link *w_in, *w_out, *p_in, *p_out, *o_in;
+	struct bpf_link *w_in, *w_out, *o_in;
 	double base, pair, one, sys_off, sys_on, body = 0, pair_in = 0, stepped;
 	double stepped_in = 0;
 	struct walscope_bpf *skel;
@@ -186,28 +210,9 @@ int main(int argc, char **argv)
 
 	w_in = attach(skel->progs.ws_phase_enter, exe, "cal_write", 0, PH_WRITE);
 	w_out = attach(skel->progs.ws_phase_exit, exe, "cal_write", 1, PH_WRITE);
-	p_in = attach(skel->progs.ws_phase_enter, exe, "cal_phase", 0, PH_QUEUE);
-	p_out = attach(skel->progs.ws_phase_exit, exe, "cal_phase", 1, PH_QUEUE);
-	cal_write(cal_phase);		/* warm up */
-	pair = cal_write(cal_phase);
-	ring_buffer__consume(rb);
-	if (have_write && last_write.hits_in[RC_QUEUE])
-		pair_in = (double)last_write.comp_ns[RC_QUEUE] /
-			  last_write.hits_in[RC_QUEUE];
-	bpf_link__destroy(p_in);
-	bpf_link__destroy(p_out);
-
-	p_in = attach(skel->progs.ws_phase_enter, exe, "cal_stepped", 0, PH_QUEUE);
-	p_out = attach(skel->progs.ws_phase_exit, exe, "cal_stepped", 1, PH_QUEUE);
-	cal_write(cal_stepped);
-	have_write = 0;
-	stepped = cal_write(cal_stepped) - base;
-	ring_buffer__consume(rb);
-	if (have_write && last_write.hits_in[RC_QUEUE])
-		stepped_in = (double)last_write.comp_ns[RC_QUEUE] /
-			     last_write.hits_in[RC_QUEUE];
-	bpf_link__destroy(p_in);
-	bpf_link__destroy(p_out);
+	pair = measure_pair(skel, rb, exe, "cal_phase", cal_phase, &pair_in);
+	stepped = measure_pair(skel, rb, exe, "cal_stepped", cal_stepped,
+			       &stepped_in) - base;
 
 	o_in = attach(skel->progs.ws_phase_enter, exe, "cal_one", 0, PH_LEADER);
 	cal_write(cal_one);

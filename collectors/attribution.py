@@ -189,13 +189,14 @@ def stats(values: np.ndarray, total: float) -> dict[str, float]:
 def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
               cal: Calibration) -> dict[str, Any]:
     comps = R.rocksdb_components()
-    total_raw = float(writes["dur_ns"].sum()) if len(writes) else 0.0
-    total_adj = float(writes["dur_adj_ns"].sum()) if len(writes) else 0.0
+    # writes_frame always has its columns: sums of no writes are 0
+    total_raw = float(writes["dur_ns"].sum())
+    total_adj = float(writes["dur_adj_ns"].sum())
     raw = {c: stats(writes[f"{c}_ns"].to_numpy(), total_raw) for c in comps}
     adj = {c: stats(writes[f"{c}_adj_ns"].to_numpy(), total_adj) for c in comps}
     unreliable = []
     for c in comps:
-        over = float(writes[f"{c}_overhead_ns"].sum()) if len(writes) else 0.0
+        over = float(writes[f"{c}_overhead_ns"].sum())
         raw_sum = raw[c]["sum_ns"]
         frac = over / raw_sum if raw_sum else 0.0
         adj[c]["overhead_ns"] = int(over)
@@ -204,16 +205,17 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
         if adj[c]["unreliable"]:
             unreliable.append(c)
     queue = {p: stats(writes[f"{p}_ns"].to_numpy(), total_raw) for p in QUEUE_PARTS}
-    wal = io[io["kind"] == "wal"] if len(io) else io
-    wal_sync = wal[wal["syscall"].isin(SYNC_SYSCALLS)] if len(io) else io
-    wal_write = wal[wal["syscall"].isin(WRITE_SYSCALLS)] if len(io) else io
-    dirsync = io[(io["kind"] == "dir") & io["syscall"].isin(SYNC_SYSCALLS)] if len(io) else io
-    leaders = int(writes["leader"].sum()) if len(writes) else 0
+    # io_frame always has its columns, so empty selections just sum to 0
+    wal = io[io["kind"] == "wal"]
+    wal_sync = wal[wal["syscall"].isin(SYNC_SYSCALLS)]
+    wal_write = wal[wal["syscall"].isin(WRITE_SYSCALLS)]
+    dirsync = io[(io["kind"] == "dir") & io["syscall"].isin(SYNC_SYSCALLS)]
+    leaders = int(writes["leader"].sum())
     return {
         "writes": {
             "count": int(len(writes)),
-            "partial": int(writes["partial"].sum()) if len(writes) else 0,
-            "truncated": int(writes["truncated"].sum()) if len(writes) else 0,
+            "partial": int(writes["partial"].sum()),
+            "truncated": int(writes["truncated"].sum()),
             "duration": stats(writes["dur_ns"].to_numpy(), total_raw),
             "duration_adj": stats(writes["dur_adj_ns"].to_numpy(), total_adj),
         },
@@ -224,16 +226,15 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
         "wal": {
             # count/sum_ns: the write path's syncs (what rocksdb.wal.synced
             # counts); all_*: every WAL sync, e.g. at close, too
-            "sync": {"count": int(wal_sync["in_write"].sum()) if len(wal_sync) else 0,
-                     "sum_ns": int(wal_sync.loc[wal_sync["in_write"], "lat_ns"].sum())
-                     if len(wal_sync) else 0,
+            "sync": {"count": int(wal_sync["in_write"].sum()),
+                     "sum_ns": int(wal_sync.loc[wal_sync["in_write"], "lat_ns"].sum()),
                      "all_count": int(len(wal_sync)),
-                     "all_sum_ns": int(wal_sync["lat_ns"].sum()) if len(wal_sync) else 0},
+                     "all_sum_ns": int(wal_sync["lat_ns"].sum())},
             "write": {"count": int(len(wal_write)),
-                      "bytes": int(wal_write["bytes"].sum()) if len(wal_write) else 0,
-                      "sum_ns": int(wal_write["lat_ns"].sum()) if len(wal_write) else 0},
+                      "bytes": int(wal_write["bytes"].sum()),
+                      "sum_ns": int(wal_write["lat_ns"].sum())},
             "dir_sync": {"count": int(len(dirsync)),
-                         "sum_ns": int(dirsync["lat_ns"].sum()) if len(dirsync) else 0},
+                         "sum_ns": int(dirsync["lat_ns"].sum())},
         },
         "groups": {"leaders": leaders, "followers": int(len(writes)) - leaders},
         "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
@@ -241,7 +242,7 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
         "probe_hits": {
             "uprobe": counters.get("uprobe", 0),
             "uretprobe": counters.get("uretprobe", 0),
-            "in_writes": int(writes["probe_hits"].sum()) if len(writes) else 0,
+            "in_writes": int(writes["probe_hits"].sum()),
             "per_write": float(writes["probe_hits"].mean()) if len(writes) else 0.0,
         },
         "calibration": {**cal.__dict__,

@@ -95,17 +95,17 @@ def default_run_dir(name: str) -> Path:
     return Path("runs") / f"{stamp}-{safe}"
 
 
-def resolve_probes(opts: TraceOptions) -> symbols.Resolution:
+def resolve_probes(opts: TraceOptions, run_as: RunAs) -> symbols.Resolution:
     if opts.pid is not None:
         objs = symbols.candidate_objects_for_pid(opts.pid, opts.libs)
         what = f"pid {opts.pid}"
     else:
-        exe = _resolve_exe(opts.command[0], opts.user)
+        path = run_as.env()["PATH"]
+        exe = _resolve_exe(opts.command[0], path)
         objs = symbols.candidate_objects_for_command(exe, opts.libs)
         what = exe
         # wrappers (taskset, nice, env, numactl...) exec the real program:
         # look at later arguments that are executables too
-        path = RunAs.lookup(opts.user).env()["PATH"]
         for arg in opts.command[1:]:
             if arg.startswith("-"):
                 continue
@@ -122,9 +122,9 @@ def resolve_probes(opts: TraceOptions) -> symbols.Resolution:
     return res
 
 
-def _resolve_exe(exe: str, user: str | None) -> str:
+def _resolve_exe(exe: str, path: str) -> str:
     if "/" not in exe:
-        found = symbols.shutil.which(exe, path=RunAs.lookup(user).env()["PATH"])
+        found = symbols.shutil.which(exe, path=path)
         if not found:
             raise TraceError(f"command not found: {exe}")
         exe = found
@@ -181,7 +181,7 @@ def trace(opts: TraceOptions) -> TraceResult:
         raise TraceError(str(e)) from None
     try:
         run_as = RunAs.lookup(opts.user)
-        res = resolve_probes(opts)
+        res = resolve_probes(opts, run_as)
     except (SessionError, symbols.SymbolError) as e:
         raise TraceError(str(e)) from None
     for m in res.missing:

@@ -13,6 +13,7 @@ import grp
 import os
 import pwd
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -160,7 +161,7 @@ class Workload:
         env = run_as.env()
         exe = argv[0]
         if "/" not in exe:
-            found = _which(exe, env["PATH"])
+            found = shutil.which(exe, path=env["PATH"])
             if not found:
                 raise SessionError(f"command not found: {exe}")
             exe = found
@@ -212,14 +213,6 @@ class Workload:
                 self.proc.send_signal(signal.SIGINT)
             except ProcessLookupError:
                 pass
-
-
-def _which(cmd: str, path: str) -> str | None:
-    for d in path.split(":"):
-        p = os.path.join(d, cmd)
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return p
-    return None
 
 
 def process_tree(pid: int) -> list[int]:

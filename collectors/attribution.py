@@ -17,9 +17,9 @@ import pandas as pd
 from collectors import records as R
 
 # x86_64 numbers of the syscalls probes/walscope.bpf.c traces
-SYSCALLS = {1: "write", 3: "close", 18: "pwrite64", 20: "writev", 72: "fcntl",
-            73: "flock", 74: "fsync", 75: "fdatasync", 77: "ftruncate",
-            87: "unlink", 257: "openat", 263: "unlinkat",
+SYSCALLS = {1: "write", 3: "close", 18: "pwrite64", 20: "writev", 35: "nanosleep",
+            72: "fcntl", 73: "flock", 74: "fsync", 75: "fdatasync", 77: "ftruncate",
+            87: "unlink", 230: "clock_nanosleep", 257: "openat", 263: "unlinkat",
             277: "sync_file_range", 285: "fallocate", 296: "pwritev",
             328: "pwritev2"}
 WRITE_SYSCALLS = {"write", "pwrite64", "writev", "pwritev", "pwritev2"}
@@ -55,9 +55,12 @@ class Calibration:
         return Calibration(**{k: d[k] for k in keys if k in d})
 
 
-def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
+def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
+                 ) -> pd.DataFrame:
+    """One row per write (RocksDB) or transaction (SQLite) of that engine."""
     w = R.read_records(run_dir, "ws_write_rec")
-    comps = R.rocksdb_components()
+    w = w[w["engine"] == R.enum_values("ws_engine")["WS_ENGINE_" + engine.upper()]]
+    comps = R.components(engine)
     n = len(comps)
     df = pd.DataFrame({
         "start_ns": w["start_ns"].astype(np.int64),
@@ -73,7 +76,7 @@ def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
     for i, c in enumerate(comps):
         df[f"{c}_ns"] = comp[:, i]
     # the queue split: overlap with a leader's sync / WAL write, capped
-    q = comp[:, comps.index("queue")]
+    q = comp[:, comps.index("queue")] if "queue" in comps else np.zeros(len(w), np.int64)
     behind_sync = np.minimum(w["q_behind_sync_ns"].astype(np.int64), q)
     behind_walw = np.minimum(w["q_behind_walw_ns"].astype(np.int64), q - behind_sync)
     df["queue_behind_sync_ns"] = behind_sync
@@ -103,8 +106,77 @@ def writes_frame(run_dir: Path, cal: Calibration) -> pd.DataFrame:
     df["syscalls"] = w["nr_syscalls"].astype(np.int32)
     df["cpu_start"] = w["cpu_start"].astype(np.int32)
     df["cpu_end"] = w["cpu_end"].astype(np.int32)
-    df["engine"] = np.where(w["engine"] == 2, "sqlite", "rocksdb")
+    df["engine"] = engine
+    if engine == "sqlite":
+        df["statements"] = w["nr_calls"].astype(np.int32)
+        df["explicit"] = (w["flags"] & 0x10).astype(bool)
+        df["rollback"] = (w["flags"] & 0x8).astype(bool)
     return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
+
+
+def records_engine(run_dir: Path) -> str:
+    """The engine most write records name ("rocksdb" when there are none)."""
+    w = R.read_records(run_dir, "ws_write_rec")
+    names = {v: k[len("WS_ENGINE_"):].lower()
+             for k, v in R.enum_values("ws_engine").items()}
+    if not len(w):
+        return "rocksdb"
+    vals, counts = np.unique(w["engine"], return_counts=True)
+    return names.get(int(vals[np.argmax(counts)]), "rocksdb")
+
+
+TXLOG_COLUMNS = ("tid", "start_ns", "end_ns", "type")
+
+
+def read_txlog(path: Path) -> pd.DataFrame:
+    """A workload's own transaction log (see run.TXLOG); empty if unusable."""
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return pd.DataFrame(columns=list(TXLOG_COLUMNS))
+    if not set(TXLOG_COLUMNS) <= set(df.columns):
+        return pd.DataFrame(columns=list(TXLOG_COLUMNS))
+    return df
+
+
+def label_transactions(writes: pd.DataFrame, txlog: pd.DataFrame) -> pd.DataFrame:
+    """Give each traced transaction the workload's type and own latency:
+    the logged transaction of the same thread whose span holds its start."""
+    writes = writes.copy()
+    writes["txn_type"] = ""
+    writes["app_latency_ns"] = np.int64(0)
+    if not len(writes) or not len(txlog):
+        return writes
+    t = txlog[list(TXLOG_COLUMNS)].dropna().copy()
+    t = t.astype({"tid": np.int64, "start_ns": np.int64, "end_ns": np.int64})
+    t = t.sort_values("start_ns").rename(columns={"start_ns": "tx_start"})
+    w = writes.reset_index().sort_values("start_ns")
+    m = pd.merge_asof(w[["index", "start_ns", "tid"]].astype({"tid": np.int64}), t,
+                      left_on="start_ns", right_on="tx_start", by="tid",
+                      direction="backward")
+    ok = m["end_ns"].notna() & (m["start_ns"] <= m["end_ns"])
+    m = m[ok]
+    writes.loc[m["index"], "txn_type"] = m["type"].astype(str).to_numpy()
+    writes.loc[m["index"], "app_latency_ns"] = \
+        (m["end_ns"] - m["tx_start"]).astype(np.int64).to_numpy()
+    return writes
+
+
+def by_type(writes: pd.DataFrame) -> dict[str, Any]:
+    """Per transaction type: count, mean traced/compensated/app latency and
+    mean components (compensated), in ns."""
+    comps = [c[:-len("_adj_ns")] for c in writes.columns if c.endswith("_adj_ns")]
+    out: dict[str, Any] = {}
+    for typ, d in writes[writes["txn_type"] != ""].groupby("txn_type"):
+        out[str(typ)] = {
+            "count": int(len(d)),
+            "mean_ns": float(d["dur_ns"].mean()),
+            "mean_adj_ns": float(d["dur_adj_ns"].mean()),
+            "p99_adj_ns": float(np.percentile(d["dur_adj_ns"], 99)),
+            "app_mean_ns": float(d["app_latency_ns"].mean()),
+            "components": {c: float(d[f"{c}_adj_ns"].mean()) for c in comps},
+        }
+    return out
 
 
 def _opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFrame:
@@ -186,9 +258,34 @@ def stats(values: np.ndarray, total: float) -> dict[str, float]:
                 share=s / total if total else 0.0)
 
 
+def sqlite_io_summary(writes: pd.DataFrame, io: pd.DataFrame) -> dict[str, Any]:
+    """What SQLite's commits cost in syscalls: counts inside transactions."""
+    inside = io[io["in_write"]]
+    def pick(syscalls: set[str], kinds: set[str]) -> dict[str, int]:
+        d = inside[inside["syscall"].isin(syscalls) & inside["kind"].isin(kinds)]
+        return {"count": int(len(d)), "sum_ns": int(d["lat_ns"].sum()),
+                "bytes": int(d["bytes"].sum())}
+    log = {"journal", "wal"}
+    return {
+        "journal_write": pick(WRITE_SYSCALLS, log),
+        "journal_sync": pick(SYNC_SYSCALLS, log),
+        "db_write": pick(WRITE_SYSCALLS, {"db", "other"}),
+        "db_sync": pick(SYNC_SYSCALLS, {"db", "other"}),
+        "dir_sync": pick(SYNC_SYSCALLS, {"dir"}),
+        "journal_unlink": pick({"unlink", "unlinkat"}, {"journal"}),
+        "journal_truncate": pick({"ftruncate"}, log),
+        "journal_open": pick({"openat"}, {"journal"}),
+        "checkpoints": int((writes["checkpoint_ns"] > 0).sum()),
+        "explicit": int(writes["explicit"].sum()),
+        "autocommit": int((~writes["explicit"]).sum()),
+        "rollbacks": int(writes["rollback"].sum()),
+        "statements": int(writes["statements"].sum()),
+    }
+
+
 def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
-              cal: Calibration) -> dict[str, Any]:
-    comps = R.rocksdb_components()
+              cal: Calibration, engine: str = "rocksdb") -> dict[str, Any]:
+    comps = R.components(engine)
     # writes_frame always has its columns: sums of no writes are 0
     total_raw = float(writes["dur_ns"].sum())
     total_adj = float(writes["dur_adj_ns"].sum())
@@ -212,6 +309,8 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
     dirsync = io[(io["kind"] == "dir") & io["syscall"].isin(SYNC_SYSCALLS)]
     leaders = int(writes["leader"].sum())
     return {
+        "engine": engine,
+        **({"sqlite": sqlite_io_summary(writes, io)} if engine == "sqlite" else {}),
         "writes": {
             "count": int(len(writes)),
             "partial": int(writes["partial"].sum()),
@@ -316,7 +415,9 @@ def format_table(summary: dict[str, Any]) -> str:
                      f"{fmt_ns(s['p999_ns']):>9}{s['share'] * 100:>6.1f}%"
                      f"{fmt_ns(raw[c]['mean_ns']):>10}")
     d = summary["writes"]["duration_adj"]
-    lines.append(f"{'write (total)':<16}{summary['writes']['count']:>8}"
+    sq = summary.get("sqlite")
+    total = "txn (total)" if sq else "write (total)"
+    lines.append(f"{total:<16}{summary['writes']['count']:>8}"
                  f"{fmt_ns(d['mean_ns']):>9}{fmt_ns(d['p50_ns']):>9}"
                  f"{fmt_ns(d['p99_ns']):>9}{fmt_ns(d['p999_ns']):>9}{'100.0%':>7}"
                  f"{fmt_ns(summary['writes']['duration']['mean_ns']):>10}")
@@ -328,9 +429,21 @@ def format_table(summary: dict[str, Any]) -> str:
             f"{q[p]['sum_ns'] / qs * 100:.0f}%" for p in QUEUE_PARTS))
     g = summary["groups"]
     w = summary["wal"]
-    lines.append(f"groups: {g['leaders']} leaders, {g['followers']} followers; "
-                 f"WAL: {w['sync']['count']} syncs, {w['write']['count']} writes, "
-                 f"{w['write']['bytes']} B")
+    if sq:
+        lines.append(
+            f"transactions: {sq['explicit']} BEGIN..COMMIT, {sq['autocommit']} "
+            f"autocommit, {sq['rollbacks']} rolled back; journal: "
+            f"{sq['journal_sync']['count']} syncs, {sq['journal_write']['count']} writes, "
+            f"{sq['journal_unlink']['count']} unlinks; db: {sq['db_sync']['count']} "
+            f"syncs; dir: {sq['dir_sync']['count']} syncs; "
+            f"{sq['checkpoints']} with a checkpoint")
+        for typ, v in summary.get("by_type", {}).items():
+            lines.append(f"  {typ:<14}{v['count']:>7} txns, mean {fmt_ns(v['mean_adj_ns'])}"
+                         f" (workload's own: {fmt_ns(v['app_mean_ns'])})")
+    else:
+        lines.append(f"groups: {g['leaders']} leaders, {g['followers']} followers; "
+                     f"WAL: {w['sync']['count']} syncs, {w['write']['count']} writes, "
+                     f"{w['write']['bytes']} B")
     if summary["unreliable_components"]:
         lines.append("! probe overhead is over half of these components: "
                      + ", ".join(summary["unreliable_components"])

@@ -122,10 +122,16 @@ def enum_names(name: str, prefix: str, path: str = str(BTF_JSON)) -> dict[int, s
     return out
 
 
-def rocksdb_components() -> list[str]:
-    """Component names in slot order (slot i of comp_ns)."""
-    names = enum_names("ws_rocksdb_comp", "RC_")
+def components(engine: str = "rocksdb") -> list[str]:
+    """An engine's component names in slot order (slot i of comp_ns)."""
+    enum, prefix = {"rocksdb": ("ws_rocksdb_comp", "RC_"),
+                    "sqlite": ("ws_sqlite_comp", "SC_")}[engine]
+    names = enum_names(enum, prefix)
     return [names[i] for i in sorted(names)]
+
+
+def rocksdb_components() -> list[str]:
+    return components("rocksdb")
 
 
 def file_kinds() -> dict[int, str]:

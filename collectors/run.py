@@ -22,6 +22,9 @@ from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 
 DEFAULT_SAMPLE_HZ = 499
+# a workload may log its own transactions here (WALSCOPE_RUN_DIR/txlog.csv:
+# tid,start_ns,end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
+TXLOG = "txlog.csv"
 
 
 class TraceError(RuntimeError):
@@ -116,8 +119,10 @@ def resolve_probes(opts: TraceOptions, run_as: RunAs) -> symbols.Resolution:
                          if o not in objs]
     res = symbols.resolve_rocksdb(objs, opts.mode)
     if res.object_path is None:
+        res = symbols.resolve_sqlite(objs, opts.mode)
+    if res.object_path is None:
         raise TraceError(
-            f"no RocksDB found in {what} (checked {len(res.objects_checked)} "
+            f"no RocksDB or SQLite found in {what} (checked {len(res.objects_checked)} "
             "objects; a stripped library or a dlopen()ed one: name it with --lib)")
     return res
 
@@ -186,6 +191,8 @@ def trace(opts: TraceOptions) -> TraceResult:
         raise TraceError(str(e)) from None
     for m in res.missing:
         print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
+    for n in res.notes:
+        print(f"walscope: {res.object_path}: {n}", file=sys.stderr)
     if run_as.uid == 0 and opts.pid is None and not run_as.explicit_root:
         print("walscope: running the workload as root (no SUDO_USER; "
               "choose with --user)", file=sys.stderr)
@@ -194,11 +201,14 @@ def trace(opts: TraceOptions) -> TraceResult:
     run_dir = opts.output or default_run_dir(name)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:  # the workload may write its own logs there
+            os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
     cal = calibration.get(refresh=opts.recalibrate) if opts.calibrate else A.Calibration()
     phase_comp = {"PH_WRITE": "other", "PH_QUEUE": "queue", "PH_CRC": "crc",
-                  "PH_WAL": "wal_append", "PH_MEMTABLE": "memtable"}
+                  "PH_WAL": "wal_append", "PH_MEMTABLE": "memtable",
+                  "PH_SQL_STEP": "sql_exec", "PH_CHECKPOINT": "checkpoint"}
     stepped = sorted(phase_comp[p] for p in symbols.stepped_phases(res.probes)
                      if p in phase_comp)
     if opts.calibrate:
@@ -237,7 +247,8 @@ def trace(opts: TraceOptions) -> TraceResult:
                 interrupted = True
         else:
             workload = Workload(opts.command, run_as, run_dir / "command.log",
-                                echo=opts.echo, cwd=opts.cwd)
+                                echo=opts.echo, cwd=opts.cwd,
+                                extra_env={"WALSCOPE_RUN_DIR": str(run_dir.resolve())})
             collector.add_pid(workload.pid)
             workload.release()
             if sample_hz:
@@ -263,7 +274,7 @@ def trace(opts: TraceOptions) -> TraceResult:
         signal.signal(signal.SIGTERM, old_term)
     elapsed = time.monotonic() - t0
 
-    summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz)
+    summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz, res.engine)
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode,
         "exit_code": exit_code, "interrupted": interrupted,
@@ -275,7 +286,8 @@ def trace(opts: TraceOptions) -> TraceResult:
             "kernel": platform.release(), "machine": platform.machine(),
             "cpu_model": cpu_model(), "cpu_types": topo.letters(),
             "cpu_types_source": topo.source,
-            "library": res.object_path, "library_version": res.version,
+            "engine": res.engine, "library": res.object_path,
+            "library_version": res.version, "notes": res.notes,
             "user": run_as.name,
         },
     })
@@ -290,18 +302,25 @@ def trace(opts: TraceOptions) -> TraceResult:
 
 def analyse(run_dir: Path, cal: A.Calibration,
             seeded: dict[tuple[int, int], str] | None = None,
-            maps: dict[int, list] | None = None, sample_hz: int = 0
-            ) -> dict[str, Any]:
-    """Parquet files from the records; returns the summary (not yet written)."""
+            maps: dict[int, list] | None = None, sample_hz: int = 0,
+            engine: str | None = None) -> dict[str, Any]:
+    """Parquet files from the records; returns the summary (not yet written).
+    engine: None reads it from the records (a run recovered after a crash)."""
     counters, rep = A.collector_counters(run_dir)
-    writes = A.writes_frame(run_dir, cal)
+    engine = engine or A.records_engine(run_dir)
+    writes = A.writes_frame(run_dir, cal, engine)
     io = A.io_frame(run_dir, seeded)
+    txlog = run_dir / TXLOG
+    if engine == "sqlite" and txlog.exists():
+        writes = A.label_transactions(writes, A.read_txlog(txlog))
     names = dict(zip(io["tid"], io["thread"])) if len(io) else {}
     sched = A.sched_frame(run_dir, names)
     writes.to_parquet(run_dir / "writes.parquet", index=False)
     io.to_parquet(run_dir / "io.parquet", index=False)
     sched.to_parquet(run_dir / "sched.parquet", index=False)
-    summary = A.summarize(writes, io, counters, cal)
+    summary = A.summarize(writes, io, counters, cal, engine)
+    if "txn_type" in writes:
+        summary["by_type"] = A.by_type(writes)
     agg = A.io_aggregate(rep)
     if agg:  # sample mode: write syscalls summed in the kernel
         summary["io_aggregate"] = agg

@@ -157,8 +157,9 @@ class Workload:
     """A command forked stopped, released after the collector has its pid."""
 
     def __init__(self, argv: list[str], run_as: RunAs, log_path: Path,
-                 echo: bool = True, cwd: str | None = None):
-        env = run_as.env()
+                 echo: bool = True, cwd: str | None = None,
+                 extra_env: dict[str, str] | None = None):
+        env = {**run_as.env(), **(extra_env or {})}
         exe = argv[0]
         if "/" not in exe:
             found = shutil.which(exe, path=env["PATH"])

@@ -1,12 +1,16 @@
-"""Find the probe points of a RocksDB build: which object holds them, where.
+"""Find the probe points of a RocksDB or SQLite build: which object, where.
 
 Symbols are matched by demangled-name prefix, so renamed or re-signed
 overloads across RocksDB 7.x-10.x (WriteToWAL vs WriteGroupToWAL, AddRecord
 with WriteOptions, ...) are all found; every overload present is attached.
-Offsets are file offsets, as uprobes want them.
+Offsets are file offsets, as uprobes want them.  SQLite's are C names:
+sqlite3_step (transaction boundaries and statement time) and, where the
+library exports it (Debian's does), sqlite3WalCheckpoint, else the API's
+sqlite3_wal_checkpoint_v2.
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
@@ -50,6 +54,14 @@ ROCKSDB_PROBES: tuple[ProbeSpec, ...] = (
               BOTH, ret=False),
 )
 
+# (name, phase, fallbacks tried in order when name is not exported)
+SQLITE_PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("sqlite3_step", "PH_SQL_STEP", ()),
+    ("sqlite3WalCheckpoint", "PH_CHECKPOINT", ("sqlite3_wal_checkpoint_v2",)),
+)
+_SQLITE_TOKENS = re.compile(r"^sqlite3(_step|WalCheckpoint|_wal_checkpoint_v2|_sql"
+                            r"|_libversion)$")
+
 # mangled-name fragments worth demangling (keeps c++filt input small)
 _TOKENS = re.compile(
     r"WriteImpl|JoinBatchGroup|AwaitState|WriteToWAL|WriteGroupToWAL|SyncWAL|"
@@ -68,6 +80,7 @@ class Resolved:
     name: str            # demangled
     path: str
     offset: int          # file offset
+    arg: int = 0         # cookie bits 16..: PH_SQL_STEP's zSql offset
 
 
 @dataclass
@@ -77,6 +90,8 @@ class Resolution:
     probes: list[Resolved] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)   # spec prefixes not found
     version: str | None = None
+    engine: str = "rocksdb"
+    notes: list[str] = field(default_factory=list)     # degraded attribution
 
 
 def demangle(names: list[str]) -> list[str]:
@@ -169,10 +184,29 @@ def interpreter_chain(exe: str) -> str:
     raise SymbolError(f"{exe}: not an ELF executable or #! script")
 
 
+def python_sqlite_module(interp: str) -> list[str]:
+    """The _sqlite3 extension a Python interpreter would dlopen, if any."""
+    name = os.path.basename(interp)
+    if not name.startswith("python"):
+        return []
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(interp)))
+    pats = [os.path.join(prefix, "lib", "python3*", "lib-dynload", "_sqlite3*.so")]
+    if prefix == "/usr":
+        pats.append("/usr/lib/python3*/lib-dynload/_sqlite3*.so")
+    m = re.match(r"python(\d+\.\d+)", os.path.basename(os.path.realpath(interp)))
+    found = sorted({p for pat in pats for p in glob.glob(pat)})
+    if m:  # prefer the interpreter's own version
+        own = [p for p in found if f"python{m.group(1)}/" in p]
+        found = own or found
+    return found
+
+
 def candidate_objects_for_command(exe: str, extra: list[str]) -> list[str]:
     main = interpreter_chain(exe)
-    objs = [os.path.realpath(main)] + shared_libs(main) + \
-        [os.path.realpath(p) for p in extra]
+    objs = [os.path.realpath(main)] + shared_libs(main)
+    for mod in python_sqlite_module(main):
+        objs += [mod] + shared_libs(mod)
+    objs += [os.path.realpath(p) for p in extra]
     return list(dict.fromkeys(objs))
 
 
@@ -232,6 +266,66 @@ def resolve_rocksdb(objects: list[str], mode: str) -> Resolution:
     return res
 
 
+def decode_sql_offset(path: str, offset: int) -> int:
+    """Offset of zSql in a Vdbe, read from sqlite3_sql's code, which is
+    ``[test %rdi,%rdi; je ...;] mov disp(%rdi),%rax; ret``.  0 if not found."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            code = f.read(24)
+    except OSError:
+        return 0
+    for i in range(len(code) - 3):
+        if code[i:i + 3] == b"\x48\x8b\x87" and i + 7 <= len(code):
+            return int.from_bytes(code[i + 3:i + 7], "little", signed=True)
+        if code[i:i + 3] == b"\x48\x8b\x47":
+            return code[i + 3]
+    return 0
+
+
+def sqlite_version(path: str) -> str | None:
+    """The version string the library embeds (sqlite3_libversion's)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    m = re.search(rb"\x00(3\.\d+\.\d+)\x00", data)
+    return m.group(1).decode() if m else None
+
+
+def resolve_sqlite(objects: list[str], mode: str) -> Resolution:
+    """Probe points in the first object that defines sqlite3_step."""
+    res = Resolution(engine="sqlite")
+    for obj in objects:
+        res.objects_checked.append(obj)
+        try:
+            syms = dict(function_symbols(obj, _SQLITE_TOKENS))
+        except SymbolError:
+            continue
+        if "sqlite3_step" not in syms:
+            continue
+        res.object_path = obj
+        res.version = sqlite_version(obj)
+        sql_off = decode_sql_offset(obj, syms["sqlite3_sql"]) \
+            if "sqlite3_sql" in syms else 0
+        if not sql_off:
+            res.notes.append("cannot read statement text (sqlite3_sql not "
+                             "decodable): every statement is its own transaction")
+        if mode == "sample":
+            return res
+        for name, phase, fallbacks in SQLITE_PROBES:
+            use = next((n for n in (name,) + fallbacks if n in syms), None)
+            if use is None:
+                res.missing.append(name)
+                continue
+            spec = ProbeSpec(use, phase, BOTH)
+            res.probes.append(Resolved(spec, use, obj, syms[use],
+                                       sql_off if phase == "PH_SQL_STEP" else 0))
+        return res
+    return res
+
+
 def is_emulated_site(path: str, offset: int) -> bool:
     """True if the uprobe at offset can emulate the first instruction
     (push of a register, with or without REX.B): cheap (~0.6 us here).
@@ -257,7 +351,7 @@ def attach_lines(probes: list[Resolved]) -> list[str]:
     phases = enum_values("ws_phase")
     lines = []
     for p in probes:
-        ph = phases[p.spec.phase]
+        ph = phases[p.spec.phase] | p.arg << 16
         short = p.name.split("(")[0]
         lines.append(f"enter\t{ph}\t{p.offset}\t{p.path}\t{short}")
         if p.spec.ret:

@@ -35,6 +35,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 
 /* x86_64 syscall numbers (the only architecture this tool targets) */
 #define NR_write		1
+#define NR_nanosleep		35
+#define NR_clock_nanosleep	230
 #define NR_close		3
 #define NR_pwrite64		18
 #define NR_writev		20
@@ -78,6 +80,8 @@ struct thread_state {
 	__u8 preempted;
 	__u8 depth;
 	__u8 write_depth;
+	__u8 txn_end_depth;	/* SQLite: end the transaction below this depth */
+	__u8 txn_end_flags;	/* ... with these flags */
 	__u8 stack[WS_MAX_DEPTH];	/* phase ids */
 	struct ws_write_rec rec;
 };
@@ -158,6 +162,10 @@ const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
 const struct ws_io_agg *__ws_io_agg __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
+enum ws_sqlite_comp __ws_sqlite_comp __attribute__((unused));
+_Static_assert(SC_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
+_Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING,
+	       "the pending slot is free");
 enum ws_file_kind __ws_file_kind __attribute__((unused));
 enum ws_counter __ws_counter __attribute__((unused));
 enum ws_rec_type __ws_rec_type __attribute__((unused));
@@ -234,6 +242,10 @@ static __always_inline __u8 phase_comp(__u8 phase)
 		return RC_WAL_APPEND;
 	case PH_MEMTABLE:
 		return RC_MEMTABLE;
+	case PH_SQL_STEP:
+		return SC_SQL_EXEC;
+	case PH_CHECKPOINT:
+		return SC_CHECKPOINT;
 	default:
 		return RC_OTHER;
 	}
@@ -312,7 +324,8 @@ static __always_inline void comp_switch(struct thread_state *t, __u8 old,
 	__u32 zero = 0;
 	struct busy_clock *b;
 
-	if ((old == RC_QUEUE) == (new == RC_QUEUE))
+	if (t->rec.engine != WS_ENGINE_ROCKSDB ||
+	    (old == RC_QUEUE) == (new == RC_QUEUE))
 		return;
 	b = bpf_map_lookup_elem(&busy, &zero);
 	if (!b)
@@ -342,16 +355,17 @@ static __always_inline void add_cpu_slice(struct thread_state *t, __u64 now)
 }
 
 static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
-					__u32 tid, __u64 now)
+					__u32 tid, __u64 now, __u16 engine)
 {
 	__builtin_memset(&t->rec, 0, sizeof(t->rec));
 	t->rec.rec_type = WS_REC_WRITE;
 	t->rec.pid = tgid;
 	t->rec.tid = tid;
-	t->rec.engine = WS_ENGINE_ROCKSDB;
+	t->rec.engine = engine;
 	t->rec.start_ns = now;
 	t->rec.cpu_start = bpf_get_smp_processor_id();
-	t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
+	if (engine == WS_ENGINE_ROCKSDB)
+		t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
 	t->write_start = now;
 	t->last_ts = now;
 	t->depth = 0;
@@ -370,17 +384,124 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	t->rec.dur_ns = now - t->write_start;
 	t->rec.cpu_end = bpf_get_smp_processor_id();
 	t->rec.flags |= flags;
-	if (bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
+	/* an autocommit SQLite statement that wrote nothing is a read */
+	if ((t->rec.engine == WS_ENGINE_ROCKSDB ||
+	     (t->rec.flags & (WS_WF_EXPLICIT | WS_WF_WROTE))) &&
+	    bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
 		count(CNT_LOST_WRITE);
 	t->write_start = 0;
 	t->depth = 0;
 	t->write_depth = 0;
+	t->txn_end_depth = 0;
+	t->txn_end_flags = 0;
+}
+
+/* SQLite statement classes, from the first word of the SQL text */
+enum sql_class { SQL_OTHER, SQL_BEGIN, SQL_COMMIT, SQL_ROLLBACK };
+
+static __always_inline bool sql_delim(char c)
+{
+	return c == 0 || c == ' ' || c == ';' || c == '\t' || c == '\n' ||
+	       c == '\r';
+}
+
+/* stmt: a Vdbe*; sql_off: offset of its zSql (decoded from sqlite3_sql) */
+static __always_inline int sql_class(const void *stmt, __u32 sql_off)
+{
+	const char *sql = NULL;
+	char b[32] = {}, w[12] = {};
+	__u32 i, k = 0;
+
+	if (!stmt || !sql_off ||
+	    bpf_probe_read_user(&sql, sizeof(sql), stmt + sql_off) || !sql ||
+	    bpf_probe_read_user_str(b, sizeof(b), sql) <= 0)
+		return SQL_OTHER;
+	while (k < 8 && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' ||
+			 b[k] == '\r'))
+		k++;
+	for (i = 0; i < sizeof(w); i++) {	/* k + i < 20: in b */
+		char c = b[(k + i) & (sizeof(b) - 1)];
+
+		w[i] = c >= 'a' && c <= 'z' ? c - 32 : c;
+	}
+	if (w[0] == 'B' && w[1] == 'E' && w[2] == 'G' && w[3] == 'I' &&
+	    w[4] == 'N' && sql_delim(w[5]))
+		return SQL_BEGIN;
+	if (w[0] == 'C' && w[1] == 'O' && w[2] == 'M' && w[3] == 'M' &&
+	    w[4] == 'I' && w[5] == 'T' && sql_delim(w[6]))
+		return SQL_COMMIT;
+	if (w[0] == 'E' && w[1] == 'N' && w[2] == 'D' && sql_delim(w[3]))
+		return SQL_COMMIT;
+	if (w[0] == 'R' && w[1] == 'O' && w[2] == 'L' && w[3] == 'L' &&
+	    w[4] == 'B' && w[5] == 'A' && w[6] == 'C' && w[7] == 'K' &&
+	    sql_delim(w[8]) && !(w[9] == 'T' && w[10] == 'O'))
+		return SQL_ROLLBACK;
+	return SQL_OTHER;
+}
+
+/* sqlite3_step entry: open a transaction if none is open, push the step */
+static __always_inline int sql_step_enter(struct pt_regs *ctx,
+					  struct thread_state *t, __u32 tgid,
+					  __u32 tid, __u64 now, __u64 cookie)
+{
+	int cls = sql_class((void *)PT_REGS_PARM1(ctx), cookie >> 16);
+	__u8 parent;
+
+	if (!t->write_start) {
+		begin_write(t, tgid, tid, now, WS_ENGINE_SQLITE);
+		if (cls == SQL_BEGIN)
+			t->rec.flags |= WS_WF_EXPLICIT;
+	} else {
+		charge(t, now);
+		parent = cur_comp(t);
+		t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
+	}
+	t->rec.hits_in[SC_SQL_EXEC]++;
+	t->rec.nr_calls++;
+	if (t->depth >= WS_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		t->rec.flags |= WS_WF_TRUNC;
+		return 0;
+	}
+	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = PH_SQL_STEP;
+	t->depth++;
+	if ((cls == SQL_COMMIT || cls == SQL_ROLLBACK) && !t->txn_end_depth) {
+		t->txn_end_depth = t->depth;
+		t->txn_end_flags = cls == SQL_ROLLBACK ? WS_WF_ROLLBACK : 0;
+	}
+	return 0;
+}
+
+#define SQLITE_BUSY	5
+
+/* sqlite3_step return: close the transaction after COMMIT or autocommit */
+static __always_inline int sql_step_exit(struct pt_regs *ctx,
+					 struct thread_state *t, __u64 now)
+{
+	if (t->depth == 0 ||
+	    t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)] != PH_SQL_STEP) {
+		count(CNT_PHASE_MISMATCH);
+		t->rec.flags |= WS_WF_TRUNC;
+		return 0;
+	}
+	charge(t, now);
+	t->depth--;
+	if (t->txn_end_depth && t->depth < t->txn_end_depth) {
+		/* a COMMIT that found the database busy leaves it open */
+		if ((int)PT_REGS_RC(ctx) == SQLITE_BUSY)
+			t->txn_end_depth = 0;
+		else
+			end_write(t, now, t->txn_end_flags);
+	} else if (t->depth == 0 && !(t->rec.flags & WS_WF_EXPLICIT)) {
+		end_write(t, now, 0);
+	}
+	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(ws_phase_enter)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	__u8 phase, parent, comp;
 	struct thread_state *t;
@@ -389,13 +510,16 @@ int BPF_KPROBE(ws_phase_enter)
 		return 0;
 	count(CNT_UPROBE);
 	now = bpf_ktime_get_ns();
-	phase = bpf_get_attach_cookie(ctx);
+	cookie = bpf_get_attach_cookie(ctx);
+	phase = cookie;
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;
+	if (phase == PH_SQL_STEP)
+		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
 	if (phase == PH_WRITE) {
 		if (t->write_depth++ == 0)
-			begin_write(t, tgid, tid, now);
+			begin_write(t, tgid, tid, now, WS_ENGINE_ROCKSDB);
 		else if (t->write_start) {	/* nested: all of it inside */
 			t->rec.hits_par[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 			t->rec.hits_in[cur_comp(t) & (WS_MAX_COMP - 1)]++;
@@ -451,6 +575,8 @@ int BPF_KRETPROBE(ws_phase_exit)
 	}
 	if (!t->write_start)
 		return 0;
+	if (phase == PH_SQL_STEP)
+		return sql_step_exit(ctx, t, now);
 	if (t->depth == 0 ||
 	    t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)] != phase) {
 		count(CNT_PHASE_MISMATCH);
@@ -486,6 +612,8 @@ static __always_inline int io_class(long nr)
 	case NR_fallocate:
 	case NR_fcntl:
 	case NR_flock:
+	case NR_nanosleep:
+	case NR_clock_nanosleep:
 		return IOC_OTHER;
 	}
 	return IOC_NONE;
@@ -493,7 +621,52 @@ static __always_inline int io_class(long nr)
 
 static __always_inline bool has_fd(long nr)
 {
-	return nr != NR_openat && nr != NR_unlink && nr != NR_unlinkat;
+	return nr != NR_openat && nr != NR_unlink && nr != NR_unlinkat &&
+	       nr != NR_nanosleep && nr != NR_clock_nanosleep;
+}
+
+static __always_inline bool is_log_kind(__u16 kind)
+{
+	return kind == FK_JOURNAL || kind == FK_WAL;
+}
+
+/*
+ * The component of a syscall inside a SQLite transaction; 0xff charges it
+ * to the phase stack (a checkpoint keeps its I/O).  Files of no known kind
+ * are the database: SQLite writes nothing else inside a transaction but
+ * temp files, which are unnamed.
+ */
+static __always_inline __u8 sqlite_sys_comp(struct thread_state *t, int cls,
+					    long nr)
+{
+	__u8 d = t->depth;
+
+	if (d && t->stack[(d - 1) & (WS_MAX_DEPTH - 1)] == PH_CHECKPOINT)
+		return 0xff;
+	if (cls == IOC_WRITE)
+		return is_log_kind(t->sys_kind) ? SC_JOURNAL_WRITE_IO :
+						  SC_DB_WRITE_IO;
+	if (cls == IOC_SYNC) {
+		if (is_log_kind(t->sys_kind))
+			return SC_JOURNAL_SYNC_IO;
+		return t->sys_kind == FK_DIR ? SC_DIR_SYNC_IO : SC_DB_SYNC_IO;
+	}
+	switch (nr) {
+	case NR_fcntl:
+	case NR_flock:
+	case NR_nanosleep:
+	case NR_clock_nanosleep:
+		return SC_LOCK_WAIT;
+	case NR_openat:
+	case NR_unlink:
+	case NR_unlinkat:
+		return WS_COMP_PENDING;	/* kind known at exit */
+	}
+	if (is_log_kind(t->sys_kind))
+		return SC_JOURNAL_LIFECYCLE;
+	if (t->sys_kind == FK_DIR)
+		return SC_DIR_SYNC_IO;
+	return 0xff;
 }
 
 SEC("tp_btf/sys_enter")
@@ -537,7 +710,13 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	} else {
 		t->sys_arg = BPF_CORE_READ(regs, si);
 	}
-	if (t->write_start) {
+	if (t->write_start && t->rec.engine == WS_ENGINE_SQLITE) {
+		charge(t, now);
+		t->sys_comp = sqlite_sys_comp(t, cls, nr);
+		if (cls == IOC_WRITE || cls == IOC_SYNC)
+			t->rec.flags |= WS_WF_WROTE;
+		t->in_sys = 1;
+	} else if (t->write_start) {
 		charge(t, now);
 		old = cur_comp(t);
 		if (cls == IOC_WRITE && t->sys_kind == FK_WAL) {
@@ -583,8 +762,9 @@ static __always_inline __u64 fd_inode(int fd, bool *is_dir)
 	return BPF_CORE_READ(ino, i_ino);
 }
 
-static __always_inline void emit_open(struct thread_state *t, __u32 tgid,
-				      __u32 tid, __u64 now, long ret)
+/* returns the file kind of the path (FK_OTHER if it could not be read) */
+static __always_inline __u16 emit_open(struct thread_state *t, __u32 tgid,
+				       __u32 tid, __u64 now, long ret)
 {
 	struct ws_open_rec *r;
 	struct fd_info fi = {};
@@ -595,7 +775,7 @@ static __always_inline void emit_open(struct thread_state *t, __u32 tgid,
 	if (!r) {
 		count(CNT_LOST_OPEN);
 		/* the fd still needs its kind; without the path it is "other" */
-		return;
+		return FK_OTHER;
 	}
 	r->rec_type = WS_REC_OPEN;
 	r->pid = tgid;
@@ -624,6 +804,23 @@ static __always_inline void emit_open(struct thread_state *t, __u32 tgid,
 	}
 	r->kind = fi.kind;
 	bpf_ringbuf_submit(r, rb_flags());
+	return fi.kind;
+}
+
+/* an open or unlink inside a SQLite transaction, now that its kind is known */
+static __always_inline void settle_pending(struct thread_state *t, __u16 kind)
+{
+	__u64 v = t->rec.comp_ns[WS_COMP_PENDING];
+	__u8 to = SC_OTHER;
+
+	if (!v)
+		return;
+	if (is_log_kind(kind))
+		to = SC_JOURNAL_LIFECYCLE;
+	else if (kind == FK_DIR)
+		to = SC_DIR_SYNC_IO;
+	t->rec.comp_ns[to] += v;
+	t->rec.comp_ns[WS_COMP_PENDING] = 0;
 }
 
 SEC("tp_btf/sys_exit")
@@ -634,13 +831,28 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	struct thread_state *t;
 	struct ws_io_rec *r;
 	__u8 old, in_write;
+	__u16 kind = FK_OTHER;
+	bool named;
 
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || !t->in_sys)
 		return 0;
 	now = bpf_ktime_get_ns();
+	named = t->sys_nr == NR_openat || t->sys_nr == NR_unlink ||
+		t->sys_nr == NR_unlinkat;
+	if (named) {
+		kind = emit_open(t, tgid, tid, now, ret);
+		t->sys_kind = kind;	/* the io record's kind: unlink too */
+	}
 	in_write = t->write_start != 0;
-	if (in_write) {
+	if (in_write && t->rec.engine == WS_ENGINE_SQLITE) {
+		charge(t, now);
+		if (t->sys_comp == WS_COMP_PENDING)
+			settle_pending(t, kind);
+		if ((t->sys_comp == SC_JOURNAL_WRITE_IO) && ret > 0)
+			t->rec.wal_bytes += ret;
+		t->rec.nr_syscalls++;
+	} else if (in_write) {
 		charge(t, now);
 		old = cur_comp(t);
 		if (t->sys_busy)
@@ -653,10 +865,7 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	}
 	t->in_sys = 0;
 
-	if (t->sys_nr == NR_openat || t->sys_nr == NR_unlink ||
-	    t->sys_nr == NR_unlinkat)
-		emit_open(t, tgid, tid, now, ret);
-	else if (t->sys_nr == NR_close && ret == 0) {
+	if (!named && t->sys_nr == NR_close && ret == 0) {
 		key = (__u64)tgid << 32 | (__u32)t->sys_fd;
 		bpf_map_delete_elem(&fds, &key);
 	}

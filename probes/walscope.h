@@ -51,7 +51,31 @@ enum ws_rocksdb_comp {
 };
 
 /*
- * Phases a uprobe can open (the attach cookie).  A phase is charged to a
+ * Components of a SQLite transaction (BEGIN ... COMMIT, or one autocommit
+ * statement that wrote).  SC_OTHER is the residual (the application's time
+ * between statements); SC_SCHED_RUNQ shares RC_SCHED_RUNQ's slot.
+ */
+enum ws_sqlite_comp {
+	SC_OTHER = 0,
+	SC_SQL_EXEC = 1,		/* in sqlite3_step, not in a traced syscall */
+	SC_JOURNAL_WRITE_IO = 2,	/* writes to -journal or -wal */
+	SC_JOURNAL_SYNC_IO = 3,		/* fsync/fdatasync of -journal or -wal */
+	SC_DB_WRITE_IO = 4,		/* writes to the database file */
+	SC_DB_SYNC_IO = 5,
+	SC_DIR_SYNC_IO = 6,		/* directory open/fsync/close */
+	SC_SCHED_RUNQ = 7,
+	SC_JOURNAL_LIFECYCLE = 8,	/* open/close/unlink/ftruncate of the journal */
+	SC_CHECKPOINT = 9,		/* WAL checkpoint inside the transaction */
+	SC_LOCK_WAIT = 10,		/* fcntl/flock locks, busy-handler sleeps */
+	SC_NR = 11,
+};
+
+/* slot for syscall time whose component is known only at its exit */
+#define WS_COMP_PENDING	(WS_MAX_COMP - 1)
+
+/*
+ * Phases a uprobe can open (the attach cookie; bits 16.. of the cookie carry
+ * a per-probe argument: for PH_SQL_STEP, the offset of zSql in a Vdbe).  A phase is charged to a
  * component; nesting is exclusive (a child's time leaves its parent).
  */
 enum ws_phase {
@@ -60,6 +84,8 @@ enum ws_phase {
 	PH_CRC = 2,
 	PH_WAL = 3,
 	PH_MEMTABLE = 6,
+	PH_SQL_STEP = 10,	/* sqlite3_step: boundary and sql_exec */
+	PH_CHECKPOINT = 11,	/* sqlite3WalCheckpoint */
 	PH_LEADER = 100,	/* entry-only marker: this write leads its group */
 };
 
@@ -86,8 +112,14 @@ enum ws_cpu_type {
 #define WS_WF_LEADER	0x1	/* EnterAsBatchGroupLeader was called */
 #define WS_WF_TRUNC	0x2	/* phase stack overflowed or desynchronised */
 #define WS_WF_PARTIAL	0x4	/* emitted at thread exit, write never returned */
+#define WS_WF_ROLLBACK	0x8	/* SQLite: ended by ROLLBACK */
+#define WS_WF_EXPLICIT	0x10	/* SQLite: opened by BEGIN (else autocommit) */
+#define WS_WF_WROTE	0x20	/* a write or sync syscall happened inside */
 
-/* One per write (DBImpl::WriteImpl call).  comp_ns partitions dur_ns. */
+/*
+ * One per write: a DBImpl::WriteImpl call (RocksDB) or a transaction
+ * (SQLite).  comp_ns partitions dur_ns, slots by the engine's enum.
+ */
 struct ws_write_rec {
 	__u32 rec_type;
 	__u32 pid;
@@ -109,8 +141,8 @@ struct ws_write_rec {
 	__u64 cpu_ns[4];	/* on-CPU time by enum ws_cpu_type; 3 unused */
 	__u16 mig[4][4];	/* migrations [from type][to type]; type 3 unused */
 	__u16 nr_syscalls;
-	__u16 __pad2;
-	__u32 wal_bytes;	/* bytes written to WAL files inside the write */
+	__u16 nr_calls;		/* SQLite: sqlite3_step calls inside */
+	__u32 wal_bytes;	/* bytes written to WAL (SQLite: journal or WAL) */
 	__u32 cpu_start;
 	__u32 cpu_end;
 	__u32 __pad;

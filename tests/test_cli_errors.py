@@ -16,7 +16,7 @@ from tests.conftest import ROOT, TRACE, run_trace
 
 BAD = [
     (["--", "no-such-command-xyz"], "command not found"),
-    (["--", "/bin/true"], "no RocksDB found"),
+    (["--", "/bin/true"], "no RocksDB or SQLite found"),
     (["-p", "999999999"], "no such process"),
     (["-p", "abc"], "not an integer"),
     (["--mode", "bogus", "--", "db_bench"], "invalid choice"),
@@ -58,7 +58,7 @@ def test_stripped_library_is_reported(tmp_path):
         subprocess.run(["strip", "--strip-all", str(lib)], check=True)
     p = run_trace(["-o", str(tmp_path / "o"), "--lib", str(lib), "--", "/bin/true"])
     assert p.returncode != 0 and "Traceback" not in p.stderr
-    assert "no RocksDB found" in p.stderr
+    assert "no RocksDB or SQLite found" in p.stderr
 
 
 def test_exit_code_is_the_workloads(tmp_path):

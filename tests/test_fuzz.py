@@ -30,9 +30,11 @@ def check_records(blob: bytes, struct: str) -> None:
         size = R.struct_dtype(struct).itemsize
         assert len(arr) <= len(blob) // size
         if struct == "ws_write_rec":
-            w = writes_frame(Path(d), Calibration(pair_in_ns=600, pair_out_ns=700))
-            adj = [c for c in w.columns if c.endswith("_adj_ns")]
-            assert (w[adj] >= 0).all().all()  # never negative, whatever the input
+            for engine in ("rocksdb", "sqlite"):
+                w = writes_frame(Path(d), Calibration(pair_in_ns=600, pair_out_ns=700),
+                                 engine)
+                adj = [c for c in w.columns if c.endswith("_adj_ns")]
+                assert (w[adj] >= 0).all().all()  # never negative, whatever the input
         if struct == "ws_io_rec":
             io_frame(Path(d))
 

@@ -92,6 +92,7 @@ def _synthetic_writes(tmp_path: Path) -> None:
     dt = R.struct_dtype("ws_write_rec")
     a = np.zeros(2, dtype=dt)
     a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
     comps = R.rocksdb_components()
     qi, ci, oi = comps.index("queue"), comps.index("crc"), comps.index("other")
     a["comp_ns"][0, qi], a["comp_ns"][0, ci], a["comp_ns"][0, oi] = 50_000, 12_000, 3_000

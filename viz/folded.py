@@ -28,6 +28,22 @@ PHASE_FRAMES: dict[str, tuple[str, ...]] = {
 }
 
 
+# component -> frames under a SQLite transaction
+SQLITE_FRAMES: dict[str, tuple[str, ...]] = {
+    "other": ("[application]",),
+    "sql_exec": ("sqlite3_step",),
+    "journal_write_io": ("sqlite3_step", "write", "[journal]"),
+    "journal_sync_io": ("sqlite3_step", "fdatasync", "[journal]"),
+    "db_write_io": ("sqlite3_step", "write", "[db]"),
+    "db_sync_io": ("sqlite3_step", "fdatasync", "[db]"),
+    "dir_sync_io": ("sqlite3_step", "fsync", "[directory]"),
+    "journal_lifecycle": ("sqlite3_step", "open/unlink/truncate", "[journal]"),
+    "checkpoint": ("sqlite3_step", "sqlite3WalCheckpoint"),
+    "lock_wait": ("sqlite3_step", "[locks and busy waits]"),
+    "sched_runq": ("[runnable]",),
+}
+
+
 def _clean(frame: str) -> str:
     return frame.replace(";", ":").replace(" ", "_") or "[unknown]"
 
@@ -42,6 +58,8 @@ def phase_stacks(writes: pd.DataFrame, root: str = "command") -> Counter:
     out: Counter = Counter()
     if not len(writes):
         return out
+    if "sql_exec_ns" in writes:
+        return sqlite_phase_stacks(writes, root)
     adj = writes.get("queue_adj_ns", writes["queue_ns"])
     raw_q = writes["queue_ns"].where(writes["queue_ns"] > 0, 1)
     scale = adj / raw_q  # compensate the queue split like queue itself
@@ -58,6 +76,21 @@ def phase_stacks(writes: pd.DataFrame, root: str = "command") -> Counter:
                 col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
                 us = float(w[col].sum()) / 1e3
             out[";".join(base + frames)] += int(round(us))
+    return out
+
+
+def sqlite_phase_stacks(writes: pd.DataFrame, root: str) -> Counter:
+    """Per transaction type (the workload's label) or commit style."""
+    out: Counter = Counter()
+    if "txn_type" in writes and (writes["txn_type"] != "").any():
+        label = writes["txn_type"].where(writes["txn_type"] != "", "[unlabelled]")
+    else:
+        label = writes["explicit"].map({True: "BEGIN..COMMIT", False: "autocommit"})
+    for name, w in writes.groupby(label):
+        base = (_clean(root), "transaction", _clean(str(name)))
+        for comp, frames in SQLITE_FRAMES.items():
+            col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
+            out[";".join(base + frames)] += int(round(float(w[col].sum()) / 1e3))
     return out
 
 

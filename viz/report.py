@@ -26,11 +26,20 @@ from plotly.subplots import make_subplots
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-COMPONENTS = ["queue", "wal_sync_io", "wal_write_io", "wal_append", "crc",
-              "memtable", "sched_runq", "other"]
+ROCKSDB_COMPONENTS = ["queue", "wal_sync_io", "wal_write_io", "wal_append", "crc",
+                      "memtable", "sched_runq", "other"]
+SQLITE_COMPONENTS = ["journal_sync_io", "journal_write_io", "db_sync_io", "db_write_io",
+                     "dir_sync_io", "journal_lifecycle", "checkpoint", "lock_wait",
+                     "sql_exec"]
+# one order for every figure: RocksDB's, then SQLite's own
+COMPONENTS = ROCKSDB_COMPONENTS[:-2] + SQLITE_COMPONENTS + ["sched_runq", "other"]
 COLORS = {"queue": "#9467bd", "wal_sync_io": "#d62728", "wal_write_io": "#ff7f0e",
           "wal_append": "#e7ba52", "crc": "#8c564b", "memtable": "#2ca02c",
-          "sched_runq": "#1f77b4", "other": "#7f7f7f"}
+          "sched_runq": "#1f77b4", "other": "#7f7f7f",
+          "journal_sync_io": "#d62728", "journal_write_io": "#ff7f0e",
+          "db_sync_io": "#843c39", "db_write_io": "#e7969c", "dir_sync_io": "#7b4173",
+          "journal_lifecycle": "#bcbd22", "checkpoint": "#17becf",
+          "lock_wait": "#9467bd", "sql_exec": "#2ca02c"}
 TIMELINE_POINTS = 4000      # per scenario
 CDF_POINTS = 400
 
@@ -92,7 +101,18 @@ def find_runs(paths: list[Path]) -> list[Run]:
 
 
 def col(w: pd.DataFrame, c: str) -> pd.Series:
-    return w[f"{c}_adj_ns"] if f"{c}_adj_ns" in w else w[f"{c}_ns"]
+    """A component's compensated ns; zeros if the run's engine lacks it."""
+    if f"{c}_adj_ns" in w:
+        return w[f"{c}_adj_ns"]
+    if f"{c}_ns" in w:
+        return w[f"{c}_ns"]
+    return pd.Series(0, index=w.index, dtype="int64")
+
+
+def components_of(runs: list[Run]) -> list[str]:
+    """The components any of the runs has, in COMPONENTS order."""
+    have = {c for r in runs for c in COMPONENTS if f"{c}_ns" in r.writes}
+    return [c for c in COMPONENTS if c in have]
 
 
 def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
@@ -101,7 +121,7 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
         "mean write latency by component", "p99 tail: mean of writes >= p99"))
     data: dict[str, Any] = {}
     names = [r.name for r in runs]
-    for c in COMPONENTS:
+    for c in components_of(runs):
         means, tails = [], []
         for r in runs:
             w = r.writes
@@ -179,9 +199,10 @@ def timeline_figure(runs: list[Run]) -> go.Figure:
             rest = w.drop(slow.index).sample(TIMELINE_POINTS - len(slow), random_state=1)
             w = pd.concat([slow, rest])
         t0 = r.writes["start_ns"].min()
-        comp = np.array(COMPONENTS)[np.argmax(np.stack(
-            [col(w, c).to_numpy() for c in COMPONENTS]), axis=0)]
-        for c in COMPONENTS:
+        comps = components_of([r])
+        comp = np.array(comps)[np.argmax(np.stack(
+            [col(w, c).to_numpy() for c in comps]), axis=0)]
+        for c in comps:
             m = comp == c
             if not m.any():
                 continue
@@ -223,7 +244,31 @@ def cores_figure(runs: list[Run]) -> go.Figure:
     return fig
 
 
-def groups_figure(runs: list[Run]) -> go.Figure:
+def types_figure(runs: list[Run]) -> go.Figure | None:
+    """SQLite: mean compensated components per transaction type, with the
+    workload's own mean latency for the same transactions beside them."""
+    rows = [(r, t, d) for r in runs if "txn_type" in r.writes
+            for t, d in r.writes[r.writes["txn_type"] != ""].groupby("txn_type")]
+    if not rows:
+        return None
+    x = [[r.name for r, _, _ in rows], [str(t) for _, t, _ in rows]]
+    fig = go.Figure()
+    for c in components_of([r for r, _, _ in rows]):
+        fig.add_bar(x=x, y=[float(col(d, c).mean()) / 1e3 for _, _, d in rows],
+                    name=c, marker_color=COLORS[c], legendgroup=c)
+    fig.add_scatter(x=x, y=[float(d["app_latency_ns"].mean()) / 1e3 for _, _, d in rows],
+                    mode="markers", marker=dict(symbol="line-ew-open", size=30,
+                                                color="black", line=dict(width=3)),
+                    name="workload's own mean latency")
+    fig.update_layout(barmode="stack", height=480, yaxis_title="us",
+                      title="mean transaction latency by component and type")
+    return fig
+
+
+def groups_figure(runs: list[Run]) -> go.Figure | None:
+    runs = [r for r in runs if "queue_ns" in r.writes]
+    if not runs:
+        return None
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
         "mean latency: leaders vs followers", "followers' queue: what the leader did"))
     names = [r.name for r in runs]
@@ -283,7 +328,9 @@ def build(runs: list[Run], out: Path) -> dict[str, Any]:
             ("Throughput vs latency", throughput_figure(runs)),
             ("Timeline: WAL vs SST contention", timeline_figure(runs)),
             ("P/E core residency and migrations", cores_figure(runs)),
-            ("Group commit", groups_figure(runs))]
+            ("Group commit", groups_figure(runs)),
+            ("SQLite transactions by type", types_figure(runs))]
+    figs = [(t, f) for t, f in figs if f is not None]
     parts = [f"<h2>{html.escape(t)}</h2>" + f.to_html(full_html=False,
                                                       include_plotlyjs=False,
                                                       div_id=f"fig{i}")

@@ -1,0 +1,109 @@
+"""SQLite: transactions traced for real, checked against independent counts."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from collectors import records as R
+from tests.conftest import ROOT, ensure_tracefs, run_trace, start_bpftrace
+
+N = 40
+WORKLOAD = ["python3", str(ROOT / "tests" / "sqlite_workload.py")]
+
+
+def trace_sqlite(tmp: Path, *args: str, bt: bool = False):
+    """(summary, writes, io, bpftrace counts or {}) of one traced run."""
+    counts: dict[str, int] = {}
+    proc = None
+    if bt:
+        ensure_tracefs()
+        proc = start_bpftrace([str(ROOT / "probes" / "sqlite_commit_io.bt"), "python3"])
+    p = run_trace(["-q", "-o", str(tmp / "o"), "--", *WORKLOAD, str(tmp / "t.db"), *args],
+                  timeout=300)
+    if proc is not None:
+        proc.send_signal(2)
+        out = proc.communicate(timeout=30)[0]
+        counts = {k: int(v) for k, v in re.findall(r"@(\w+): (\d+)", out)}
+    assert p.returncode == 0, p.stderr[-2000:]
+    out_dir = tmp / "o"
+    return (json.loads((out_dir / "summary.json").read_text()),
+            pd.read_parquet(out_dir / "writes.parquet"),
+            pd.read_parquet(out_dir / "io.parquet"), counts)
+
+
+def components_sum(w: pd.DataFrame) -> None:
+    comps = R.components("sqlite")
+    assert (w[[f"{c}_ns" for c in comps]].sum(axis=1) == w["dur_ns"]).all()
+
+
+def test_delete_full_commit_syscalls(tmp_path):
+    s, w, io, bt = trace_sqlite(tmp_path, "delete", "full", str(N), bt=True)
+    assert s["engine"] == "sqlite"
+    sq = s["sqlite"]
+    assert sq["explicit"] == N and sq["rollbacks"] == 0
+    components_sum(w)
+    # the whole run, against bpftrace counting the same process
+    syncs = io[io["syscall"].isin(["fsync", "fdatasync"])]
+    assert len(syncs) == bt["syncs"]
+    assert len(io[io["syscall"].isin(["unlink", "unlinkat"])]) == bt["unlinks"]
+    # DELETE mode: every commit deletes its journal, and syncs it before
+    # the database is written and the database after
+    # (the autocommit transactions that wrote: the CREATE TABLE)
+    assert sq["autocommit"] == 1
+    assert sq["journal_unlink"]["count"] == N + sq["autocommit"]
+    assert sq["journal_sync"]["count"] >= N and sq["db_sync"]["count"] >= N
+    txn = w[w["explicit"]]
+    assert (txn["journal_lifecycle_ns"] > 0).all()
+    assert (txn["journal_sync_io_ns"] > 0).all() and (txn["db_sync_io_ns"] > 0).all()
+    assert (txn["statements"] == 3).all()       # BEGIN, INSERT, COMMIT
+    # sync time inside transactions is what bpftrace timed, less set-up's
+    assert s["components_raw"]["journal_sync_io"]["sum_ns"] + \
+        s["components_raw"]["db_sync_io"]["sum_ns"] + \
+        s["components_raw"]["dir_sync_io"]["sum_ns"] <= bt["sync_ns"] * 1.02
+
+
+def test_wal_normal_has_no_commit_sync(tmp_path):
+    s, w, io, _ = trace_sqlite(tmp_path, "wal", "normal", str(N), "--checkpoint")
+    sq = s["sqlite"]
+    txn = w[w["explicit"]]
+    assert len(txn) == N
+    assert (txn["journal_sync_io_ns"] == 0).all() and (txn["db_sync_io_ns"] == 0).all()
+    assert (txn["journal_write_io_ns"] > 0).all()   # frames appended to -wal
+    assert sq["journal_unlink"]["count"] == 0
+    # the forced checkpoint: one autocommit statement, its I/O is checkpoint
+    cp = w[w["checkpoint_ns"] > 0]
+    assert len(cp) == 1 and not cp["explicit"].iloc[0]
+    assert cp["checkpoint_ns"].iloc[0] > cp["dur_ns"].iloc[0] * 0.5
+    assert sq["checkpoints"] == 1
+    components_sum(w)
+
+
+def test_tpcc_labels_and_latency(tmp_path):
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3", "-m",
+                   "runners.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),
+                   "--scale", "0.005", "--transactions", "150"],
+                  timeout=300, cwd=str(ROOT))
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = tmp_path / "o"
+    s = json.loads((out / "summary.json").read_text())
+    w = pd.read_parquet(out / "writes.parquet")
+    log = pd.read_csv(out / "txlog.csv")
+    assert len(log) == 150
+    labelled = w[w["txn_type"] != ""]
+    assert len(labelled) == 150      # each logged transaction found its trace
+    assert set(s["by_type"]) == set(log["type"])
+    for typ, v in s["by_type"].items():
+        assert v["count"] == int((log["type"] == typ).sum())
+        # the traced span sits inside the workload's own timing of it
+        assert v["mean_ns"] <= v["app_mean_ns"]
+        if typ in ("new_order", "payment", "delivery"):  # sync-bound, ms scale
+            assert v["mean_ns"] >= 0.9 * v["app_mean_ns"], (typ, v)
+    assert s["sqlite"]["rollbacks"] == int(log["rolled_back"].sum())
+    components_sum(w)
+    html = (out / "report.html").read_text()
+    assert "SQLite transactions by type" in html
+    assert (out / "phase.folded").read_text().count("new_order") > 3

@@ -40,6 +40,11 @@ class Calibration:
     uretprobe_ns: float = 0.0
     stepped_pair_in_ns: float = 0.0  # inside cost at a single-stepped site
     stepped_components: tuple[str, ...] = ()  # their pairs cost stepped_pair_in_ns
+    sql_pair_in_ns: float = 0.0   # sqlite3_step pair (reads the SQL text too)
+    sql_pair_out_ns: float = 0.0
+    sys_in_ns: float = 0.0     # a traced syscall: cost inside its window
+    sys_out_ns: float = 0.0    # ... and in the component it interrupted
+    band: float = 0.0          # +- fraction: warm vs cold probe costs
     source: str = "none"
 
     def pair_in_for(self, comp: str) -> float:
@@ -94,9 +99,17 @@ def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
     hin = w["hits_in"][:, :n].astype(np.int64)
     hpar = w["hits_par"][:, :n].astype(np.int64)
     hone = w["hits_one"][:, :n].astype(np.int64)
+    sin = w["sys_in"][:, :n].astype(np.int64)
+    spar = w["sys_par"][:, :n].astype(np.int64)
     df["probe_hits"] = 2 * hin.sum(axis=1) + hone.sum(axis=1)
-    pair_in = np.array([cal.pair_in_for(c) for c in comps])
-    over = hin * pair_in + hpar * cal.pair_out_ns + hone * cal.one_ns
+    if engine == "sqlite":
+        pair_in = np.full(n, cal.sql_pair_in_ns)
+        pair_out = cal.sql_pair_out_ns
+    else:
+        pair_in = np.array([cal.pair_in_for(c) for c in comps])
+        pair_out = cal.pair_out_ns
+    over = hin * pair_in + hpar * pair_out + hone * cal.one_ns + \
+        sin * cal.sys_in_ns + spar * cal.sys_out_ns
     adj = np.clip(comp - over, 0, 2**58).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
@@ -172,8 +185,10 @@ def by_type(writes: pd.DataFrame) -> dict[str, Any]:
             "count": int(len(d)),
             "mean_ns": float(d["dur_ns"].mean()),
             "mean_adj_ns": float(d["dur_adj_ns"].mean()),
+            "p50_adj_ns": float(np.percentile(d["dur_adj_ns"], 50)),
             "p99_adj_ns": float(np.percentile(d["dur_adj_ns"], 99)),
             "app_mean_ns": float(d["app_latency_ns"].mean()),
+            "app_p50_ns": float(np.percentile(d["app_latency_ns"], 50)),
             "components": {c: float(d[f"{c}_adj_ns"].mean()) for c in comps},
         }
     return out
@@ -224,6 +239,16 @@ def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
         df["path"] = df["path"].fillna("")
     else:
         df["path"] = ""
+    # openat/unlink rows: the path their own record carries
+    o = R.read_records(run_dir, "ws_open_rec")
+    if len(df) and len(o):
+        named = pd.DataFrame({"tid": o["tid"].astype(np.int64),
+                              "ts_ns": o["ts_ns"].astype(np.int64),
+                              "own_path": [p.decode(errors="replace") for p in o["path"]]}
+                             ).drop_duplicates(["tid", "ts_ns"])
+        own = df[["tid", "ts_ns"]].merge(named, how="left", on=["tid", "ts_ns"])["own_path"]
+        own.index = df.index
+        df["path"] = own.where(own.notna() & (own != ""), df["path"])
     return df
 
 
@@ -297,6 +322,7 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
         raw_sum = raw[c]["sum_ns"]
         frac = over / raw_sum if raw_sum else 0.0
         adj[c]["overhead_ns"] = int(over)
+        adj[c]["overhead_uncertainty_ns"] = int(over * cal.band)
         adj[c]["overhead_fraction"] = frac
         adj[c]["unreliable"] = bool(raw_sum and frac > UNRELIABLE_FRACTION)
         if adj[c]["unreliable"]:
@@ -444,6 +470,13 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(f"groups: {g['leaders']} leaders, {g['followers']} followers; "
                      f"WAL: {w['sync']['count']} syncs, {w['write']['count']} writes, "
                      f"{w['write']['bytes']} B")
+    over = sum(c.get("overhead_ns", 0) for c in comps.values())
+    band = summary.get("calibration", {}).get("band", 0.0)
+    n = summary["writes"]["count"]
+    if over and n:
+        lines.append(f"probe overhead removed: {fmt_ns(over / n)} per "
+                     f"{'transaction' if sq else 'write'} (+-{band * 100:.0f}%: "
+                     "warm vs cold caches)")
     if summary["unreliable_components"]:
         lines.append("! probe overhead is over half of these components: "
                      + ", ".join(summary["unreliable_components"])

@@ -11,7 +11,8 @@ EXAMPLES = """\
 examples:
   sudo ./trace_wal.py -- db_bench --benchmarks=fillrandom --num=20000 --threads=4 --sync=true
   sudo ./trace_wal.py -o runs/mine -- ./my_rocksdb_app --flag
-  sudo ./trace_wal.py -p 4242 --duration 30        # a RocksDB process already running
+  sudo ./trace_wal.py -p 4242 --duration 30        # a RocksDB/SQLite process already running
+  sudo ./trace_wal.py -- python3 -m runners.sqlite_tpcc --journal-mode wal --duration 20
   sudo ./trace_wal.py --mode sample -- db_bench --benchmarks=fillrandom --sync=false
   sudo ./trace_wal.py --cpu-types P:0,E:1 -- taskset -c 1 db_bench --benchmarks=fillrandom
 """
@@ -55,9 +56,12 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="trace_wal.py",
-        description="Trace a RocksDB workload and attribute every write's "
-                    "latency to queue, crc, WAL append, WAL write/sync I/O, "
-                    "memtable and scheduler components.",
+        description="Trace a RocksDB or SQLite workload and attribute every "
+                    "write's (RocksDB) or transaction's (SQLite) latency to its "
+                    "components: queue, crc, WAL append, WAL write/sync I/O, "
+                    "memtable (RocksDB); statement execution, journal/WAL and "
+                    "database write/sync I/O, journal lifecycle, checkpoint, "
+                    "locks (SQLite); and run-queue waits.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     target = p.add_mutually_exclusive_group()
     target.add_argument("-p", "--pid", type=positive_int,
@@ -76,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", help="run the command as this user (default: "
                                   "SUDO_USER)")
     p.add_argument("--lib", action="append", default=[], metavar="PATH",
-                   help="also look for RocksDB in this object (dlopen()ed "
+                   help="also look for RocksDB/SQLite in this object (dlopen()ed "
                         "libraries); repeatable")
     p.add_argument("--ringbuf-mb", type=ringbuf_size, default=16, metavar="MB",
                    help="BPF ring buffer size, a power of two (default 16)")

@@ -27,6 +27,9 @@ def schema() -> str:
     rows = ["| file | columns |", "|---|---|"]
     with tempfile.TemporaryDirectory() as d:
         frames = {"writes.parquet": A.writes_frame(Path(d), A.Calibration()),
+                  "writes.parquet (SQLite)": A.label_transactions(
+                      A.writes_frame(Path(d), A.Calibration(), "sqlite"),
+                      A.read_txlog(Path(d) / "none.csv")),
                   "io.parquet": A.io_frame(Path(d)),
                   "sched.parquet": A.sched_frame(Path(d), {}),
                   "samples.parquet (sample mode)": sampling.samples_frame(Path(d), {})}

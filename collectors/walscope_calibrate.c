@@ -12,13 +12,21 @@
  * probed window (charged to the phase) and how much outside (charged to
  * the parent): that split is what compensation needs.
  *
+ * SQLite's path is measured the same way: cal_sql() plays sqlite3_step on
+ * a fake statement (BEGIN opens a transaction, SELECT steps are timed, COMMIT
+ * closes it), and pwrite() calls to a "*.db" file inside that transaction
+ * give the cost of a traced syscall and the share of it inside its window.
+ *
  * Prints one JSON object on stdout, all figures in nanoseconds:
  *   uprobe_ns, uretprobe_ns, pair_ns, pair_in_ns, pair_out_ns, one_ns,
- *   tracepoint_ns, timer_ns, stepped_pair_ns, stepped_pair_in_ns, iterations
+ *   tracepoint_ns, timer_ns, stepped_pair_ns, stepped_pair_in_ns,
+ *   sql_pair_ns, sql_pair_in_ns, sys_ns, sys_in_ns, iterations
  * "stepped": a probe site whose first instruction the kernel cannot
  * emulate and must single-step out of line (crc32c::Extend's "jmp *mem").
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +67,36 @@ __attribute__((noinline, used, optimize("O2"))) void cal_stepped(void)
 	asm volatile("" ::: "memory");
 }
 
+/* what sql_class() reads of a Vdbe: a pointer to the SQL text */
+struct fake_vdbe {
+	void *pad;
+	const char *sql;
+};
+
+__attribute__((noinline, used, optimize("O0"))) void cal_sql(struct fake_vdbe *v)
+{
+	asm volatile("" ::: "memory");
+}
+
+/*
+ * Between timed calls, walk a buffer the size of a typical L2: a real
+ * workload's work between two probe hits evicts the probe's code and data,
+ * and a probe costs more cold than in a tight loop (WALSCOPE_CAL_WARM=1
+ * measures the tight loop instead).
+ */
+#define POLLUTE_BYTES (1 << 20)
+static volatile unsigned char *pollute_buf;
+
+static void pollute(void)
+{
+	unsigned int i;
+
+	if (!pollute_buf)
+		return;
+	for (i = 0; i < POLLUTE_BYTES; i += 64)
+		pollute_buf[i]++;
+}
+
 static unsigned long long now_ns(void)
 {
 	struct timespec ts;
@@ -88,6 +126,7 @@ __attribute__((noinline, used)) double cal_write(void (*fn)(void))
 	int i;
 
 	for (i = 0; i < iters; i++) {
+		pollute();
 		t0 = now_ns();
 		fn();
 		samples[i] = now_ns() - t0;
@@ -101,11 +140,87 @@ static double time_syscall(void)
 	int i;
 
 	for (i = 0; i < iters; i++) {
+		pollute();
 		t0 = now_ns();
 		syscall(SYS_close, -1);
 		samples[i] = now_ns() - t0;
 	}
 	return median();
+}
+
+static struct fake_vdbe sql_begin = { .sql = "BEGIN" };
+static struct fake_vdbe sql_select = { .sql = "SELECT 1" };
+static struct fake_vdbe sql_commit = { .sql = "COMMIT" };
+
+static double time_sql(void)
+{
+	unsigned long long t0;
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		pollute();
+		t0 = now_ns();
+		cal_sql(&sql_select);
+		samples[i] = now_ns() - t0;
+	}
+	return median();
+}
+
+static double time_pwrite(int fd)
+{
+	unsigned long long t0;
+	char buf[64] = {};
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		pollute();
+		t0 = now_ns();
+		if (pwrite(fd, buf, sizeof(buf), 0) < 0)
+			return -1;
+		samples[i] = now_ns() - t0;
+	}
+	return median();
+}
+
+static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
+			       const char *func, int ret, __u64 phase);
+
+/*
+ * SQLite's probe pair and a traced syscall, inside one transaction.
+ * Returns the pair's cost; sets the rest (see the header).
+ */
+static double measure_sqlite(struct walscope_bpf *skel, struct ring_buffer *rb,
+			     const char *exe, double sql_base, double pw_off,
+			     int fd, double *sql_in, double *sys, double *sys_in)
+{
+	__u64 cookie = PH_SQL_STEP |
+		       (__u64)offsetof(struct fake_vdbe, sql) << 16;
+	struct bpf_link *a, *b;
+	double t, pw_on, n;
+
+	a = attach(skel->progs.ws_phase_enter, exe, "cal_sql", 0, cookie);
+	b = attach(skel->progs.ws_phase_exit, exe, "cal_sql", 1, cookie);
+	ring_buffer__consume(rb);
+	have_write = 0;
+	cal_sql(&sql_begin);
+	time_sql();		/* warm up */
+	t = time_sql() - sql_base;
+	pw_on = time_pwrite(fd);
+	cal_sql(&sql_commit);
+	ring_buffer__consume(rb);
+	*sql_in = *sys = *sys_in = 0;
+	if (have_write && last_write.engine == WS_ENGINE_SQLITE &&
+	    last_write.hits_in[SC_SQL_EXEC]) {
+		*sql_in = (double)last_write.comp_ns[SC_SQL_EXEC] /
+			  last_write.hits_in[SC_SQL_EXEC] - sql_base;
+		n = last_write.sys_in[SC_DB_WRITE_IO];
+		*sys = pw_on - pw_off;
+		if (n)
+			*sys_in = last_write.comp_ns[SC_DB_WRITE_IO] / n - pw_off;
+	}
+	bpf_link__destroy(a);
+	bpf_link__destroy(b);
+	return t;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -119,7 +234,7 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
-			       const char *func, int ret, int phase)
+			       const char *func, int ret, __u64 phase)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret,
 		    .bpf_cookie = phase);
@@ -167,7 +282,9 @@ int main(int argc, char **argv)
 {
 	struct bpf_link *w_in, *w_out, *o_in;
 	double base, pair, one, sys_off, sys_on, body = 0, pair_in = 0, stepped;
-	double stepped_in = 0;
+	double stepped_in = 0, sql_base, sql_pair, sql_in, pw_off, sys, sys_in;
+	char dbpath[] = "/tmp/walscope-calibrate-XXXXXX.db";
+	int fd;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb;
 	char exe[PATH_MAX];
@@ -182,6 +299,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	samples = calloc(iters, sizeof(*samples));
+	if (!getenv("WALSCOPE_CAL_WARM"))
+		pollute_buf = calloc(1, POLLUTE_BYTES);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0 || !samples)
 		return 1;
@@ -204,9 +323,30 @@ int main(int argc, char **argv)
 	cal_write(cal_phase);
 	base = cal_write(cal_phase);
 	sys_off = time_syscall();
+	time_sql();
+	sql_base = time_sql();
 	bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &yes,
 			     sizeof(yes), BPF_ANY);
 	sys_on = time_syscall();
+	/* opened while traced, so the BPF side knows it as a database file */
+	fd = mkstemps(dbpath, 3);
+	if (fd < 0) {
+		fprintf(stderr, "walscope-calibrate: %s: %s\n", dbpath,
+			strerror(errno));
+		return 1;
+	}
+	close(fd);
+	fd = open(dbpath, O_RDWR);
+	unlink(dbpath);
+	if (fd < 0 || (pw_off = time_pwrite(fd)) < 0)
+		return 1;
+	bpf_map__delete_elem(skel->maps.traced, &pid, sizeof(pid), 0);
+	pw_off = time_pwrite(fd);	/* untraced: the reference */
+	bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &yes,
+			     sizeof(yes), BPF_ANY);
+	sql_pair = measure_sqlite(skel, rb, exe, sql_base, pw_off, fd, &sql_in,
+				  &sys, &sys_in);
+	close(fd);
 
 	w_in = attach(skel->progs.ws_phase_enter, exe, "cal_write", 0, PH_WRITE);
 	w_out = attach(skel->progs.ws_phase_exit, exe, "cal_write", 1, PH_WRITE);
@@ -229,9 +369,12 @@ int main(int argc, char **argv)
 	       "\"pair_in_ns\": %.0f, \"pair_out_ns\": %.0f, \"one_ns\": %.0f, "
 	       "\"tracepoint_ns\": %.0f, \"timer_ns\": %.0f, "
 	       "\"stepped_pair_ns\": %.0f, \"stepped_pair_in_ns\": %.0f, "
+	       "\"sql_pair_ns\": %.0f, \"sql_pair_in_ns\": %.0f, "
+	       "\"sys_ns\": %.0f, \"sys_in_ns\": %.0f, "
 	       "\"iterations\": %d}\n",
 	       one, pair - one, pair, pair_in, pair - pair_in, one,
-	       sys_on - sys_off, body, stepped, stepped_in, iters);
+	       sys_on - sys_off, body, stepped, stepped_in, sql_pair, sql_in,
+	       sys, sys_in, iters);
 	ring_buffer__free(rb);
 	walscope_bpf__destroy(skel);
 	return 0;

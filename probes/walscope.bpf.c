@@ -669,6 +669,15 @@ static __always_inline __u8 sqlite_sys_comp(struct thread_state *t, int cls,
 	return 0xff;
 }
 
+/* a syscall began inside a write: count it where its cost lands */
+static __always_inline void count_sys(struct thread_state *t, __u8 parent)
+{
+	__u8 own = cur_comp(t);
+
+	t->rec.sys_par[parent & (WS_MAX_COMP - 1)]++;
+	t->rec.sys_in[own & (WS_MAX_COMP - 1)]++;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 {
@@ -712,10 +721,12 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	}
 	if (t->write_start && t->rec.engine == WS_ENGINE_SQLITE) {
 		charge(t, now);
+		old = cur_comp(t);
 		t->sys_comp = sqlite_sys_comp(t, cls, nr);
 		if (cls == IOC_WRITE || cls == IOC_SYNC)
 			t->rec.flags |= WS_WF_WROTE;
 		t->in_sys = 1;
+		count_sys(t, old);
 	} else if (t->write_start) {
 		charge(t, now);
 		old = cur_comp(t);
@@ -730,6 +741,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		if (t->sys_busy)
 			busy_enter(t->sys_busy - 1, now);
 		t->in_sys = 1;
+		count_sys(t, old);
 		comp_switch(t, old, cur_comp(t), now);
 	} else {
 		t->in_sys = 1;
@@ -821,6 +833,8 @@ static __always_inline void settle_pending(struct thread_state *t, __u16 kind)
 		to = SC_DIR_SYNC_IO;
 	t->rec.comp_ns[to] += v;
 	t->rec.comp_ns[WS_COMP_PENDING] = 0;
+	t->rec.sys_in[to] += t->rec.sys_in[WS_COMP_PENDING];
+	t->rec.sys_in[WS_COMP_PENDING] = 0;
 }
 
 SEC("tp_btf/sys_exit")

@@ -136,6 +136,10 @@ struct ws_write_rec {
 	__u32 hits_in[WS_MAX_COMP];
 	__u32 hits_par[WS_MAX_COMP];
 	__u32 hits_one[WS_MAX_COMP];
+	/* traced syscalls: by their own component, and by the one they
+	 * interrupted (each costs a few hundred ns of tracepoint work) */
+	__u16 sys_in[WS_MAX_COMP];
+	__u16 sys_par[WS_MAX_COMP];
 	__u64 q_behind_sync_ns;	/* queue time overlapping a leader's WAL sync */
 	__u64 q_behind_walw_ns;	/* ... overlapping a leader's WAL write */
 	__u64 cpu_ns[4];	/* on-CPU time by enum ws_cpu_type; 3 unused */

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -61,14 +62,19 @@ def environment(db_dir: Path, topo: topology.Topology) -> dict[str, Any]:
             "cpu_types": topo.letters(), "cpu_types_source": topo.source,
             "db_device": fs[0] if fs else None, "db_fs": fs[1] if len(fs) > 1 else None,
             "rocksdb": subprocess.run(["db_bench", "--version"], capture_output=True,
-                                      text=True).stdout.strip() or None}
+                                      text=True).stdout.strip() or None,
+            "sqlite": sqlite3.sqlite_version}
 
 
-def run_untraced(argv: list[str], run_as: RunAs, log: Path, timeout: int) -> str:
+def run_untraced(argv: list[str], run_as: RunAs, log: Path, timeout: int,
+                 run_dir: Path) -> str:
+    """One baseline run; like a traced one, it may log into run_dir
+    (WALSCOPE_RUN_DIR), e.g. sqlite_tpcc's txlog.csv."""
     kw: dict[str, Any] = {}
     if os.getuid() == 0 and run_as.uid != 0:
         kw = dict(user=run_as.uid, group=run_as.gid, extra_groups=list(run_as.groups))
-    p = subprocess.run(argv, capture_output=True, text=True, env=run_as.env(),
+    env = {**run_as.env(), "WALSCOPE_RUN_DIR": str(run_dir.resolve())}
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT,
                        timeout=timeout, **kw)
     log.write_text(p.stdout + p.stderr)
     if p.returncode != 0:
@@ -76,13 +82,41 @@ def run_untraced(argv: list[str], run_as: RunAs, log: Path, timeout: int) -> str
     return p.stdout
 
 
+def axis_cols(cell: Cell) -> dict[str, str]:
+    return {f"axis_{k}": (str(v).lower() if isinstance(v, bool) else str(v))
+            for k, v in cell.values.items()}
+
+
+def tpcc_rows(cell: Cell, kind: str, rep: int, run_dir: Path,
+              extra: dict[str, Any], by_type: dict[str, Any] | None = None) -> list[dict]:
+    """sqlite_tpcc's own results: one row per transaction type."""
+    try:
+        meta = json.loads((run_dir / "txlog.json").read_text())["summary"]
+    except (OSError, ValueError, KeyError):
+        raise MatrixError(f"{run_dir}: sqlite_tpcc wrote no results (txlog.json)") from None
+    rows = []
+    tps = meta["transactions"] / meta["elapsed_s"] if meta["elapsed_s"] else 0.0
+    for typ, v in meta["types"].items():
+        row = {"cell": cell.name, **axis_cols(cell), "kind": kind, "rep": rep,
+               "benchmark": typ, "ops_sec": tps, "tpmC": meta["tpmC"],
+               "count": v["count"], "mean_us": v["mean_ms"] * 1e3,
+               "p50_us": v["p50_ms"] * 1e3, "p99_us": v["p99_ms"] * 1e3, **extra}
+        if by_type and typ in by_type:
+            t = by_type[typ]
+            row.update(traced_mean_us=t["mean_ns"] / 1e3,
+                       traced_adj_mean_us=t["mean_adj_ns"] / 1e3,
+                       traced_adj_p50_us=t["p50_adj_ns"] / 1e3,
+                       **{f"mean_{c}_us": x / 1e3 for c, x in t["components"].items()})
+        rows.append(row)
+    return rows
+
+
 def rows_for(cell: Cell, kind: str, rep: int, out: str, extra: dict[str, Any]) -> list[dict]:
     parsed = dbbench_output.parse(out)
     d = dbbench_output.derived(parsed)
     rows = []
     for b in parsed["benchmarks"] or [{"benchmark": None}]:
-        rows.append({"cell": cell.name, **{f"axis_{k}": (str(v).lower() if isinstance(v, bool) else str(v))
-                                         for k, v in cell.values.items()},
+        rows.append({"cell": cell.name, **axis_cols(cell),
                      "kind": kind, "rep": rep, **b, **d,
                      "wal_sync_micros_sum": parsed["histograms"].get(
                          "rocksdb.wal.file.sync.micros", {}).get("sum"),
@@ -98,19 +132,25 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
     shutil.rmtree(cdir, ignore_errors=True)
     cdir.mkdir(parents=True)
     prefix = pin_prefix(cell, topo)
+    tpcc = "runners.sqlite_tpcc" in sc.command
+    cache = out / "cache"
     rows: list[dict] = []
     for rep in range(sc.repeats):
         db = cdir / f"db-base{rep}"
-        db.mkdir()
-        chown_tree(db, run_as)
-        text = run_untraced(prefix + sc.argv(cell, str(db)), run_as,
-                            cdir / f"baseline{rep}.log", sc.timeout_s)
-        rows += rows_for(cell, "baseline", rep, text, {})
+        logs = cdir / f"baseline{rep}"
+        for d in (db, logs):
+            d.mkdir()
+            chown_tree(d, run_as)
+        text = run_untraced(prefix + sc.argv(cell, str(db), str(cache)), run_as,
+                            cdir / f"baseline{rep}.log", sc.timeout_s, logs)
+        rows += tpcc_rows(cell, "baseline", rep, logs, {}) if tpcc else \
+            rows_for(cell, "baseline", rep, text, {})
         shutil.rmtree(db, ignore_errors=True)
     db = cdir / "db-traced"
     db.mkdir()
     chown_tree(db, run_as)
-    res = trace(TraceOptions(command=prefix + sc.argv(cell, str(db)), output=cdir / "traced",
+    res = trace(TraceOptions(command=prefix + sc.argv(cell, str(db), str(cache)),
+                             output=cdir / "traced", cwd=str(ROOT),
                              mode=sc.mode, cpu_types=None if topo.source != "declared"
                              else ",".join(f"{t}:{i}" for i, t in enumerate(topo.types)
                                            if t in "PE"),
@@ -123,7 +163,23 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
              "traced_writes": s["writes"]["count"],
              **{f"mean_{c}_ns": v["mean_ns"] for c, v in s["components"].items()},
              "lost_events": sum(s["lost_events"].values())}
-    rows += rows_for(cell, "traced", 0, (res.run_dir / "command.log").read_text(), extra)
+    if tpcc:
+        rows += tpcc_rows(cell, "traced", 0, res.run_dir, extra, s.get("by_type"))
+        # compensated traced latency against the untraced runs' own (medians
+        # of the repeats): mean, and p50, which lock-wait outliers spare
+        for stat, traced_col in (("mean_us", "traced_adj_mean_us"),
+                                 ("p50_us", "traced_adj_p50_us")):
+            base: dict[str, list[float]] = {}
+            for r in rows:
+                if r["kind"] == "baseline":
+                    base.setdefault(r["benchmark"], []).append(r[stat])
+            for r in rows:
+                b = sorted(base.get(r["benchmark"], []))
+                if r["kind"] == "traced" and r.get(traced_col) and b:
+                    r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / b[len(b) // 2]
+    else:
+        rows += rows_for(cell, "traced", 0, (res.run_dir / "command.log").read_text(),
+                         extra)
     base = [r["ops_sec"] for r in rows if r["kind"] == "baseline" and r.get("ops_sec")]
     traced_ops = [r["ops_sec"] for r in rows if r["kind"] == "traced" and r.get("ops_sec")]
     if base and traced_ops:
@@ -153,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         run_as = RunAs.lookup(a.user)
         out = a.output or ROOT / "runs" / f"matrix-{sc.name}"
         out.mkdir(parents=True, exist_ok=True)
+        (out / "cache").mkdir(exist_ok=True)
+        chown_tree(out / "cache", run_as)
         cells = sc.cells()
         for c in cells:  # refuse impossible pinning before running anything
             pin_prefix(c, topo)
@@ -181,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
             from viz import report
             report.build(report.find_runs([out]), out / "report.html")
         chown_tree(out, run_as)
-        cols = [c for c in ("cell", "kind", "benchmark", "ops_sec", "p99_us",
-                            "overhead_ratio") if c in df]
+        cols = [c for c in ("cell", "kind", "benchmark", "ops_sec", "mean_us", "p99_us",
+                            "overhead_ratio", "adj_vs_baseline_mean",
+                            "adj_vs_baseline_p50") if c in df]
         print(df[cols].to_string(index=False))
         print(f"matrix: {out}", file=sys.stderr)
     except (ScenarioError, MatrixError, TraceError, topology.TopologyError) as e:

@@ -12,9 +12,10 @@ A scenario file:
     [fixed]                # placeholders with one value
     num = 20000
 
-Placeholders in `command` must be axes, fixed values or `{db}` (the cell's
-database folder); `pin` is the only axis that need not appear (it becomes a
-taskset prefix).  Errors name the file, the key and its line.
+Placeholders in `command` must be axes, fixed values, `{db}` (the run's
+database folder, fresh per run) or `{cache}` (one folder per matrix, kept
+across runs, e.g. for a loaded database template); `pin` is the only axis
+that need not appear (it becomes a taskset prefix).  Errors name the file, the key and its line.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ REQUIRED = ("name", "command", "axes")
 KNOWN_AXES = {"sync", "threads", "pin", "disable_wal", "manual_wal_flush",
               "benchmarks", "num", "value_size", "key_size", "alpha",
               "preclude_last_level_data_seconds", "preserve_internal_time_seconds",
-              "enable_pipelined_write", "batch_size", "journal_mode", "synchronous"}
+              "enable_pipelined_write", "batch_size", "journal_mode", "synchronous",
+              "clients", "warehouses", "scale", "kill_after_s"}
 SCALARS = (bool, int, float, str)
 PINS = ("P", "E", "none")
 
@@ -70,8 +72,8 @@ class Scenario:
         return [Cell(dict(zip(keys, combo)))
                 for combo in itertools.product(*(self.axes[k] for k in keys))]
 
-    def argv(self, cell: Cell, db: str) -> list[str]:
-        vals = {**self.fixed, **cell.values, "db": db}
+    def argv(self, cell: Cell, db: str, cache: str = "") -> list[str]:
+        vals = {**self.fixed, **cell.values, "db": db, "cache": cache}
         vals = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in vals.items()}
         return self.command.format(**vals).split()
 
@@ -131,7 +133,7 @@ def load(path: str | Path) -> Scenario:
     if not 0 <= repeats <= 50:
         raise err("repeats", "must be between 0 and 50")
     names = {n for _, n, _, _ in string.Formatter().parse(raw["command"]) if n}
-    known = set(axes) | set(fixed) | {"db"}
+    known = set(axes) | set(fixed) | {"db", "cache"}
     for n in sorted(names - known):
         raise err("command", f"placeholder {{{n}}} is neither an axis nor a fixed value")
     for a in sorted(set(axes) - names - {"pin"}):

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from collectors import records as R
@@ -161,3 +162,55 @@ def test_probe_site_classes():
     assert "PH_WRITE" not in stepped  # push %rbp: emulated
     ext = [p for p in res.probes if p.name.startswith("rocksdb::crc32c::Extend(")]
     assert ext and not S.is_emulated_site(ext[0].path, ext[0].offset)  # jmp *mem
+
+
+def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
+    dt = R.struct_dtype("ws_write_rec")
+    a = np.zeros(1, dtype=dt)
+    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_SQLITE"]
+    comps = R.components("sqlite")
+    ex, oth, jw = comps.index("sql_exec"), comps.index("other"), comps.index("journal_write_io")
+    a["comp_ns"][0, ex], a["comp_ns"][0, oth], a["comp_ns"][0, jw] = 20_000, 5_000, 7_000
+    a["dur_ns"][0] = 32_000
+    a["hits_in"][0, ex] = 3      # BEGIN, INSERT, COMMIT steps
+    a["hits_par"][0, oth] = 2    # the two opened from the application's time
+    a["sys_in"][0, jw] = 4       # four journal writes ...
+    a["sys_par"][0, ex] = 4      # ... issued from inside steps
+    a["flags"][0] = 0x10
+    (tmp_path / "writes.bin").write_bytes(a.tobytes())
+    cal = Calibration(pair_in_ns=99_999, sql_pair_in_ns=2_000, sql_pair_out_ns=1_500,
+                      sys_in_ns=100, sys_out_ns=400)
+    w = writes_frame(tmp_path, cal, "sqlite")
+    assert w.loc[0, "sql_exec_adj_ns"] == 20_000 - 3 * 2_000 - 4 * 400
+    assert w.loc[0, "other_adj_ns"] == 5_000 - 2 * 1_500
+    assert w.loc[0, "journal_write_io_adj_ns"] == 7_000 - 4 * 100
+    assert bool(w.loc[0, "explicit"]) and w.loc[0, "engine"] == "sqlite"
+    # a RocksDB reading of the same file finds no RocksDB writes
+    assert len(writes_frame(tmp_path, cal, "rocksdb")) == 0
+
+
+def test_transactions_labelled_by_the_workload_log():
+    from collectors.attribution import by_type, label_transactions
+    w = pd.DataFrame({"tid": [7, 7, 8, 7], "start_ns": [100, 300, 310, 900],
+                      "dur_ns": [50, 60, 70, 10], "dur_adj_ns": [40, 50, 60, 5],
+                      "x_adj_ns": [1, 2, 3, 4]})
+    log = pd.DataFrame({"tid": [7, 7, 8], "start_ns": [90, 290, 305],
+                        "end_ns": [160, 370, 390], "type": ["a", "b", "a"]})
+    out = label_transactions(w, log)
+    assert list(out["txn_type"]) == ["a", "b", "a", ""]   # 900: after every span
+    assert list(out["app_latency_ns"]) == [70, 80, 85, 0]
+    bt = by_type(out)
+    assert bt["a"]["count"] == 2 and bt["a"]["components"]["x"] == 2.0
+
+
+def test_sqlite_symbols_of_the_system_library():
+    from collectors import symbols as S
+    objs = S.candidate_objects_for_command("/usr/bin/python3", [])
+    res = S.resolve_sqlite(objs, "full")
+    assert res.engine == "sqlite" and res.object_path and "libsqlite3" in res.object_path
+    step = next(p for p in res.probes if p.spec.phase == "PH_SQL_STEP")
+    assert step.arg > 0 and not res.notes          # zSql found in sqlite3_sql
+    assert {p.spec.phase for p in res.probes} == {"PH_SQL_STEP", "PH_CHECKPOINT"}
+    assert S.resolve_sqlite(objs, "sample").probes == []
+    assert S.decode_sql_offset("/dev/null", 0) == 0

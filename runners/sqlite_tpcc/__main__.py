@@ -39,6 +39,8 @@ def parser() -> argparse.ArgumentParser:
                                  "IMMEDIATE ... COMMIT).")
     ap.add_argument("--db", default="tpcc.db",
                     help="database file; a loaded template is kept beside it")
+    ap.add_argument("--template-dir", help="where the loaded template database is "
+                    "kept (default: beside --db)")
     ap.add_argument("--journal-mode", choices=driver.JOURNAL_MODES, default="delete")
     ap.add_argument("--synchronous", choices=driver.SYNCHRONOUS, default="full")
     ap.add_argument("--warehouses", type=positive_int, default=1)
@@ -68,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                         scale=a.scale, duration=a.duration,
                         transactions=None if a.duration else (a.transactions or 200),
                         clients=a.clients, seed=a.seed,
-                        wal_autocheckpoint=a.wal_autocheckpoint)
+                        wal_autocheckpoint=a.wal_autocheckpoint,
+                        template_dir=a.template_dir)
     try:
         t0 = time.monotonic()
         rows = driver.run(cfg)

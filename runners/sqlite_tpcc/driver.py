@@ -35,13 +35,15 @@ class Config:
     seed: int = 1
     busy_timeout_ms: int = 10_000
     wal_autocheckpoint: int = 1000
+    template_dir: str | None = None
 
 
 def template_for(cfg: Config) -> Path:
-    """A loaded, pristine database for these cardinalities, built once."""
+    """A loaded, pristine database for these cardinalities, built once
+    (beside the database, or in template_dir)."""
     db = Path(cfg.db)
-    name = f"{db.name}.w{cfg.warehouses}-s{cfg.scale:g}-seed{cfg.seed}.template"
-    tpl = db.with_name(name)
+    name = f"tpcc.w{cfg.warehouses}-s{cfg.scale:g}-seed{cfg.seed}.template"
+    tpl = (Path(cfg.template_dir) if cfg.template_dir else db.parent) / name
     if not tpl.exists():
         tmp = tpl.with_suffix(".loading")
         tmp.unlink(missing_ok=True)

@@ -15,7 +15,7 @@ APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h
 
 .PHONY: all clean test demo readme
-all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json
+all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json $(OUTPUT)/zipf_writer
 
 $(OUTPUT):
 	mkdir -p $@
@@ -39,6 +39,10 @@ $(OUTPUT)/walscope-collect: collectors/walscope_collect.c $(OUTPUT)/walscope.ske
 
 $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope.skel.h $(HEADERS)
 	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)
+
+# seed 003's Zipfian driver, against the system librocksdb
+$(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc | $(OUTPUT)
+	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
 test:
 	./setup.sh --test

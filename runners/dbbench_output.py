@@ -8,6 +8,8 @@ from typing import Any
 BENCH = re.compile(r"^(\w+)\s+:\s+([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds (\d+) operations")
 PCT = re.compile(r"^Percentiles: P50: ([\d.]+) P75: ([\d.]+) P99: ([\d.]+) P99\.9: ([\d.]+)")
 TICKER = re.compile(r"^(rocksdb\.[\w.]+) COUNT : (\d+)$")
+# runners/zipf_writer's own lines (db_bench has no such report)
+LAST_LEVEL = re.compile(r"^last_level_byte_ratio \((reads|stored)\): ([\d.]+)")
 HIST = re.compile(r"^(rocksdb\.[\w.]+) P50 : ([\d.]+) P95 : ([\d.]+) P99 : ([\d.]+) "
                   r"P100 : ([\d.]+) COUNT : (\d+) SUM : (\d+)")
 
@@ -16,6 +18,7 @@ def parse(text: str) -> dict[str, Any]:
     benches: list[dict[str, Any]] = []
     tickers: dict[str, int] = {}
     hists: dict[str, dict[str, float]] = {}
+    extra: dict[str, float] = {}
     for line in text.splitlines():
         line = line.strip()
         m = BENCH.match(line)
@@ -29,6 +32,10 @@ def parse(text: str) -> dict[str, Any]:
             benches[-1].update(p50_us=float(m.group(1)), p75_us=float(m.group(2)),
                                p99_us=float(m.group(3)), p999_us=float(m.group(4)))
             continue
+        m = LAST_LEVEL.match(line)
+        if m:
+            extra[f"last_level_byte_ratio_{m.group(1)}"] = float(m.group(2))
+            continue
         m = TICKER.match(line)
         if m:
             tickers[m.group(1)] = int(m.group(2))
@@ -38,7 +45,8 @@ def parse(text: str) -> dict[str, Any]:
             hists[m.group(1)] = {"p50": float(m.group(2)), "p95": float(m.group(3)),
                                  "p99": float(m.group(4)), "p100": float(m.group(5)),
                                  "count": int(m.group(6)), "sum": int(m.group(7))}
-    return {"benchmarks": benches, "tickers": tickers, "histograms": hists}
+    return {"benchmarks": benches, "tickers": tickers, "histograms": hists,
+            "extra": extra}
 
 
 def derived(p: dict[str, Any]) -> dict[str, float | None]:
@@ -47,8 +55,14 @@ def derived(p: dict[str, Any]) -> dict[str, float | None]:
     flush = t.get("rocksdb.flush.write.bytes", 0)
     compact = t.get("rocksdb.compact.write.bytes", 0)
     wal = t.get("rocksdb.wal.bytes", 0)
-    last = t.get("rocksdb.last.level.read.bytes")  # not a write ticker; kept None-safe
+    last = t.get("rocksdb.last.level.read.bytes")
+    non_last = t.get("rocksdb.non.last.level.read.bytes")
     return {
+        # seed 003's metric: last-level share of the bytes read
+        "last_level_byte_ratio": (last / (last + non_last)
+                                  if last is not None and non_last is not None
+                                  and last + non_last else None),
+        "last_level_stored_ratio": p.get("extra", {}).get("last_level_byte_ratio_stored"),
         "write_amplification": (flush + compact + wal) / written if written else None,
         "flush_bytes": flush, "compaction_bytes": compact, "wal_bytes": wal,
         "bytes_written": written,

@@ -13,8 +13,9 @@ A scenario file:
     num = 20000
 
 Placeholders in `command` must be axes, fixed values, `{db}` (the run's
-database folder, fresh per run) or `{cache}` (one folder per matrix, kept
-across runs, e.g. for a loaded database template); `pin` is the only axis
+database folder, fresh per run), `{cache}` (one folder per matrix, kept
+across runs, e.g. for a loaded database template) or `{root}` (this
+checkout, for the programs it builds, e.g. `{root}/.output/zipf_writer`); `pin` is the only axis
 that need not appear (it becomes a taskset prefix).  Errors name the file, the key and its line.
 """
 from __future__ import annotations
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
+
 TOP_KEYS = {"name": str, "description": str, "command": str, "repeats": int,
             "mode": str, "axes": dict, "fixed": dict, "timeout_s": int}
 REQUIRED = ("name", "command", "axes")
@@ -34,7 +37,8 @@ KNOWN_AXES = {"sync", "threads", "pin", "disable_wal", "manual_wal_flush",
               "benchmarks", "num", "value_size", "key_size", "alpha",
               "preclude_last_level_data_seconds", "preserve_internal_time_seconds",
               "enable_pipelined_write", "batch_size", "journal_mode", "synchronous",
-              "clients", "warehouses", "scale", "kill_after_s"}
+              "clients", "warehouses", "scale", "kill_after_s", "writes", "keys",
+              "last_level_temperature"}
 SCALARS = (bool, int, float, str)
 PINS = ("P", "E", "none")
 
@@ -73,7 +77,8 @@ class Scenario:
                 for combo in itertools.product(*(self.axes[k] for k in keys))]
 
     def argv(self, cell: Cell, db: str, cache: str = "") -> list[str]:
-        vals = {**self.fixed, **cell.values, "db": db, "cache": cache}
+        vals = {**self.fixed, **cell.values, "db": db, "cache": cache,
+                "root": str(ROOT)}
         vals = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in vals.items()}
         return self.command.format(**vals).split()
 
@@ -133,7 +138,7 @@ def load(path: str | Path) -> Scenario:
     if not 0 <= repeats <= 50:
         raise err("repeats", "must be between 0 and 50")
     names = {n for _, n, _, _ in string.Formatter().parse(raw["command"]) if n}
-    known = set(axes) | set(fixed) | {"db", "cache"}
+    known = set(axes) | set(fixed) | {"db", "cache", "root"}
     for n in sorted(names - known):
         raise err("command", f"placeholder {{{n}}} is neither an axis nor a fixed value")
     for a in sorted(set(axes) - names - {"pin"}):

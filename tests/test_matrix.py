@@ -157,3 +157,34 @@ def test_sqlite_tpcc_bad_input(args, message):
     p = subprocess.run(["python3", "-m", "runners.sqlite_tpcc", *args], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
+
+
+TIERED = """name = "tiered_t"
+command = "{root}/.output/zipf_writer --db={db} --alpha={alpha} --keys=5000 --writes=20000 --reads=2000 --preclude_last_level_data_seconds={preclude_last_level_data_seconds} --write_buffer_size=262144 --last_level_temperature=cold"
+repeats = 1
+mode = "writes"
+[axes]
+alpha = [1.2]
+preclude_last_level_data_seconds = [0, 60]
+"""
+
+
+def test_tiered_zipf_matrix(tmp_path):
+    sc = tmp_path / "t.toml"
+    sc.write_text(TIERED)
+    out = tmp_path / "m"
+    p = subprocess.run(RUN_MATRIX + [str(sc), "-o", str(out), "--no-report"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    df = pd.read_parquet(out / "matrix.parquet")
+    fill = df[df["benchmark"] == "fillzipf"]
+    assert len(fill) == 4 and (fill["ops_sec"] > 0).all()
+    assert (fill["operations"] == 20000).all()
+    traced = fill[fill["kind"] == "traced"]
+    assert (traced["traced_writes"] == 20000).all()       # one WriteImpl per Put
+    assert fill["write_amplification"].between(1, 50).all()
+    assert fill["last_level_stored_ratio"].between(0, 1).all()
+    by = fill.set_index(["kind", "axis_preclude_last_level_data_seconds"])
+    # nothing written in the last minute may reach the last level
+    assert by.loc[("baseline", "60"), "last_level_stored_ratio"] == 0
+    assert by.loc[("baseline", "0"), "last_level_stored_ratio"] > 0

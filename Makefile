@@ -15,7 +15,8 @@ APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h
 
 .PHONY: all clean test demo readme
-all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json $(OUTPUT)/zipf_writer
+all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
+	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer
 
 $(OUTPUT):
 	mkdir -p $@
@@ -42,6 +43,10 @@ $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope
 
 # seed 003's Zipfian driver, against the system librocksdb
 $(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc | $(OUTPUT)
+	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
+
+# runners/durability.py's RocksDB writer (acknowledged writes vs a crash)
+$(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
 test:

@@ -28,6 +28,8 @@ CPU_TYPES = {0: "U", 1: "P", 2: "E", 3: "?"}
 SCHED_EVENTS = {1: "runq", 2: "migrate", 3: "offcpu"}
 QUEUE_PARTS = ("queue_behind_sync", "queue_behind_wal_write", "queue_other")
 UNRELIABLE_FRACTION = 0.5   # compensation above this share of a component
+# what summarize() reads of io.parquet
+IO_SUMMARY_COLUMNS = ("kind", "syscall", "in_write", "lat_ns", "bytes")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,12 @@ class Calibration:
 def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
                  ) -> pd.DataFrame:
     """One row per write (RocksDB) or transaction (SQLite) of that engine."""
-    w = R.read_records(run_dir, "ws_write_rec")
+    return writes_frame_from(R.read_records(run_dir, "ws_write_rec"), cal, engine)
+
+
+def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
+                      ) -> pd.DataFrame:
+    """writes_frame of some write records (a chunk of the file)."""
     w = w[w["engine"] == R.enum_values("ws_engine")["WS_ENGINE_" + engine.upper()]]
     comps = R.components(engine)
     n = len(comps)
@@ -178,7 +185,8 @@ def label_transactions(writes: pd.DataFrame, txlog: pd.DataFrame) -> pd.DataFram
 def by_type(writes: pd.DataFrame) -> dict[str, Any]:
     """Per transaction type: count, mean traced/compensated/app latency and
     mean components (compensated), in ns."""
-    comps = [c[:-len("_adj_ns")] for c in writes.columns if c.endswith("_adj_ns")]
+    comps = [c[:-len("_adj_ns")] for c in writes.columns
+             if c.endswith("_adj_ns") and c != "dur_adj_ns"]
     out: dict[str, Any] = {}
     for typ, d in writes[writes["txn_type"] != ""].groupby("txn_type"):
         out[str(typ)] = {
@@ -212,7 +220,23 @@ def _opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFr
 
 def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
              ) -> pd.DataFrame:
-    io = R.read_records(run_dir, "ws_io_rec")
+    opens = _opens_frame(run_dir, seeded or {})
+    return io_frame_from(R.read_records(run_dir, "ws_io_rec"), opens,
+                         _named_frame(run_dir))
+
+
+def _named_frame(run_dir: Path) -> pd.DataFrame:
+    """(tid, ts_ns) -> path of every openat/unlink record."""
+    o = R.read_records(run_dir, "ws_open_rec")
+    return pd.DataFrame({"tid": o["tid"].astype(np.int64),
+                         "ts_ns": o["ts_ns"].astype(np.int64),
+                         "own_path": [p.decode(errors="replace") for p in o["path"]]}
+                        ).drop_duplicates(["tid", "ts_ns"])
+
+
+def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame
+                  ) -> pd.DataFrame:
+    """io_frame of some io records; opens and named from the whole run."""
     kinds = R.file_kinds()
     df = pd.DataFrame({
         "ts_ns": io["ts_ns"].astype(np.int64),
@@ -232,7 +256,6 @@ def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
     df["bytes"] = np.where(df["syscall"].isin(WRITE_SYSCALLS) & (df["ret"] > 0),
                            df["ret"], 0)
     df = df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
-    opens = _opens_frame(run_dir, seeded or {})
     if len(df) and len(opens):
         df = pd.merge_asof(df, opens, on="ts_ns", by=["pid", "fd"],
                            direction="backward")
@@ -240,12 +263,7 @@ def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
     else:
         df["path"] = ""
     # openat/unlink rows: the path their own record carries
-    o = R.read_records(run_dir, "ws_open_rec")
-    if len(df) and len(o):
-        named = pd.DataFrame({"tid": o["tid"].astype(np.int64),
-                              "ts_ns": o["ts_ns"].astype(np.int64),
-                              "own_path": [p.decode(errors="replace") for p in o["path"]]}
-                             ).drop_duplicates(["tid", "ts_ns"])
+    if len(df) and len(named):
         own = df[["tid", "ts_ns"]].merge(named, how="left", on=["tid", "ts_ns"])["own_path"]
         own.index = df.index
         df["path"] = own.where(own.notna() & (own != ""), df["path"])

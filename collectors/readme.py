@@ -38,7 +38,22 @@ def schema() -> str:
     return "\n".join(rows)
 
 
-BLOCKS = {"usage": usage, "schema": schema}
+def faults() -> str:
+    """The fault table, from what tests/test_faults.py last recorded."""
+    import json
+    rows = ["| fault injected | run survived | records lost | probes left attached |",
+            "|---|---|---|---|"]
+    try:
+        data = json.loads((ROOT / "tests" / "results" / "faults.json").read_text())
+    except (OSError, ValueError):
+        data = []
+    for r in data:
+        rows.append(f"| {r['fault']} | {'yes' if r['survived'] else 'NO'} | "
+                    f"{r['records_lost']} | {r['probes_left']} |")
+    return "\n".join(rows)
+
+
+BLOCKS = {"usage": usage, "schema": schema, "faults": faults}
 
 
 def render(text: str) -> str:

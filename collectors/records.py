@@ -158,6 +158,25 @@ def read_records(run_dir: str | os.PathLike, struct: str) -> np.ndarray:
     return arr[arr["rec_type"] == want]
 
 
+def iter_records(run_dir: str | os.PathLike, struct: str,
+                 rows: int = 1 << 16):
+    """The complete records of one type, rows at a time (plain reads, not a
+    memory map, so resident memory is the chunk, whatever the file's size)."""
+    dt = struct_dtype(struct)
+    path = Path(run_dir) / RECORD_FILES[struct]
+    if not path.exists():
+        return
+    want = enum_values("ws_rec_type")["WS_REC_" + struct[len("ws_"):-len("_rec")].upper()]
+    with open(path, "rb") as f:
+        while True:
+            data = f.read(rows * dt.itemsize)
+            n = len(data) // dt.itemsize
+            if not n:
+                return
+            part = np.frombuffer(data, dtype=dt, count=n)
+            yield part[part["rec_type"] == want]
+
+
 def torn_bytes(run_dir: str | os.PathLike) -> dict[str, int]:
     """Bytes after the last complete record, per file (non-zero: a crash)."""
     out = {}

@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from collectors import attribution as A
+from collectors import columns as C
+from collectors import records as R
 from collectors import calibration, sampling, symbols, topology
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
@@ -308,19 +312,39 @@ def analyse(run_dir: Path, cal: A.Calibration,
     engine: None reads it from the records (a run recovered after a crash)."""
     counters, rep = A.collector_counters(run_dir)
     engine = engine or A.records_engine(run_dir)
-    writes = A.writes_frame(run_dir, cal, engine)
-    io = A.io_frame(run_dir, seeded)
+    # records -> Parquet a chunk at a time; summaries read columns back
     txlog = run_dir / TXLOG
-    if engine == "sqlite" and txlog.exists():
-        writes = A.label_transactions(writes, A.read_txlog(txlog))
-    names = dict(zip(io["tid"], io["thread"])) if len(io) else {}
+    log = A.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
+    empty_w = np.zeros(0, R.struct_dtype("ws_write_rec"))
+
+    def writes_chunks():
+        for chunk in R.iter_records(run_dir, "ws_write_rec"):
+            w = A.writes_frame_from(chunk, cal, engine)
+            yield A.label_transactions(w, log) if log is not None else w
+    empty = A.writes_frame_from(empty_w, cal, engine)
+    if log is not None:
+        empty = A.label_transactions(empty, log)
+    C.write_chunks(run_dir / "writes.parquet", writes_chunks(), empty)
+    opens = A._opens_frame(run_dir, seeded or {})
+    named = A._named_frame(run_dir)
+    names: dict[int, str] = {}
+
+    def io_chunks():
+        for chunk in R.iter_records(run_dir, "ws_io_rec"):
+            df = A.io_frame_from(chunk, opens, named)
+            names.update(zip(df["tid"], df["thread"]))
+            yield df
+    C.write_chunks(run_dir / "io.parquet", io_chunks(),
+                   A.io_frame_from(np.zeros(0, R.struct_dtype("ws_io_rec")), opens, named))
     sched = A.sched_frame(run_dir, names)
-    writes.to_parquet(run_dir / "writes.parquet", index=False)
-    io.to_parquet(run_dir / "io.parquet", index=False)
     sched.to_parquet(run_dir / "sched.parquet", index=False)
+    writes = C.ParquetColumns(run_dir / "writes.parquet")
+    io = C.ParquetColumns(run_dir / "io.parquet").frame(list(A.IO_SUMMARY_COLUMNS))
     summary = A.summarize(writes, io, counters, cal, engine)
-    if "txn_type" in writes:
-        summary["by_type"] = A.by_type(writes)
+    if log is not None:
+        summary["by_type"] = A.by_type(writes.frame(
+            ["txn_type", "dur_ns", "app_latency_ns"]
+            + [c for c in writes.columns if c.endswith("_adj_ns")]))
     agg = A.io_aggregate(rep)
     if agg:  # sample mode: write syscalls summed in the kernel
         summary["io_aggregate"] = agg

@@ -86,3 +86,26 @@ def start_bpftrace(args: list[str], timeout: float = 60) -> subprocess.Popen:
             break
     time.sleep(0.5)  # attached, and the first probes armed
     return bt
+
+
+FAULTS_JSON = ROOT / "tests" / "results" / "faults.json"
+_faults: dict[str, dict] = {}
+
+
+def record_fault(fault: str, survived: bool, lost: int, left: int) -> None:
+    """One row of the README's fault table (tests/test_faults.py)."""
+    _faults[fault] = {"fault": fault, "survived": bool(survived),
+                      "records_lost": int(lost), "probes_left": int(left)}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _faults:
+        return
+    try:
+        old = {r["fault"]: r for r in json.loads(FAULTS_JSON.read_text())}
+    except (OSError, ValueError):
+        old = {}
+    old.update(_faults)
+    FAULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
+    FAULTS_JSON.write_text(json.dumps(sorted(old.values(), key=lambda r: r["fault"]),
+                                      indent=1) + "\n")

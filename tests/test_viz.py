@@ -8,6 +8,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -116,3 +117,18 @@ def test_report_renders_in_chromium(two_runs, tmp_path):
 def test_report_bad_input(tmp_path):
     assert report.main([str(tmp_path / "nope")]) == 1
     assert report.main([str(tmp_path)]) == 1
+
+
+def test_report_of_a_long_run_samples_but_keeps_means_cdf_and_tail(two_runs, tmp_path,
+                                                                     monkeypatch):
+    a, _ = two_runs
+    monkeypatch.setattr(report, "REPORT_ROWS", 100)
+    run = report.find_runs([a.dir])[0]
+    assert run.sampled and len(run.writes) <= len(run.dur_us) // run.step + 1
+    assert len(run.dur_us) == a.summary["writes"]["count"]    # every write's latency
+    assert (run.tail["dur_adj_ns"] >= np.percentile(run.dur_us, 99) * 1e3 - 1).all()
+    out = tmp_path / "r.html"
+    payload = report.build([run], out)
+    for comp, v in payload["scenarios"][run.name].items():
+        assert abs(v["mean_us"] * 1e3 - a.summary["components"][comp]["mean_ns"]) < 1
+    assert "1 in" in out.read_text()

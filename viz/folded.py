@@ -55,11 +55,20 @@ def fold(counter: Counter) -> str:
 
 def phase_stacks(writes: pd.DataFrame, root: str = "command") -> Counter:
     """Microseconds per phase path; the queue split is a leaf of queue."""
+    return _rounded(phase_us(writes, root))
+
+
+def _rounded(c: Counter) -> Counter:
+    return Counter({k: int(round(v)) for k, v in c.items()})
+
+
+def phase_us(writes: pd.DataFrame, root: str = "command") -> Counter:
+    """phase_stacks before rounding: sums of batches add up exactly."""
     out: Counter = Counter()
     if not len(writes):
         return out
-    if "sql_exec_ns" in writes:
-        return sqlite_phase_stacks(writes, root)
+    if "sql_exec_adj_ns" in writes or "sql_exec_ns" in writes:
+        return sqlite_phase_us(writes, root)
     adj = writes.get("queue_adj_ns", writes["queue_ns"])
     raw_q = writes["queue_ns"].where(writes["queue_ns"] > 0, 1)
     scale = adj / raw_q  # compensate the queue split like queue itself
@@ -75,11 +84,11 @@ def phase_stacks(writes: pd.DataFrame, root: str = "command") -> Counter:
             else:
                 col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
                 us = float(w[col].sum()) / 1e3
-            out[";".join(base + frames)] += int(round(us))
+            out[";".join(base + frames)] += us
     return out
 
 
-def sqlite_phase_stacks(writes: pd.DataFrame, root: str) -> Counter:
+def sqlite_phase_us(writes: pd.DataFrame, root: str) -> Counter:
     """Per transaction type (the workload's label) or commit style."""
     out: Counter = Counter()
     if "txn_type" in writes and (writes["txn_type"] != "").any():
@@ -90,7 +99,7 @@ def sqlite_phase_stacks(writes: pd.DataFrame, root: str) -> Counter:
         base = (_clean(root), "transaction", _clean(str(name)))
         for comp, frames in SQLITE_FRAMES.items():
             col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
-            out[";".join(base + frames)] += int(round(float(w[col].sum()) / 1e3))
+            out[";".join(base + frames)] += float(w[col].sum()) / 1e3
     return out
 
 
@@ -102,9 +111,16 @@ def offcpu_stacks(sched: pd.DataFrame, io: pd.DataFrame) -> Counter:
             why = "[preempted]" if pre else "[wakeup delay]"
             out[f"{_clean(thread)};[runnable];{why}"] += int(d["dur_ns"].sum() / 1e3)
     if len(io):
-        for (thread, sc, kind), d in io.groupby(["thread", "syscall", "kind"], observed=True):
-            out[f"{_clean(thread)};[blocked];{_clean(str(sc))};{_clean(str(kind))}"] += \
-                int(d["lat_ns"].sum() / 1e3)
+        out.update(_rounded(blocked_us(io)))
+    return out
+
+
+def blocked_us(io: pd.DataFrame) -> Counter:
+    """Microseconds blocked in traced syscalls, per thread, syscall, file kind."""
+    out: Counter = Counter()
+    for (thread, sc, kind), d in io.groupby(["thread", "syscall", "kind"], observed=True):
+        out[f"{_clean(thread)};[blocked];{_clean(str(sc))};{_clean(str(kind))}"] += \
+            float(d["lat_ns"].sum()) / 1e3
     return out
 
 
@@ -123,7 +139,10 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
     """All folded files of a run folder; returns kind -> path."""
     run_dir = Path(run_dir)
     paths = {}
-    writes = pd.read_parquet(run_dir / "writes.parquet")
+    from collectors.columns import ParquetColumns
+    from viz.report import WRITE_COLUMNS
+    wcols = ParquetColumns(run_dir / "writes.parquet")
+    want = [c for c in wcols.columns if c in WRITE_COLUMNS or c.endswith("_adj_ns")]
     root = "command"
     try:
         import json
@@ -131,10 +150,19 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
         root = Path(cmd[0]).name if cmd else root
     except (OSError, ValueError):
         pass
-    stacks = {"phase": phase_stacks(writes, root)}
+    phase: Counter = Counter()   # a batch at a time: bounded for any run
+    for batch in wcols.batches(want):
+        phase.update(phase_us(batch, root))
+    stacks = {"phase": _rounded(phase)}
     sched = pd.read_parquet(run_dir / "sched.parquet") if (run_dir / "sched.parquet").exists() else pd.DataFrame()
-    io = pd.read_parquet(run_dir / "io.parquet") if (run_dir / "io.parquet").exists() else pd.DataFrame()
-    stacks["offcpu"] = offcpu_stacks(sched, io)
+    off = offcpu_stacks(sched, pd.DataFrame())
+    if (run_dir / "io.parquet").exists():
+        io = ParquetColumns(run_dir / "io.parquet")
+        us: Counter = Counter()
+        for batch in io.batches(["thread", "syscall", "kind", "lat_ns"]):
+            us.update(blocked_us(batch))
+        off.update(_rounded(us))
+    stacks["offcpu"] = off
     if (run_dir / "samples.parquet").exists():
         stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
     for kind, c in stacks.items():

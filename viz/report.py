@@ -53,13 +53,59 @@ class Run:
         self.path = path
         self.name = name
         self.summary: dict[str, Any] = json.loads((path / "summary.json").read_text())
-        self.writes = pd.read_parquet(path / "writes.parquet")
+        self.writes, self.dur_us, self.tail, self.step = read_writes(path / "writes.parquet")
         io = path / "io.parquet"
-        self.io = pd.read_parquet(io) if io.exists() else pd.DataFrame()
+        self.io = pd.DataFrame()
+        if io.exists():  # the timeline shows at most TIMELINE_POINTS of them
+            from collectors.columns import ParquetColumns
+            parts = [b[b["thread"].str.startswith("rocksdb:") & (b["bytes"] > 0)]
+                     for b in ParquetColumns(io).batches(["ts_ns", "thread", "bytes"])]
+            self.io = pd.concat(parts) if parts else self.io
+
+    @property
+    def sampled(self) -> bool:
+        """Only every step-th write is loaded (a long run): sums are scaled,
+        means of whole-run components come from summary.json, the CDF and
+        the p99 tail from every write."""
+        return self.step > 1
 
     @property
     def partial(self) -> bool:
         return bool(self.summary.get("partial_run"))
+
+
+# writes.parquet columns the report reads (with every *_adj_ns): a long
+# run's table is never loaded whole
+WRITE_COLUMNS = ("start_ns", "dur_ns", "dur_adj_ns", "leader", "engine", "explicit",
+                 "txn_type", "app_latency_ns", "on_p_ns", "on_e_ns", "on_uniform_ns",
+                 "mig_p_to_e", "mig_e_to_p", "mig_same_type", "queue_ns",
+                 "queue_behind_sync_ns", "queue_behind_wal_write_ns", "queue_other_ns")
+
+
+REPORT_ROWS = 1_000_000      # above this, writes are sampled (never the CDF or tail)
+
+
+def read_writes(path: Path) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame, int]:
+    """(writes or every step-th write, every write's latency in us, the writes
+    at or above p99, step): bounded memory whatever the run's length."""
+    from collectors.columns import ParquetColumns
+    cols = ParquetColumns(path)
+    want = [c for c in cols.columns if c in WRITE_COLUMNS or c.endswith("_adj_ns")]
+    dcol = "dur_adj_ns" if "dur_adj_ns" in cols else "dur_ns"
+    dur = cols[dcol].to_numpy(dtype=np.float64) / 1e3
+    step = max(1, -(-len(dur) // REPORT_ROWS))
+    if step == 1:
+        w = cols.frame(want)
+        tail = w[w[dcol] >= np.percentile(w[dcol], 99)] if len(w) else w
+        return w, dur, tail, 1
+    p99 = np.percentile(dur, 99) * 1e3
+    sample, tail, seen = [], [], 0
+    for b in cols.batches(want):
+        idx = np.arange(seen, seen + len(b))
+        sample.append(b[idx % step == 0])
+        tail.append(b[b[dcol] >= p99])
+        seen += len(b)
+    return pd.concat(sample), dur, pd.concat(tail), step
 
 
 def recover(run_dir: Path) -> None:
@@ -111,7 +157,8 @@ def col(w: pd.DataFrame, c: str) -> pd.Series:
 
 def components_of(runs: list[Run]) -> list[str]:
     """The components any of the runs has, in COMPONENTS order."""
-    have = {c for r in runs for c in COMPONENTS if f"{c}_ns" in r.writes}
+    have = {c for r in runs for c in COMPONENTS
+            if f"{c}_adj_ns" in r.writes or f"{c}_ns" in r.writes}
     return [c for c in COMPONENTS if c in have]
 
 
@@ -129,10 +176,11 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
                 means.append(0.0)
                 tails.append(0.0)
                 continue
-            d = w["dur_adj_ns"] if "dur_adj_ns" in w else w["dur_ns"]
-            tail = w[d >= np.percentile(d, 99)]
-            means.append(float(col(w, c).mean()) / 1e3)
-            tails.append(float(col(tail, c).mean()) / 1e3)
+            if r.sampled:   # every write's mean, as the summary has it
+                means.append(r.summary["components"].get(c, {}).get("mean_ns", 0) / 1e3)
+            else:
+                means.append(float(col(w, c).mean()) / 1e3)
+            tails.append(float(col(r.tail, c).mean()) / 1e3)
             data.setdefault(r.name, {})[c] = {"mean_us": means[-1], "tail_us": tails[-1]}
         fig.add_bar(x=names, y=means, name=c, marker_color=COLORS[c],
                     legendgroup=c, row=1, col=1)
@@ -148,10 +196,9 @@ def cdf_figure(runs: list[Run]) -> go.Figure:
     qs = np.concatenate([np.linspace(0, 0.99, CDF_POINTS // 2),
                          1 - np.logspace(-2, -5, CDF_POINTS // 2)])
     for r in runs:
-        w = r.writes
-        if not len(w):
+        d = r.dur_us
+        if not len(d):
             continue
-        d = (w["dur_adj_ns"] if "dur_adj_ns" in w else w["dur_ns"]).to_numpy() / 1e3
         x = np.quantile(d, qs)
         fig.add_scatter(x=x, y=qs * 100, mode="lines", name=r.name)
         marks = np.quantile(d, [0.5, 0.99, 0.999])
@@ -195,8 +242,9 @@ def timeline_figure(runs: list[Run]) -> go.Figure:
         if not len(w):
             continue
         if len(w) > TIMELINE_POINTS:  # keep the slowest writes, sample the rest
-            slow = w.nlargest(TIMELINE_POINTS // 4, "dur_ns")
-            rest = w.drop(slow.index).sample(TIMELINE_POINTS - len(slow), random_state=1)
+            slow = (r.tail if r.sampled else w).nlargest(TIMELINE_POINTS // 4, "dur_ns")
+            rest = w.drop(slow.index, errors="ignore").sample(
+                TIMELINE_POINTS - len(slow), random_state=1)
             w = pd.concat([slow, rest])
         t0 = r.writes["start_ns"].min()
         comps = components_of([r])
@@ -234,7 +282,8 @@ def cores_figure(runs: list[Run]) -> go.Figure:
         "on-CPU time in writes by core type", "migrations per 1000 writes"))
     names = [r.name for r in runs]
     for label, c in (("P", "on_p_ns"), ("E", "on_e_ns"), ("uniform", "on_uniform_ns")):
-        fig.add_bar(x=names, y=[float(r.writes[c].sum()) / 1e6 if len(r.writes) else 0
+        fig.add_bar(x=names, y=[r.step * float(r.writes[c].sum()) / 1e6
+                                if len(r.writes) else 0
                                 for r in runs], name=label, row=1, col=1)
     for label, c in (("P->E", "mig_p_to_e"), ("E->P", "mig_e_to_p"),
                      ("same type", "mig_same_type")):
@@ -280,7 +329,7 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
         vals = []
         for r in runs:
             f = r.writes[~r.writes["leader"]] if len(r.writes) else r.writes
-            vals.append(float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0)
+            vals.append(r.step * float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0)
         fig.add_bar(x=names, y=vals, name=part, row=1, col=2)
     fig.update_layout(height=420, yaxis_title="us", yaxis2_title="ms total",
                       barmode="group")
@@ -336,6 +385,13 @@ def build(runs: list[Run], out: Path) -> dict[str, Any]:
                                                       div_id=f"fig{i}")
              for i, (t, f) in enumerate(figs)]
     partial = [r.name for r in runs if r.partial]
+    sampled = [f"{r.name} (1 in {r.step})" for r in runs if r.sampled]
+    if sampled:
+        banner_s = ("<p>Long runs: timeline, core and group figures use a sample of "
+                    f"their writes: {html.escape(', '.join(sampled))}; means, the CDF "
+                    "and the p99 tail use every write.</p>")
+    else:
+        banner_s = ""
     banner = (f"<p class=warn>PARTIAL runs (tracer or workload died): "
               f"{html.escape(', '.join(partial))}</p>" if partial else "")
     payload = {"scenarios": data,
@@ -347,7 +403,7 @@ def build(runs: list[Run], out: Path) -> dict[str, Any]:
 <style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:3px 8px}} .warn{{color:#b00;font-weight:bold}}</style>
 <script type="text/javascript">{get_plotlyjs()}</script></head><body>
-<h1>walscope: where each write's latency goes</h1>{banner}
+<h1>walscope: where each write's latency goes</h1>{banner}{banner_s}
 <p>{len(runs)} scenario(s). Components are compensated for probe overhead;
 see the overhead table before trusting small components.</p>
 {''.join(parts)}

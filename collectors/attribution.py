@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from collectors import aggregate as G
 from collectors import records as R
 
 # x86_64 numbers of the syscalls probes/walscope.bpf.c traces
@@ -270,6 +271,11 @@ def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame
     return df
 
 
+def _cpu_type_names(codes: np.ndarray) -> pd.Categorical:
+    names = [CPU_TYPES[i] for i in range(4)]
+    return pd.Categorical.from_codes(np.minimum(codes.astype(np.int64), 3), names)
+
+
 def sched_frame(run_dir: Path, thread_names: dict[int, str]) -> pd.DataFrame:
     s = R.read_records(run_dir, "ws_sched_rec")
     df = pd.DataFrame({
@@ -280,63 +286,105 @@ def sched_frame(run_dir: Path, thread_names: dict[int, str]) -> pd.DataFrame:
         "dur_ns": s["dur_ns"].astype(np.int64),
         "from_cpu": s["from_cpu"].astype(np.int32),
         "to_cpu": s["to_cpu"].astype(np.int32),
-        "from_type": [CPU_TYPES.get(int(c), "?") for c in s["from_type"]],
-        "to_type": [CPU_TYPES.get(int(c), "?") for c in s["to_type"]],
+        "from_type": _cpu_type_names(s["from_type"]),
+        "to_type": _cpu_type_names(s["to_type"]),
         "in_write": s["in_write"].astype(bool),
         "preempted": s["preempted"].astype(bool),
     })
-    df["thread"] = df["tid"].map(thread_names).fillna("")
+    df["thread"] = pd.Categorical(df["tid"].map(thread_names).fillna(""))
     return df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
 
 
 def stats(values: np.ndarray, total: float) -> dict[str, float]:
-    v = np.asarray(values, dtype=np.float64)
-    if len(v) == 0:
-        return dict(count=0, sum_ns=0, mean_ns=0, p50_ns=0, p99_ns=0, p999_ns=0,
-                    share=0.0)
-    p50, p99, p999 = np.percentile(v, [50, 99, 99.9])
-    s = float(v.sum())
-    return dict(count=int((v > 0).sum()), sum_ns=int(s), mean_ns=s / len(v),
-                p50_ns=float(p50), p99_ns=float(p99), p999_ns=float(p999),
-                share=s / total if total else 0.0)
+    d = G.Dist()
+    d.add(values)
+    return d.stats(total)
 
 
-def sqlite_io_summary(writes: pd.DataFrame, io: pd.DataFrame) -> dict[str, Any]:
-    """What SQLite's commits cost in syscalls: counts inside transactions."""
-    inside = io[io["in_write"]]
-    def pick(syscalls: set[str], kinds: set[str]) -> dict[str, int]:
-        d = inside[inside["syscall"].isin(syscalls) & inside["kind"].isin(kinds)]
-        return {"count": int(len(d)), "sum_ns": int(d["lat_ns"].sum()),
-                "bytes": int(d["bytes"].sum())}
-    log = {"journal", "wal"}
-    return {
-        "journal_write": pick(WRITE_SYSCALLS, log),
-        "journal_sync": pick(SYNC_SYSCALLS, log),
-        "db_write": pick(WRITE_SYSCALLS, {"db", "other"}),
-        "db_sync": pick(SYNC_SYSCALLS, {"db", "other"}),
-        "dir_sync": pick(SYNC_SYSCALLS, {"dir"}),
-        "journal_unlink": pick({"unlink", "unlinkat"}, {"journal"}),
-        "journal_truncate": pick({"ftruncate"}, log),
-        "journal_open": pick({"openat"}, {"journal"}),
-        "checkpoints": int((writes["checkpoint_ns"] > 0).sum()),
-        "explicit": int(writes["explicit"].sum()),
-        "autocommit": int((~writes["explicit"]).sum()),
-        "rollbacks": int(writes["rollback"].sum()),
-        "statements": int(writes["statements"].sum()),
-    }
+def _batches(table: Any, names: list[str]):
+    """A DataFrame as one batch, or ParquetColumns a batch at a time."""
+    if isinstance(table, pd.DataFrame):
+        yield table
+    else:
+        yield from table.batches(names)
 
 
-def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
+class _IoSums:
+    """Counts, ns and bytes of io rows by (syscall set, kinds, inside writes)."""
+
+    def __init__(self, picks: dict[str, tuple[set[str], set[str], bool]]):
+        self.picks = picks
+        self.out = {k: {"count": 0, "sum_ns": 0, "bytes": 0} for k in picks}
+
+    def add(self, io: pd.DataFrame) -> None:
+        for k, (calls, kinds, inside) in self.picks.items():
+            m = io["syscall"].isin(calls) & io["kind"].isin(kinds)
+            if inside:
+                m &= io["in_write"]
+            d = io[m]
+            o = self.out[k]
+            o["count"] += int(len(d))
+            o["sum_ns"] += int(d["lat_ns"].sum())
+            o["bytes"] += int(d["bytes"].sum())
+
+
+LOG_KINDS = {"journal", "wal"}
+SQLITE_IO = {
+    "journal_write": (WRITE_SYSCALLS, LOG_KINDS, True),
+    "journal_sync": (SYNC_SYSCALLS, LOG_KINDS, True),
+    "db_write": (WRITE_SYSCALLS, {"db", "other"}, True),
+    "db_sync": (SYNC_SYSCALLS, {"db", "other"}, True),
+    "dir_sync": (SYNC_SYSCALLS, {"dir"}, True),
+    "journal_unlink": ({"unlink", "unlinkat"}, {"journal"}, True),
+    "journal_truncate": ({"ftruncate"}, LOG_KINDS, True),
+    "journal_open": ({"openat"}, {"journal"}, True),
+}
+ROCKSDB_IO = {
+    "wal_sync_in": (SYNC_SYSCALLS, {"wal"}, True),
+    "wal_sync_all": (SYNC_SYSCALLS, {"wal"}, False),
+    "wal_write": (WRITE_SYSCALLS, {"wal"}, False),
+    "dir_sync": (SYNC_SYSCALLS, {"dir"}, False),
+}
+
+
+def summarize(writes: Any, io: Any, counters: dict[str, int],
               cal: Calibration, engine: str = "rocksdb") -> dict[str, Any]:
+    """summary.json's numbers.  writes and io: DataFrames, or ParquetColumns
+    of a long run (read a batch at a time: memory stays bounded)."""
     comps = R.components(engine)
-    # writes_frame always has its columns: sums of no writes are 0
-    total_raw = float(writes["dur_ns"].sum())
-    total_adj = float(writes["dur_adj_ns"].sum())
-    raw = {c: stats(writes[f"{c}_ns"].to_numpy(), total_raw) for c in comps}
-    adj = {c: stats(writes[f"{c}_adj_ns"].to_numpy(), total_adj) for c in comps}
+    names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
+             + [f"{c}_{x}" for c in comps for x in ("ns", "adj_ns", "overhead_ns")]
+             + [f"{p}_ns" for p in QUEUE_PARTS]
+             + (["checkpoint_ns", "explicit", "rollback", "statements"]
+                if engine == "sqlite" else []))
+    dist = {k: G.Dist() for k in ["dur_ns", "dur_adj_ns"]
+            + [f"{c}_ns" for c in comps] + [f"{c}_adj_ns" for c in comps]
+            + [f"{p}_ns" for p in QUEUE_PARTS]}
+    sums = {k: 0 for k in ["leader", "partial", "truncated", "probe_hits", "checkpoints",
+                           "explicit", "rollback", "statements"]
+            + [f"{c}_overhead_ns" for c in comps]}
+    n = 0
+    for b in _batches(writes, names):
+        n += len(b)
+        for k, d in dist.items():
+            d.add(b[k].to_numpy())
+        for k in ("leader", "partial", "truncated", "probe_hits"):
+            sums[k] += int(b[k].sum())
+        for c in comps:
+            sums[f"{c}_overhead_ns"] += float(b[f"{c}_overhead_ns"].sum())
+        if engine == "sqlite":
+            sums["checkpoints"] += int((b["checkpoint_ns"] > 0).sum())
+            for k in ("explicit", "rollback", "statements"):
+                sums[k] += int(b[k].sum())
+    iosums = _IoSums(SQLITE_IO if engine == "sqlite" else ROCKSDB_IO)
+    for b in _batches(io, list(IO_SUMMARY_COLUMNS)):
+        iosums.add(b)
+    total_raw, total_adj = dist["dur_ns"].sum, dist["dur_adj_ns"].sum
+    raw = {c: dist[f"{c}_ns"].stats(total_raw) for c in comps}
+    adj = {c: dist[f"{c}_adj_ns"].stats(total_adj) for c in comps}
     unreliable = []
     for c in comps:
-        over = float(writes[f"{c}_overhead_ns"].sum())
+        over = sums[f"{c}_overhead_ns"]
         raw_sum = raw[c]["sum_ns"]
         frac = over / raw_sum if raw_sum else 0.0
         adj[c]["overhead_ns"] = int(over)
@@ -345,22 +393,23 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
         adj[c]["unreliable"] = bool(raw_sum and frac > UNRELIABLE_FRACTION)
         if adj[c]["unreliable"]:
             unreliable.append(c)
-    queue = {p: stats(writes[f"{p}_ns"].to_numpy(), total_raw) for p in QUEUE_PARTS}
-    # io_frame always has its columns, so empty selections just sum to 0
-    wal = io[io["kind"] == "wal"]
-    wal_sync = wal[wal["syscall"].isin(SYNC_SYSCALLS)]
-    wal_write = wal[wal["syscall"].isin(WRITE_SYSCALLS)]
-    dirsync = io[(io["kind"] == "dir") & io["syscall"].isin(SYNC_SYSCALLS)]
-    leaders = int(writes["leader"].sum())
-    return {
-        "engine": engine,
-        **({"sqlite": sqlite_io_summary(writes, io)} if engine == "sqlite" else {}),
+    queue = {p: dist[f"{p}_ns"].stats(total_raw) for p in QUEUE_PARTS}
+    out: dict[str, Any] = {"engine": engine}
+    io_out = iosums.out
+    if engine == "sqlite":
+        out["sqlite"] = {**io_out, "checkpoints": sums["checkpoints"],
+                         "explicit": sums["explicit"], "autocommit": n - sums["explicit"],
+                         "rollbacks": sums["rollback"], "statements": sums["statements"]}
+        io_out = {k: {"count": 0, "sum_ns": 0, "bytes": 0} for k in ROCKSDB_IO}
+    leaders = sums["leader"]
+    out.update({
         "writes": {
-            "count": int(len(writes)),
-            "partial": int(writes["partial"].sum()),
-            "truncated": int(writes["truncated"].sum()),
-            "duration": stats(writes["dur_ns"].to_numpy(), total_raw),
-            "duration_adj": stats(writes["dur_adj_ns"].to_numpy(), total_adj),
+            "count": n,
+            "partial": sums["partial"],
+            "truncated": sums["truncated"],
+            "duration": dist["dur_ns"].stats(total_raw),
+            "duration_adj": dist["dur_adj_ns"].stats(total_adj),
+            "percentiles_exact": dist["dur_ns"].exact,
         },
         "components": adj,
         "components_raw": raw,
@@ -369,31 +418,30 @@ def summarize(writes: pd.DataFrame, io: pd.DataFrame, counters: dict[str, int],
         "wal": {
             # count/sum_ns: the write path's syncs (what rocksdb.wal.synced
             # counts); all_*: every WAL sync, e.g. at close, too
-            "sync": {"count": int(wal_sync["in_write"].sum()),
-                     "sum_ns": int(wal_sync.loc[wal_sync["in_write"], "lat_ns"].sum()),
-                     "all_count": int(len(wal_sync)),
-                     "all_sum_ns": int(wal_sync["lat_ns"].sum())},
-            "write": {"count": int(len(wal_write)),
-                      "bytes": int(wal_write["bytes"].sum()),
-                      "sum_ns": int(wal_write["lat_ns"].sum())},
-            "dir_sync": {"count": int(len(dirsync)),
-                         "sum_ns": int(dirsync["lat_ns"].sum())},
+            "sync": {"count": io_out["wal_sync_in"]["count"],
+                     "sum_ns": io_out["wal_sync_in"]["sum_ns"],
+                     "all_count": io_out["wal_sync_all"]["count"],
+                     "all_sum_ns": io_out["wal_sync_all"]["sum_ns"]},
+            "write": io_out["wal_write"],
+            "dir_sync": {"count": io_out["dir_sync"]["count"],
+                         "sum_ns": io_out["dir_sync"]["sum_ns"]},
         },
-        "groups": {"leaders": leaders, "followers": int(len(writes)) - leaders},
+        "groups": {"leaders": leaders, "followers": n - leaders},
         "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
                         if k.startswith("lost_")},
         "probe_hits": {
             "uprobe": counters.get("uprobe", 0),
             "uretprobe": counters.get("uretprobe", 0),
-            "in_writes": int(writes["probe_hits"].sum()),
-            "per_write": float(writes["probe_hits"].mean()) if len(writes) else 0.0,
+            "in_writes": sums["probe_hits"],
+            "per_write": sums["probe_hits"] / n if n else 0.0,
         },
         "calibration": {**cal.__dict__,
                         "stepped_components": list(cal.stepped_components)},
         "estimated_overhead_ns": int(
             counters.get("uprobe", 0) * cal.uprobe_ns
             + counters.get("uretprobe", 0) * cal.uretprobe_ns),
-    }
+    })
+    return out
 
 
 def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:

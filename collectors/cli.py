@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample-hz", type=int, metavar="HZ",
                    help="perf sampling frequency per CPU (default: 499 in "
                         "sample mode, off otherwise)")
+    p.add_argument("--stacks", choices=("off", "auto", "bpf", "dwarf"), default="off",
+                   help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
+                        "(perf record --call-graph dwarf), auto (bpf if every "
+                        "probed object keeps frame pointers) (default: off)")
     p.add_argument("--recalibrate", action="store_true",
                    help="measure probe costs again instead of using the cache")
     p.add_argument("--no-calibrate", action="store_true",
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                         output=args.output, mode=args.mode,
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
-                        sample_hz=args.sample_hz,
+                        sample_hz=args.sample_hz, stacks=args.stacks,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)

@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import signal
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import numpy as np
 from collectors import attribution as A
 from collectors import columns as C
 from collectors import records as R
-from collectors import calibration, sampling, symbols, topology
+from collectors import calibration, sampling, stacks, symbols, topology
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 
@@ -53,6 +54,7 @@ class TraceOptions:
     calibrate: bool = True
     cwd: str | None = None
     print_table: bool = True
+    stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
 
 
 @dataclass
@@ -219,8 +221,10 @@ def trace(opts: TraceOptions) -> TraceResult:
         cal = dataclasses.replace(cal, stepped_components=tuple(stepped))
 
     sample_hz = opts.sample_hz
+    stack_method = stacks.choose(opts.stacks, stack_objects(opts, res))
     if sample_hz is None:
-        sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" else 0
+        sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
+            stack_method == "bpf" else 0
     attach = symbols.attach_lines(res.probes)
     started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
     mono_to_unix_ns = time.time_ns() - time.monotonic_ns()
@@ -232,6 +236,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     interrupted = False
     seeded: dict[tuple[int, int], str] = {}
     maps = sampling.MapSnapshots()
+    perf = None
     try:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
                               sample_hz, verbose=opts.verbose,
@@ -244,6 +249,9 @@ def trace(opts: TraceOptions) -> TraceResult:
                 collector.add_pid(p)
             if sample_hz:
                 maps.start(opts.pid)
+            if stack_method == "dwarf":
+                perf = stacks.PerfRecorder(opts.pid, sample_hz or DWARF_HZ,
+                                           run_dir / "perf.data")
             try:
                 deadline = time.monotonic() + opts.duration if opts.duration else None
                 _wait_pid(opts.pid, deadline)
@@ -254,6 +262,9 @@ def trace(opts: TraceOptions) -> TraceResult:
                                 echo=opts.echo, cwd=opts.cwd,
                                 extra_env={"WALSCOPE_RUN_DIR": str(run_dir.resolve())})
             collector.add_pid(workload.pid)
+            if stack_method == "dwarf":  # perf follows the pid across its exec
+                perf = stacks.PerfRecorder(workload.pid, sample_hz or DWARF_HZ,
+                                           run_dir / "perf.data")
             workload.release()
             if sample_hz:
                 maps.start(workload.pid)
@@ -267,11 +278,13 @@ def trace(opts: TraceOptions) -> TraceResult:
                 except (KeyboardInterrupt, _Terminate):
                     workload.proc.kill()
                     exit_code = workload.wait()
-    except SessionError as e:
+    except (SessionError, stacks.StackError) as e:
         if workload is not None and workload.proc.poll() is None:
             workload.proc.kill()
         raise TraceError(str(e)) from None
     finally:
+        if perf is not None:
+            perf.stop()
         maps.stop()
         if collector is not None:
             collector.stop()
@@ -279,6 +292,14 @@ def trace(opts: TraceOptions) -> TraceResult:
     elapsed = time.monotonic() - t0
 
     summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz, res.engine)
+    if stack_method != "off":
+        summary["oncpu_stacks"] = fold_stacks(run_dir, stack_method, maps.maps)
+        if stack_method == "dwarf" and any(p.spec.ret for p in res.probes):
+            # a pending uretprobe replaced the return address on the stack
+            summary["oncpu_stacks"]["note"] = (
+                "user stacks stop at functions with a return probe pending "
+                "(their return address is the uretprobe trampoline); "
+                "--mode sample has none")
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode,
         "exit_code": exit_code, "interrupted": interrupted,
@@ -339,7 +360,7 @@ def analyse(run_dir: Path, cal: A.Calibration,
     sched = A.sched_frame(run_dir, names)
     sched.to_parquet(run_dir / "sched.parquet", index=False)
     writes = C.ParquetColumns(run_dir / "writes.parquet")
-    io = C.ParquetColumns(run_dir / "io.parquet").frame(list(A.IO_SUMMARY_COLUMNS))
+    io = C.ParquetColumns(run_dir / "io.parquet")
     summary = A.summarize(writes, io, counters, cal, engine)
     if log is not None:
         summary["by_type"] = A.by_type(writes.frame(
@@ -373,6 +394,37 @@ def analyse(run_dir: Path, cal: A.Calibration,
         print(f"walscope: WARNING: events lost: {lost}; consider a larger "
               "--ringbuf-mb", file=sys.stderr)
     return summary
+
+
+DWARF_HZ = 99   # perf's dwarf unwinding copies 16 KiB per sample
+
+
+def stack_objects(opts: TraceOptions, res: symbols.Resolution) -> list[str]:
+    """What on-CPU stacks walk through: the program and the database library."""
+    objs = [res.object_path] if res.object_path else []
+    exe = f"/proc/{opts.pid}/exe" if opts.pid is not None else (
+        symbols.shutil.which(opts.command[0]) if opts.command else None)
+    if exe and os.path.exists(exe) and symbols.is_elf(exe):
+        objs.append(os.path.realpath(exe))
+    return objs
+
+
+def fold_stacks(run_dir: Path, method: str, maps: dict[int, list]) -> dict[str, Any]:
+    """oncpu-stacks.folded; returns what summary.json says about it."""
+    try:
+        if method == "dwarf":
+            folded, total, trunc = stacks.fold_perf(run_dir / "perf.data")
+        else:
+            folded, total, trunc = stacks.fold_bpf(run_dir, maps)
+    except (stacks.StackError, OSError, subprocess.SubprocessError) as e:
+        print(f"walscope: no on-CPU stacks: {e}", file=sys.stderr)
+        return {"method": method, "samples": 0, "truncated": 0, "error": str(e)}
+    from viz.folded import fold
+    (run_dir / "oncpu-stacks.folded").write_text(fold(folded))
+    if total and trunc / total > 0.2:
+        print(f"walscope: {trunc} of {total} on-CPU stacks are truncated "
+              f"({method} unwinding; see summary.json oncpu_stacks)", file=sys.stderr)
+    return {"method": method, "samples": total, "truncated": trunc}
 
 
 def render_views(run_dir: Path) -> None:

@@ -22,7 +22,8 @@ from viz.folded import write_folded  # noqa: E402
 
 TITLES = {"phase": "WAL write phases (us, probe overhead compensated)",
           "offcpu": "Off-CPU: runnable and blocked time (us)",
-          "oncpu": "On-CPU samples by component and symbol"}
+          "oncpu": "On-CPU samples by component and symbol",
+          "oncpu-stacks": "On-CPU stacks of the traced threads (samples)"}
 
 
 class RenderError(RuntimeError):
@@ -53,7 +54,7 @@ def render_run(run_dir: Path) -> dict[str, Path]:
     out = {}
     for kind, folded in write_folded(run_dir).items():
         out[kind] = render(folded, run_dir / f"flame-{kind}.svg", TITLES[kind],
-                           "samples" if kind == "oncpu" else "us")
+                           "samples" if kind.startswith("oncpu") else "us")
     return out
 
 

@@ -165,6 +165,9 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
     stacks["offcpu"] = off
     if (run_dir / "samples.parquet").exists():
         stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
+    # written by the tracer itself (collectors/stacks.py), taken as is
+    if (run_dir / "oncpu-stacks.folded").exists():
+        paths["oncpu-stacks"] = run_dir / "oncpu-stacks.folded"
     for kind, c in stacks.items():
         text = fold(c)
         if text:

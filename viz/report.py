@@ -53,7 +53,7 @@ class Run:
         self.path = path
         self.name = name
         self.summary: dict[str, Any] = json.loads((path / "summary.json").read_text())
-        self.writes, self.dur_us, self.tail, self.step = read_writes(path / "writes.parquet")
+        self.writes, self.dur, self.tail, self.step = read_writes(path / "writes.parquet")
         io = path / "io.parquet"
         self.io = pd.DataFrame()
         if io.exists():  # the timeline shows at most TIMELINE_POINTS of them
@@ -82,23 +82,27 @@ WRITE_COLUMNS = ("start_ns", "dur_ns", "dur_adj_ns", "leader", "engine", "explic
                  "queue_behind_sync_ns", "queue_behind_wal_write_ns", "queue_other_ns")
 
 
-REPORT_ROWS = 1_000_000      # above this, writes are sampled (never the CDF or tail)
+REPORT_ROWS = 500_000      # above this, writes are sampled (never the CDF or tail)
 
 
-def read_writes(path: Path) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame, int]:
-    """(writes or every step-th write, every write's latency in us, the writes
-    at or above p99, step): bounded memory whatever the run's length."""
+def read_writes(path: Path) -> tuple[pd.DataFrame, Any, pd.DataFrame, int]:
+    """(writes or every step-th write, every write's latency as a
+    collectors.aggregate.Dist in ns, the writes at or above p99, step):
+    bounded memory whatever the run's length."""
+    from collectors.aggregate import Dist
     from collectors.columns import ParquetColumns
     cols = ParquetColumns(path)
     want = [c for c in cols.columns if c in WRITE_COLUMNS or c.endswith("_adj_ns")]
     dcol = "dur_adj_ns" if "dur_adj_ns" in cols else "dur_ns"
-    dur = cols[dcol].to_numpy(dtype=np.float64) / 1e3
-    step = max(1, -(-len(dur) // REPORT_ROWS))
+    dur = Dist()
+    for b in cols.batches([dcol]):
+        dur.add(b[dcol].to_numpy())
+    step = max(1, -(-dur.n // REPORT_ROWS))
     if step == 1:
         w = cols.frame(want)
         tail = w[w[dcol] >= np.percentile(w[dcol], 99)] if len(w) else w
         return w, dur, tail, 1
-    p99 = np.percentile(dur, 99) * 1e3
+    p99 = dur.percentiles([99])[0]
     sample, tail, seen = [], [], 0
     for b in cols.batches(want):
         idx = np.arange(seen, seen + len(b))
@@ -196,12 +200,11 @@ def cdf_figure(runs: list[Run]) -> go.Figure:
     qs = np.concatenate([np.linspace(0, 0.99, CDF_POINTS // 2),
                          1 - np.logspace(-2, -5, CDF_POINTS // 2)])
     for r in runs:
-        d = r.dur_us
-        if not len(d):
+        if not r.dur.n:
             continue
-        x = np.quantile(d, qs)
+        x = np.asarray(r.dur.percentiles(list(qs * 100))) / 1e3
         fig.add_scatter(x=x, y=qs * 100, mode="lines", name=r.name)
-        marks = np.quantile(d, [0.5, 0.99, 0.999])
+        marks = np.asarray(r.dur.percentiles([50, 99, 99.9])) / 1e3
         fig.add_scatter(x=marks, y=[50, 99, 99.9], mode="markers+text",
                         text=["p50", "p99", "p99.9"], textposition="top left",
                         showlegend=False, marker=dict(size=8))

@@ -42,11 +42,11 @@ $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope
 	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)
 
 # seed 003's Zipfian driver, against the system librocksdb
-$(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc | $(OUTPUT)
+$(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc runners/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
 # runners/durability.py's RocksDB writer (acknowledged writes vs a crash)
-$(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc | $(OUTPUT)
+$(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc runners/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
 test:

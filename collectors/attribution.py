@@ -135,6 +135,20 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
     return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
 
 
+def apply_split(w: pd.DataFrame, fractions: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """Move each sampled component's share out of its parent, per write
+    (raw and compensated alike); the parent's overhead stays with it."""
+    for comp, f in fractions.items():
+        if not f.get("applied"):
+            continue
+        parent = f["parent"]
+        for suffix in ("_ns", "_adj_ns"):
+            moved = np.round(w[parent + suffix] * f["fraction"]).astype(np.int64)
+            w[comp + suffix] = w[comp + suffix] + moved
+            w[parent + suffix] = w[parent + suffix] - moved
+    return w
+
+
 def records_engine(run_dir: Path) -> str:
     """The engine most write records name ("rocksdb" when there are none)."""
     w = R.read_records(run_dir, "ws_write_rec")
@@ -536,6 +550,13 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append(f"groups: {g['leaders']} leaders, {g['followers']} followers; "
                      f"WAL: {w['sync']['count']} syncs, {w['write']['count']} writes, "
                      f"{w['write']['bytes']} B")
+    for comp, f in summary.get("sampled_split", {}).items():
+        if f.get("applied"):
+            lines.append(f"{comp}: {f['fraction'] * 100:.1f}% (+-{f['stderr'] * 100:.1f}) of "
+                         f"{f['parent']}, from {f['samples']} samples (no probes)")
+        else:
+            lines.append(f"{comp}: inside {f['parent']} (too few samples to split: "
+                         f"{f['samples']})")
     over = sum(c.get("overhead_ns", 0) for c in comps.values())
     band = summary.get("calibration", {}).get("band", 0.0)
     n = summary["writes"]["count"]

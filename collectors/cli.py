@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "
                         "probed object keeps frame pointers) (default: off)")
+    p.add_argument("--stepped-probes", action="store_true",
+                   help="keep probe sites the kernel must single-step (crc32c::"
+                        "Extend, ~10 us a hit); by default their component is "
+                        "split out of its parent by sampling")
     p.add_argument("--recalibrate", action="store_true",
                    help="measure probe costs again instead of using the cache")
     p.add_argument("--no-calibrate", action="store_true",
@@ -127,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
                         sample_hz=args.sample_hz, stacks=args.stacks,
+                        stepped_probes=args.stepped_probes,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)

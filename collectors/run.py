@@ -55,6 +55,7 @@ class TraceOptions:
     cwd: str | None = None
     print_table: bool = True
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
+    stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
 @dataclass
@@ -123,7 +124,7 @@ def resolve_probes(opts: TraceOptions, run_as: RunAs) -> symbols.Resolution:
             if found and os.path.isfile(found) and symbols.is_elf(found):
                 objs += [o for o in symbols.candidate_objects_for_command(found, [])
                          if o not in objs]
-    res = symbols.resolve_rocksdb(objs, opts.mode)
+    res = symbols.resolve_rocksdb(objs, opts.mode, keep_stepped=opts.stepped_probes)
     if res.object_path is None:
         res = symbols.resolve_sqlite(objs, opts.mode)
     if res.object_path is None:
@@ -224,7 +225,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     stack_method = stacks.choose(opts.stacks, stack_objects(opts, res))
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
-            stack_method == "bpf" else 0
+            stack_method == "bpf" or res.sampled_split else 0
     attach = symbols.attach_lines(res.probes)
     started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
     mono_to_unix_ns = time.time_ns() - time.monotonic_ns()
@@ -291,7 +292,8 @@ def trace(opts: TraceOptions) -> TraceResult:
         signal.signal(signal.SIGTERM, old_term)
     elapsed = time.monotonic() - t0
 
-    summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz, res.engine)
+    summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz, res.engine,
+                      res.sampled_split)
     if stack_method != "off":
         summary["oncpu_stacks"] = fold_stacks(run_dir, stack_method, maps.maps)
         if stack_method == "dwarf" and any(p.spec.ret for p in res.probes):
@@ -328,7 +330,8 @@ def trace(opts: TraceOptions) -> TraceResult:
 def analyse(run_dir: Path, cal: A.Calibration,
             seeded: dict[tuple[int, int], str] | None = None,
             maps: dict[int, list] | None = None, sample_hz: int = 0,
-            engine: str | None = None) -> dict[str, Any]:
+            engine: str | None = None, split: dict[str, str] | None = None
+            ) -> dict[str, Any]:
     """Parquet files from the records; returns the summary (not yet written).
     engine: None reads it from the records (a run recovered after a crash)."""
     counters, rep = A.collector_counters(run_dir)
@@ -337,10 +340,13 @@ def analyse(run_dir: Path, cal: A.Calibration,
     txlog = run_dir / TXLOG
     log = A.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
     empty_w = np.zeros(0, R.struct_dtype("ws_write_rec"))
+    samples = sampling.samples_frame(run_dir, maps or {}) if sample_hz else None
+    fractions = sampling.split_fractions(samples, split) \
+        if split and samples is not None else {}
 
     def writes_chunks():
         for chunk in R.iter_records(run_dir, "ws_write_rec"):
-            w = A.writes_frame_from(chunk, cal, engine)
+            w = A.apply_split(A.writes_frame_from(chunk, cal, engine), fractions)
             yield A.label_transactions(w, log) if log is not None else w
     empty = A.writes_frame_from(empty_w, cal, engine)
     if log is not None:
@@ -373,8 +379,9 @@ def analyse(run_dir: Path, cal: A.Calibration,
         summary["wal"]["write"]["count"] += w.get("count", 0)
         summary["wal"]["write"]["bytes"] += w.get("bytes", 0)
         summary["wal"]["write"]["sum_ns"] += w.get("sum_ns", 0)
-    if sample_hz:
-        samples = sampling.samples_frame(run_dir, maps or {})
+    if fractions:
+        summary["sampled_split"] = fractions
+    if samples is not None:
         samples.to_parquet(run_dir / "samples.parquet", index=False)
         summary["sample_breakdown"] = sampling.breakdown(samples, sample_hz)
         summary["sample_hz"] = sample_hz

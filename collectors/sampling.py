@@ -155,7 +155,31 @@ def samples_frame(run_dir: Path, maps: dict[int, list]) -> pd.DataFrame:
         "thread": [c.decode(errors="replace") for c in s["comm"]],
         "symbol": names, "component": comps,
         "in_write": s["in_write"].astype(bool),
+        # the probed component current when the sample was taken
+        "phase_comp": pd.Categorical.from_codes(
+            np.minimum(s["comp"].astype(np.int64), len(PHASE_COMPS) - 1), PHASE_COMPS),
     })
+
+
+PHASE_COMPS = R.rocksdb_components() + ["?"] if R.BTF_JSON.exists() else ["?"]
+
+
+def split_fractions(samples: pd.DataFrame, split: dict[str, str],
+                    min_samples: int = 20) -> dict[str, dict[str, float]]:
+    """For each component measured by sampling inside its parent (crc inside
+    wal_append): the share of the parent's in-write samples whose symbol is
+    the component's, with its binomial standard error."""
+    out = {}
+    for comp, parent in split.items():
+        inside = samples[samples["in_write"] & (samples["phase_comp"] == parent)] \
+            if len(samples) else samples
+        n = int(len(inside))
+        k = int((inside["component"] == comp).sum()) if n else 0
+        f = k / n if n >= min_samples else 0.0
+        out[comp] = {"parent": parent, "samples": n, "hits": k, "fraction": f,
+                     "stderr": float(np.sqrt(f * (1 - f) / n)) if n >= min_samples else 0.0,
+                     "applied": n >= min_samples}
+    return out
 
 
 def breakdown(samples: pd.DataFrame, hz: int) -> dict[str, dict[str, float]]:

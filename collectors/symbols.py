@@ -92,6 +92,8 @@ class Resolution:
     version: str | None = None
     engine: str = "rocksdb"
     notes: list[str] = field(default_factory=list)     # degraded attribution
+    # components measured by sampling inside their parent instead of probes
+    sampled_split: dict[str, str] = field(default_factory=dict)  # comp -> parent
 
 
 def demangle(names: list[str]) -> list[str]:
@@ -232,8 +234,11 @@ def rocksdb_version(path: str) -> str | None:
     return m.group(1) if m else None
 
 
-def resolve_rocksdb(objects: list[str], mode: str) -> Resolution:
-    """Probe points in the first object that defines DBImpl::WriteImpl."""
+def resolve_rocksdb(objects: list[str], mode: str, keep_stepped: bool = True
+                    ) -> Resolution:
+    """Probe points in the first object that defines DBImpl::WriteImpl.
+    keep_stepped=False: if a CRC site must be single-stepped (~10 us a hit),
+    CRC gets no probes and is split out of wal_append by sampling."""
     res = Resolution()
     if mode == "sample":
         specs: tuple[ProbeSpec, ...] = ()
@@ -262,6 +267,13 @@ def resolve_rocksdb(objects: list[str], mode: str) -> Resolution:
                 res.missing.append(spec.prefix.rstrip("("))
             for d, off in sorted(set(hits), key=lambda x: x[1]):
                 res.probes.append(Resolved(spec, d, obj, off))
+        crc = [p for p in res.probes if p.spec.phase == "PH_CRC"]
+        if crc and not keep_stepped and "PH_CRC" in stepped_phases(crc):
+            res.probes = [p for p in res.probes if p.spec.phase != "PH_CRC"]
+            res.notes.append("crc32c probe sites are single-stepped (~10 us a hit): "
+                             "crc is split out of wal_append by sampling instead")
+        if mode != "sample" and not any(p.spec.phase == "PH_CRC" for p in res.probes):
+            res.sampled_split["crc"] = "wal_append"
         return res
     return res
 

@@ -49,6 +49,14 @@ def _fresh_run_works(tmp_path: Path) -> bool:
         json.loads((tmp_path / "fresh" / "summary.json").read_text())["writes"]["count"] == 200
 
 
+def _settle(fault: str, tmp_path: Path, lost: int) -> None:
+    """Record the fault's row after a fresh run, then require the outcome."""
+    left = ours_attached()
+    fresh = _fresh_run_works(tmp_path)
+    record_fault(fault, survived=fresh, lost=lost, left=left)
+    assert left == 0 and fresh
+
+
 def _start(tmp_path: Path, out: Path) -> subprocess.Popen:
     return subprocess.Popen(TRACE + ["-q", "-o", str(out), "--", "db_bench",
                                      f"--db={tmp_path}/db", *LONG_RUN],
@@ -98,11 +106,7 @@ def test_workload_killed_mid_run(tmp_path):
     assert proc.returncode != 0 and "Traceback" not in err   # the workload's fate
     s = json.loads((out / "summary.json").read_text())
     assert s["writes"]["count"] > 100 and not s["partial_run"]
-    left = ours_attached()
-    fresh = _fresh_run_works(tmp_path)
-    record_fault("workload killed (kill -9 db_bench)", survived=fresh,
-                 lost=_lost(out), left=left)
-    assert left == 0 and fresh
+    _settle("workload killed (kill -9 db_bench)", tmp_path, _lost(out))
 
 
 def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
@@ -124,11 +128,7 @@ def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["partial_run"] and s["writes"]["count"] > 100
     assert "PARTIAL" in html.read_text()
-    left = ours_attached()
-    fresh = _fresh_run_works(tmp_path)
-    record_fault("trace_wal.py killed (kill -9)", survived=fresh,
-                 lost=sum(s["lost_events"].values()), left=left)
-    assert left == 0 and fresh
+    _settle("trace_wal.py killed (kill -9)", tmp_path, _lost(out))
 
 
 def test_killed_collector_detaches_and_workload_goes_on(tmp_path):

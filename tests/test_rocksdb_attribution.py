@@ -133,7 +133,12 @@ def test_writes_mode_counts_still_match(traced):
     assert s["writes"]["count"] == 6000
     assert s["wal"]["sync"]["count"] == st["rocksdb.wal.synced"]
     assert s["groups"]["followers"] == st["rocksdb.write.other"]
-    assert s["components_raw"]["crc"]["sum_ns"] == 0  # no crc probe in this mode
+    # no crc probe in this mode: crc is sampled out of wal_append
+    split = s["sampled_split"]["crc"]
+    assert split["parent"] == "wal_append" and split["samples"] > 0
+    w = pd.read_parquet(r.dir / "writes.parquet")
+    comps = [c for c in COMPONENTS]
+    assert (w[[f"{c}_ns" for c in comps]].sum(axis=1) == w["dur_ns"]).all()
 
 
 def test_attach_to_running_pid(tmp_path):

@@ -214,3 +214,21 @@ def test_sqlite_symbols_of_the_system_library():
     assert {p.spec.phase for p in res.probes} == {"PH_SQL_STEP", "PH_CHECKPOINT"}
     assert S.resolve_sqlite(objs, "sample").probes == []
     assert S.decode_sql_offset("/dev/null", 0) == 0
+
+
+def test_sampled_split_moves_a_share_of_the_parent():
+    from collectors.attribution import apply_split
+    from collectors.sampling import split_fractions
+    samples = pd.DataFrame({
+        "in_write": [True] * 40 + [False] * 10,
+        "phase_comp": ["wal_append"] * 30 + ["memtable"] * 10 + ["wal_append"] * 10,
+        "component": ["crc"] * 6 + ["wal_append"] * 24 + ["crc"] * 20})
+    f = split_fractions(samples, {"crc": "wal_append"})
+    assert f["crc"]["samples"] == 30 and f["crc"]["fraction"] == 0.2 and f["crc"]["applied"]
+    w = pd.DataFrame({"crc_ns": [0, 0], "crc_adj_ns": [0, 0],
+                      "wal_append_ns": [1000, 50], "wal_append_adj_ns": [800, 40]})
+    w = apply_split(w, f)
+    assert list(w["crc_ns"]) == [200, 10] and list(w["wal_append_ns"]) == [800, 40]
+    assert list(w["crc_adj_ns"]) == [160, 8]
+    few = split_fractions(samples.head(5), {"crc": "wal_append"})
+    assert not few["crc"]["applied"] and few["crc"]["fraction"] == 0.0

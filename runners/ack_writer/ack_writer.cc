@@ -13,6 +13,8 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 
+#include "../flags.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,16 +32,6 @@ namespace {
 		"[--writes=N] [--sync=true|false] [--disable_wal=true|false] "
 		"[--manual_wal_flush=true|false] | --verify=N)\n", why);
 	exit(2);
-}
-
-bool flag(const char *arg, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(arg, name, n) || arg[n] != '=')
-		return false;
-	*val = arg + n + 1;
-	return true;
 }
 
 bool boolean(const char *name, const char *v)

@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include "../flags.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,16 +54,6 @@ struct Args {
 		"  [--preserve_internal_time_seconds=S] [--last_level_temperature=hot|warm|cold|unknown]\n"
 		"  [--sync=true|false] [--seed=N] [--write_buffer_size=B]\n", why);
 	exit(2);
-}
-
-bool flag(const char *arg, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(arg, name, n) || arg[n] != '=')
-		return false;
-	*val = arg + n + 1;
-	return true;
 }
 
 long num(const char *name, const char *v, double lo, double hi)

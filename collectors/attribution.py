@@ -291,7 +291,11 @@ def _cpu_type_names(codes: np.ndarray) -> pd.Categorical:
 
 
 def sched_frame(run_dir: Path, thread_names: dict[int, str]) -> pd.DataFrame:
-    s = R.read_records(run_dir, "ws_sched_rec")
+    return sched_frame_from(R.read_records(run_dir, "ws_sched_rec"), thread_names)
+
+
+def sched_frame_from(s: np.ndarray, thread_names: dict[int, str]) -> pd.DataFrame:
+    """sched_frame of some sched records (a chunk of the file)."""
     df = pd.DataFrame({
         "ts_ns": s["ts_ns"].astype(np.int64),
         "pid": s["pid"].astype(np.int64),

@@ -363,8 +363,17 @@ def analyse(run_dir: Path, cal: A.Calibration,
             yield df
     C.write_chunks(run_dir / "io.parquet", io_chunks(),
                    A.io_frame_from(np.zeros(0, R.struct_dtype("ws_io_rec")), opens, named))
-    sched = A.sched_frame(run_dir, names)
-    sched.to_parquet(run_dir / "sched.parquet", index=False)
+    runq_fg = 0   # run-queue time of foreground (not rocksdb:*) threads
+
+    def sched_chunks():
+        nonlocal runq_fg
+        for chunk in R.iter_records(run_dir, "ws_sched_rec"):
+            df = A.sched_frame_from(chunk, names)
+            rq = df[(df["event"] == "runq") & ~df["thread"].astype(str).str.startswith("rocksdb:")]
+            runq_fg += int(rq["dur_ns"].sum())
+            yield df
+    C.write_chunks(run_dir / "sched.parquet", sched_chunks(),
+                   A.sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
     writes = C.ParquetColumns(run_dir / "writes.parquet")
     io = C.ParquetColumns(run_dir / "io.parquet")
     summary = A.summarize(writes, io, counters, cal, engine)
@@ -385,9 +394,7 @@ def analyse(run_dir: Path, cal: A.Calibration,
         samples.to_parquet(run_dir / "samples.parquet", index=False)
         summary["sample_breakdown"] = sampling.breakdown(samples, sample_hz)
         summary["sample_hz"] = sample_hz
-        runq = sched[(sched["event"] == "runq")
-                     & ~sched["thread"].str.startswith("rocksdb:")] if len(sched) else sched
-        summary["sched_runq_ns"] = int(runq["dur_ns"].sum()) if len(runq) else 0
+        summary["sched_runq_ns"] = runq_fg
     summary["collector"] = {k: rep.get(k) for k in
                             ("records", "bad_records", "write_error", "attach",
                              "cpu_user_s", "cpu_sys_s", "max_rss_kb")}

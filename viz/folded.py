@@ -106,12 +106,19 @@ def sqlite_phase_us(writes: pd.DataFrame, root: str) -> Counter:
 def offcpu_stacks(sched: pd.DataFrame, io: pd.DataFrame) -> Counter:
     out: Counter = Counter()
     if len(sched):
-        rq = sched[sched["event"] == "runq"]
-        for (thread, pre), d in rq.groupby(["thread", "preempted"], observed=True):
-            why = "[preempted]" if pre else "[wakeup delay]"
-            out[f"{_clean(thread)};[runnable];{why}"] += int(d["dur_ns"].sum() / 1e3)
+        out.update(_rounded(runnable_us(sched)))
     if len(io):
         out.update(_rounded(blocked_us(io)))
+    return out
+
+
+def runnable_us(sched: pd.DataFrame) -> Counter:
+    """Microseconds runnable but waiting for a CPU, per thread and cause."""
+    out: Counter = Counter()
+    rq = sched[sched["event"] == "runq"]
+    for (thread, pre), d in rq.groupby(["thread", "preempted"], observed=True):
+        why = "[preempted]" if pre else "[wakeup delay]"
+        out[f"{_clean(str(thread))};[runnable];{why}"] += float(d["dur_ns"].sum()) / 1e3
     return out
 
 
@@ -154,15 +161,16 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
     for batch in wcols.batches(want):
         phase.update(phase_us(batch, root))
     stacks = {"phase": _rounded(phase)}
-    sched = pd.read_parquet(run_dir / "sched.parquet") if (run_dir / "sched.parquet").exists() else pd.DataFrame()
-    off = offcpu_stacks(sched, pd.DataFrame())
+    us: Counter = Counter()
+    if (run_dir / "sched.parquet").exists():
+        for batch in ParquetColumns(run_dir / "sched.parquet").batches(
+                ["thread", "event", "preempted", "dur_ns"]):
+            us.update(runnable_us(batch))
     if (run_dir / "io.parquet").exists():
-        io = ParquetColumns(run_dir / "io.parquet")
-        us: Counter = Counter()
-        for batch in io.batches(["thread", "syscall", "kind", "lat_ns"]):
+        for batch in ParquetColumns(run_dir / "io.parquet").batches(
+                ["thread", "syscall", "kind", "lat_ns"]):
             us.update(blocked_us(batch))
-        off.update(_rounded(us))
-    stacks["offcpu"] = off
+    stacks["offcpu"] = _rounded(us)
     if (run_dir / "samples.parquet").exists():
         stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
     # written by the tracer itself (collectors/stacks.py), taken as is

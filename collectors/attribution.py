@@ -217,7 +217,7 @@ def by_type(writes: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFrame:
+def opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFrame:
     o = R.read_records(run_dir, "ws_open_rec")
     opens = o[(o["nr"] == 257) & (o["ret"] >= 0)]
     df = pd.DataFrame({
@@ -235,12 +235,12 @@ def _opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFr
 
 def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
              ) -> pd.DataFrame:
-    opens = _opens_frame(run_dir, seeded or {})
+    opens = opens_frame(run_dir, seeded or {})
     return io_frame_from(R.read_records(run_dir, "ws_io_rec"), opens,
-                         _named_frame(run_dir))
+                         named_frame(run_dir))
 
 
-def _named_frame(run_dir: Path) -> pd.DataFrame:
+def named_frame(run_dir: Path) -> pd.DataFrame:
     """(tid, ts_ns) -> path of every openat/unlink record."""
     o = R.read_records(run_dir, "ws_open_rec")
     return pd.DataFrame({"tid": o["tid"].astype(np.int64),

@@ -352,8 +352,8 @@ def analyse(run_dir: Path, cal: A.Calibration,
     if log is not None:
         empty = A.label_transactions(empty, log)
     C.write_chunks(run_dir / "writes.parquet", writes_chunks(), empty)
-    opens = A._opens_frame(run_dir, seeded or {})
-    named = A._named_frame(run_dir)
+    opens = A.opens_frame(run_dir, seeded or {})
+    named = A.named_frame(run_dir)
     names: dict[int, str] = {}
 
     def io_chunks():

@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from elftools.common.exceptions import ELFError
 
 from collectors import records as R
 from collectors import symbols
@@ -65,7 +66,7 @@ def frame_pointer_share(path: str, limit: int = 400) -> float:
                 code = f.read(8)
                 hits += any(code.startswith(p) for p in FP_PROLOGUES)
             return hits / len(funcs) if funcs else 0.0
-    except (OSError, Exception):  # noqa: BLE001 - an unreadable object has none
+    except (OSError, ELFError):   # an unreadable object keeps none
         return 0.0
 
 

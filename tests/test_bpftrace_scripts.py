@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
-from pathlib import Path
 
 import pytest
 

@@ -1,15 +1,11 @@
 """Bad input: one clear line on stderr, non-zero exit, never a traceback."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from tests.conftest import ROOT, TRACE, run_trace

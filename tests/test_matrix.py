@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from pathlib import Path
 
 import pandas as pd
 import pytest

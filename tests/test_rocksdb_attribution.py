@@ -7,7 +7,7 @@ import time
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, TRACE, db_bench_stats, ensure_tracefs, start_bpftrace
+from tests.conftest import TRACE, db_bench_stats, ensure_tracefs, start_bpftrace
 
 COMPONENTS = ["other", "queue", "crc", "wal_append", "wal_write_io",
               "wal_sync_io", "memtable", "sched_runq"]

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from collectors import records as R
 from tests.conftest import ROOT, ensure_tracefs, run_trace, start_bpftrace

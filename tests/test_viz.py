@@ -8,7 +8,6 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "
                         "probed object keeps frame pointers) (default: off)")
+    p.add_argument("--offcpu-stacks", action=argparse.BooleanOptionalAction,
+                   default=True,
+                   help="off-CPU flame graph: kernel stacks of traced threads at "
+                        "each switch out, blocked and runnable time summed per "
+                        "stack in the kernel (default: on)")
     p.add_argument("--stepped-probes", action="store_true",
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "
@@ -131,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
                         sample_hz=args.sample_hz, stacks=args.stacks,
+                        offcpu_stacks=args.offcpu_stacks,
                         stepped_probes=args.stepped_probes,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 from collectors import attribution as A
 from collectors import columns as C
 from collectors import records as R
-from collectors import calibration, sampling, stacks, symbols, topology
+from collectors import calibration, offcpu, sampling, stacks, symbols, topology
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 
@@ -55,6 +56,7 @@ class TraceOptions:
     cwd: str | None = None
     print_table: bool = True
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
+    offcpu_stacks: bool = True   # kernel stacks at sched_switch, summed
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
@@ -241,14 +243,15 @@ def trace(opts: TraceOptions) -> TraceResult:
     try:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
                               sample_hz, verbose=opts.verbose,
-                              aggregate_writes=opts.mode == "sample")
+                              aggregate_writes=opts.mode == "sample",
+                              offcpu_stacks=opts.offcpu_stacks)
         collector.wait_ready()
         if opts.pid is not None:
             pids = process_tree(opts.pid)
             seeded = _seed_paths(pids)
             for p in pids:
                 collector.add_pid(p)
-            if sample_hz:
+            if sample_hz or opts.offcpu_stacks:
                 maps.start(opts.pid)
             if stack_method == "dwarf":
                 perf = stacks.PerfRecorder(opts.pid, sample_hz or DWARF_HZ,
@@ -267,7 +270,7 @@ def trace(opts: TraceOptions) -> TraceResult:
                 perf = stacks.PerfRecorder(workload.pid, sample_hz or DWARF_HZ,
                                            run_dir / "perf.data")
             workload.release()
-            if sample_hz:
+            if sample_hz or opts.offcpu_stacks:
                 maps.start(workload.pid)
             try:
                 exit_code = workload.wait()
@@ -302,6 +305,10 @@ def trace(opts: TraceOptions) -> TraceResult:
                 "user stacks stop at functions with a return probe pending "
                 "(their return address is the uretprobe trampoline); "
                 "--mode sample has none")
+    if opts.offcpu_stacks:
+        summary["offcpu_stacks"] = fold_offcpu(
+            run_dir, maps.maps, res.engine,
+            stacks.choose("auto", stack_objects(opts, res)) == "bpf")
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode,
         "exit_code": exit_code, "interrupted": interrupted,
@@ -439,6 +446,20 @@ def fold_stacks(run_dir: Path, method: str, maps: dict[int, list]) -> dict[str, 
         print(f"walscope: {trunc} of {total} on-CPU stacks are truncated "
               f"({method} unwinding; see summary.json oncpu_stacks)", file=sys.stderr)
     return {"method": method, "samples": total, "truncated": trunc}
+
+
+def fold_offcpu(run_dir: Path, maps: dict[int, list], engine: str,
+                user_stacks: bool) -> dict[str, Any]:
+    """offcpu-stacks.folded; returns what summary.json says about it."""
+    try:
+        folded, info = offcpu.fold(run_dir, maps, engine, user_stacks)
+    except OSError as e:
+        print(f"walscope: no off-CPU stacks: {e}", file=sys.stderr)
+        return {"error": str(e)}
+    from viz.folded import fold
+    (run_dir / "offcpu-stacks.folded").write_text(fold(Counter(
+        {k: int(round(v)) for k, v in folded.items()})))
+    return info
 
 
 def render_views(run_dir: Path) -> None:

@@ -68,7 +68,7 @@ class Collector:
     def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
                  ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
                  writes_io_only: bool = False, verbose: bool = False,
-                 aggregate_writes: bool = False):
+                 aggregate_writes: bool = False, offcpu_stacks: bool = False):
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
@@ -81,6 +81,8 @@ class Collector:
             cmd.append("--writes-io-only")
         if aggregate_writes:
             cmd.append("--aggregate-writes")
+        if offcpu_stacks:
+            cmd.append("--offcpu-stacks")
         if verbose:
             cmd.append("-v")
         self.log_path = outdir / "collector.log"

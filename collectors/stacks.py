@@ -24,10 +24,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 from elftools.common.exceptions import ELFError
 
 from collectors import records as R
+from collectors.offcpu import read_stack_map
 from collectors import symbols
 from collectors.sampling import Symbolizer
 
@@ -197,15 +197,7 @@ def fold_perf(data: Path) -> tuple[Counter, int, int]:
 def fold_bpf(run_dir: Path, maps: dict[int, list]) -> tuple[Counter, int, int]:
     """Stacks the BPF sampler walked (frame pointers), symbolised."""
     s = R.read_records(run_dir, "ws_sample_rec")
-    path = run_dir / "stacks.bin"
-    stacks: dict[int, list[int]] = {}
-    if path.exists():
-        raw = path.read_bytes()
-        rec = 8 + 127 * 8
-        for i in range(0, len(raw) - rec + 1, rec):
-            sid, depth = np.frombuffer(raw[i:i + 8], dtype=np.uint32)
-            ips = np.frombuffer(raw[i + 8:i + rec], dtype=np.uint64)[:depth]
-            stacks[int(sid)] = [int(x) for x in ips]
+    stacks = read_stack_map(run_dir)
     sym = Symbolizer()
     out: Counter = Counter()
     total = truncated = 0

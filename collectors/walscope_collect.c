@@ -15,6 +15,7 @@
  *   --writes-io-only    io records only for syscalls inside writes
  *   --aggregate-writes  write syscalls outside writes: sums per file kind
  *                       (collector.json "io_aggregate"), no records
+ *   --offcpu-stacks     sum off-CPU time per stack; offcpu.bin at exit
  *   -v                  libbpf debug output
  * Commands on stdin, one per line: "pid N" (trace N and its future
  * children), "quit".  EOF on stdin also ends the collection.  stdout says
@@ -346,6 +347,29 @@ static void dump_stacks(struct walscope_bpf *skel)
 	fclose(f);
 }
 
+/* the offcpu map, as struct ws_offcpu_ent records */
+static void dump_offcpu(struct walscope_bpf *skel)
+{
+	struct ws_offcpu_key *prev = NULL, next;
+	struct ws_offcpu_ent e;
+	int fd = bpf_map__fd(skel->maps.offcpu);
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/offcpu.bin", outdir);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		e.key = next;
+		prev = &e.key;
+		if (bpf_map_lookup_elem(fd, &e.key, &e.val))
+			continue;
+		fwrite(&e, sizeof(e), 1, f);
+	}
+	fclose(f);
+}
+
 static void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 {
 	int nr_cpus = libbpf_num_possible_cpus(), i, c;
@@ -427,7 +451,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: walscope-collect -o DIR [--attach FILE] [--cpu-types STR]\n"
 		"       [--ringbuf-mb N] [--min-runq-ns N] [--sample-hz N]\n"
-		"       [--writes-io-only] [-v]\n");
+		"       [--writes-io-only] [--aggregate-writes] [--offcpu-stacks]\n"
+		"       [-v]\n");
 }
 
 int main(int argc, char **argv)
@@ -436,6 +461,7 @@ int main(int argc, char **argv)
 	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
 	struct bpf_link **sample_links = NULL;
 	bool writes_io_only = false, aggregate_writes = false;
+	bool offcpu = false;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -460,6 +486,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--aggregate-writes")) {
 			aggregate_writes = true;
+			continue;
+		}
+		if (!strcmp(a, "--offcpu-stacks")) {
+			offcpu = true;
 			continue;
 		}
 		if (!v) {
@@ -516,6 +546,7 @@ int main(int argc, char **argv)
 	skel->rodata->io_all = !writes_io_only;
 	skel->rodata->io_aggregate = aggregate_writes;
 	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
+	skel->rodata->offcpu_stacks = offcpu;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
 	if (!sample_hz)
 		bpf_program__set_autoload(skel->progs.ws_sample, false);
@@ -585,6 +616,8 @@ int main(int argc, char **argv)
 	flush_outputs();
 	err = write_error ? 3 : 0;
 	dump_stacks(skel);
+	if (offcpu)
+		dump_offcpu(skel);
 	write_summary(skel, ncpu, nsampled);
 out:
 	for (k = 1; k < NR_OUTS; k++)

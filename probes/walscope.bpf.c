@@ -32,6 +32,7 @@ const volatile bool io_all = true;	/* io records outside writes too */
 const volatile bool io_aggregate = false;
 /* wake the collector only when this much is waiting; else it polls */
 const volatile __u64 wakeup_bytes = 1 << 20;
+const volatile bool offcpu_stacks = false;	/* fill the offcpu map */
 
 /* x86_64 syscall numbers (the only architecture this tool targets) */
 #define NR_write		1
@@ -70,6 +71,9 @@ struct thread_state {
 	__u64 sys_arg;		/* openat/unlink path pointer */
 	__u64 q_snap[2];	/* busy clocks when the queue phase began */
 	__u64 sys_ino;
+	__u64 off_since;	/* switched out at, with offcpu_stacks */
+	__s32 off_kstack;
+	__s32 off_ustack;
 	__u32 last_cpu;		/* CPU + 1, 0 unknown */
 	__s32 sys_fd;
 	__u32 sys_nr;
@@ -82,6 +86,8 @@ struct thread_state {
 	__u8 write_depth;
 	__u8 txn_end_depth;	/* SQLite: end the transaction below this depth */
 	__u8 txn_end_flags;	/* ... with these flags */
+	__u8 off_in_write;
+	__u8 off_comp;
 	__u8 stack[WS_MAX_DEPTH];	/* phase ids */
 	struct ws_write_rec rec;
 };
@@ -154,10 +160,18 @@ struct {
 	__uint(value_size, 127 * sizeof(__u64));
 } stacks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ws_offcpu_key);
+	__type(value, struct ws_offcpu_val);
+} offcpu SEC(".maps");
+
 /* keep the record types in BTF: Python derives its dtypes from them */
 const struct ws_write_rec *__ws_write_rec __attribute__((unused));
 const struct ws_io_rec *__ws_io_rec __attribute__((unused));
 const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));
+const struct ws_offcpu_ent *__ws_offcpu_ent __attribute__((unused));
 const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
 const struct ws_io_agg *__ws_io_agg __attribute__((unused));
@@ -948,6 +962,43 @@ static __always_inline void emit_sched(__u32 ev, struct task_struct *p,
 	bpf_ringbuf_submit(r, rb_flags());
 }
 
+/* an off-CPU period of a traced thread ends: sum it under its stacks */
+static __always_inline void offcpu_end(struct thread_state *t,
+				       struct task_struct *p, __u64 now)
+{
+	struct ws_offcpu_key key = {};
+	struct ws_offcpu_val *v, zero = {};
+	__u64 woke = t->runnable_since, blocked = 0, runnable;
+
+	if (t->preempted || !woke || woke < t->off_since || woke > now) {
+		if (t->preempted)
+			runnable = now - t->off_since;
+		else	/* no wakeup seen: all blocked */
+			blocked = now - t->off_since, runnable = 0;
+	} else {
+		blocked = woke - t->off_since;
+		runnable = now - woke;
+	}
+	key.pid = p->tgid;
+	key.kstack_id = t->off_kstack;
+	key.ustack_id = t->off_ustack;
+	key.in_write = t->off_in_write;
+	key.comp = t->off_comp;
+	BPF_CORE_READ_STR_INTO(&key.comm, p, comm);
+	v = bpf_map_lookup_elem(&offcpu, &key);
+	if (!v) {	/* EEXIST from a racing insert is fine */
+		bpf_map_update_elem(&offcpu, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&offcpu, &key);
+		if (!v) {
+			count(CNT_OFFCPU_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->blocked_ns, blocked);
+	__sync_fetch_and_add(&v->runnable_ns, runnable);
+	__sync_fetch_and_add(&v->count, 1);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
@@ -969,6 +1020,14 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 			} else {
 				t->runnable_since = 0;
 			}
+			if (offcpu_stacks) {	/* prev is current here */
+				t->off_since = now;
+				t->off_kstack = bpf_get_stackid(ctx, &stacks, 0);
+				t->off_ustack = bpf_get_stackid(ctx, &stacks,
+							BPF_F_USER_STACK);
+				t->off_in_write = t->write_start != 0;
+				t->off_comp = t->write_start ? cur_comp(t) : 0;
+			}
 		}
 	}
 	if (!is_traced(next->tgid))
@@ -976,6 +1035,10 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 	t = get_thread(next->pid, next->tgid, true);
 	if (!t)
 		return 0;
+	if (offcpu_stacks && t->off_since) {
+		offcpu_end(t, next, now);
+		t->off_since = 0;
+	}
 	if (t->runnable_since) {
 		from = t->runnable_since;
 		if (t->write_start) {

@@ -239,7 +239,8 @@ enum ws_counter {
 	CNT_DEPTH_OVERFLOW = 9,	/* phase nesting deeper than WS_MAX_DEPTH */
 	CNT_PHASE_MISMATCH = 10, /* a return with no matching entry */
 	CNT_SAMPLES = 11,	/* perf samples taken of traced threads */
-	CNT_NR = 12,
+	CNT_OFFCPU_FULL = 12,	/* offcpu map full: an off-CPU period not kept */
+	CNT_NR = 13,
 };
 
 /* --mode sample: write syscalls outside writes are summed per file kind
@@ -248,6 +249,32 @@ struct ws_io_agg {
 	__u64 count;
 	__u64 sum_ns;
 	__u64 bytes;
+};
+
+/* off-CPU time of traced threads per stack, summed in the kernel (map
+ * "offcpu") and written by the collector at exit to offcpu.bin as an array
+ * of struct ws_offcpu_ent.  A period runs from sched_switch out to
+ * sched_switch in; it is blocked until the wakeup and runnable after it
+ * (all runnable when the thread was preempted). */
+struct ws_offcpu_key {
+	__u32 pid;
+	__s32 kstack_id;	/* stack map ids at switch-out, negative if lost */
+	__s32 ustack_id;
+	__u8 in_write;		/* switched out inside a traced write */
+	__u8 comp;		/* the write's component then */
+	__u16 __pad;
+	char comm[WS_COMM_LEN];
+};
+
+struct ws_offcpu_val {
+	__u64 blocked_ns;
+	__u64 runnable_ns;
+	__u64 count;		/* off-CPU periods */
+};
+
+struct ws_offcpu_ent {
+	struct ws_offcpu_key key;
+	struct ws_offcpu_val val;
 };
 
 #define WS_MAX_CPUS	256

@@ -22,6 +22,7 @@ from viz.folded import write_folded  # noqa: E402
 
 TITLES = {"phase": "WAL write phases (us, probe overhead compensated)",
           "offcpu": "Off-CPU: runnable and blocked time (us)",
+          "offcpu-stacks": "Off-CPU stacks: blocked and runnable time (us)",
           "oncpu": "On-CPU samples by component and symbol",
           "oncpu-stacks": "On-CPU stacks of the traced threads (samples)"}
 

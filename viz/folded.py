@@ -174,8 +174,9 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
     if (run_dir / "samples.parquet").exists():
         stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
     # written by the tracer itself (collectors/stacks.py), taken as is
-    if (run_dir / "oncpu-stacks.folded").exists():
-        paths["oncpu-stacks"] = run_dir / "oncpu-stacks.folded"
+    for kind in ("oncpu-stacks", "offcpu-stacks"):
+        if (run_dir / f"{kind}.folded").exists():
+            paths[kind] = run_dir / f"{kind}.folded"
     for kind, c in stacks.items():
         text = fold(c)
         if text:

@@ -1,0 +1,128 @@
+"""Off-CPU stacks of the traced threads, for the off-CPU flame graph.
+
+The BPF side (probes/walscope.bpf.c, ``offcpu_end``) sums, per stack pair
+taken at sched_switch out, how long traced threads then stayed blocked
+(until their wakeup) and runnable (from the wakeup, or a preemption, until
+they ran again).  The collector writes the map to offcpu.bin at exit.
+
+Folded as::
+
+    thread;[blocked];[write:wal_sync_io];fdatasync;entry_SYSCALL_64;...;schedule 1234
+
+weighted in microseconds.  Kernel stacks need no frame pointers.  Only the
+leaf user frame (the return address into user space, exact) is kept unless
+every probed object keeps frame pointers; walscope's own component at the
+switch stands in for the rest of the user stack.
+"""
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from collectors import records as R
+from collectors.sampling import Symbolizer
+
+STACK_DEPTH = 127
+# frames of the tracing itself, above the scheduler, are dropped
+SCHED_LEAF = "__schedule"
+
+
+def read_stack_map(run_dir: Path) -> dict[int, list[int]]:
+    """stacks.bin (collector's dump_stacks): id -> ips, leaf first."""
+    path = Path(run_dir) / "stacks.bin"
+    out: dict[int, list[int]] = {}
+    if not path.exists():
+        return out
+    raw = path.read_bytes()
+    rec = 8 + STACK_DEPTH * 8
+    for i in range(0, len(raw) - rec + 1, rec):
+        sid, depth = np.frombuffer(raw[i:i + 8], dtype=np.uint32)
+        ips = np.frombuffer(raw[i + 8:i + rec], dtype=np.uint64)[:depth]
+        out[int(sid)] = [int(x) for x in ips]
+    return out
+
+
+def read_offcpu(run_dir: Path) -> np.ndarray:
+    dt = R.struct_dtype("ws_offcpu_ent")
+    path = Path(run_dir) / "offcpu.bin"
+    if not path.exists():
+        return np.zeros(0, dtype=dt)
+    raw = path.read_bytes()
+    n = len(raw) // dt.itemsize
+    return np.frombuffer(raw[:n * dt.itemsize], dtype=dt)
+
+
+class KernelSymbols:
+    """Addresses to names from /proc/kallsyms (read as root, at run time)."""
+
+    def __init__(self, path: str = "/proc/kallsyms"):
+        addrs, names = [], []
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3 or parts[1] not in "tTwW":
+                    continue
+                a = int(parts[0], 16)
+                if a:
+                    addrs.append(a)
+                    names.append(parts[2])
+        order = np.argsort(np.array(addrs, dtype=np.uint64), kind="stable")
+        self.addrs = [addrs[i] for i in order]
+        self.names = [names[i] for i in order]
+
+    def name(self, ip: int) -> str:
+        i = bisect.bisect_right(self.addrs, ip) - 1
+        return self.names[i] if i >= 0 else "[kernel]"
+
+
+def kernel_frames(ips: list[int], ksyms: KernelSymbols) -> list[str]:
+    """Root first, the frames above __schedule (tracing's own) dropped."""
+    names = [ksyms.name(ip) for ip in ips]   # leaf first
+    if SCHED_LEAF in names:
+        names = names[names.index(SCHED_LEAF):]
+    return list(reversed(names))
+
+
+def _clean(frame: str) -> str:
+    return frame.replace(";", ":").replace(" ", "_") or "[unknown]"
+
+
+def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
+         user_stacks: bool = False,
+         ksyms: KernelSymbols | None = None) -> tuple[Counter, dict[str, Any]]:
+    """(folded stacks -> us, what summary.json says about them)."""
+    ents = read_offcpu(run_dir)
+    stacks = read_stack_map(run_dir)
+    comps = R.components(engine)
+    ksyms = ksyms or KernelSymbols()
+    usym = Symbolizer()
+    out: Counter = Counter()
+    info = {"periods": 0, "blocked_us": 0.0, "runnable_us": 0.0,
+            "lost_kernel_stacks": 0, "user_frames": "all" if user_stacks else "leaf"}
+    for e in ents:
+        k, v = e["key"], e["val"]
+        thread = _clean(bytes(k["comm"]).split(b"\0")[0].decode(errors="replace"))
+        mid: list[str] = []
+        if k["in_write"]:
+            c = int(k["comp"])
+            mid.append(f"[write:{comps[c] if c < len(comps) else c}]")
+        uid, kid = int(k["ustack_id"]), int(k["kstack_id"])
+        if uid >= 0 and uid in stacks and stacks[uid]:
+            ips = stacks[uid] if user_stacks else stacks[uid][:1]
+            mid += [usym.name(maps.get(int(k["pid"]), []), ip).split("(")[0]
+                    for ip in reversed(ips)]
+        if kid >= 0 and kid in stacks:
+            mid += kernel_frames(stacks[kid], ksyms)
+        else:
+            mid.append("[kernel stack lost]")
+            info["lost_kernel_stacks"] += int(v["count"])
+        info["periods"] += int(v["count"])
+        for state, ns in (("[blocked]", v["blocked_ns"]), ("[runnable]", v["runnable_ns"])):
+            if ns:
+                out[";".join([thread, state] + [_clean(f) for f in mid])] += ns / 1e3
+                info[state.strip("[]") + "_us"] += ns / 1e3
+    return out, info

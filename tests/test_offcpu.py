@@ -1,0 +1,61 @@
+"""Off-CPU stacks (BPF at sched_switch) against a workload that measures itself."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT, run_trace
+
+SLEEPS, SLEEP_S, SPIN_S = 40, 0.02, 1.0
+
+
+def folded(path) -> list[tuple[list[str], int]]:
+    out = []
+    for line in path.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        out.append((stack.split(";"), int(n)))
+    return out
+
+
+def test_offcpu_blocked_and_runnable(tmp_path):
+    cpu = max(os.sched_getaffinity(0))
+    # an untraced competitor on the same CPU makes the traced spin runnable
+    hog = subprocess.Popen([sys.executable, "-c",
+                            f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile 1: pass"])
+    try:
+        p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3",
+                       str(ROOT / "tests" / "offcpu_workload.py"), str(tmp_path / "m.json"),
+                       str(cpu), str(SLEEPS), str(SLEEP_S), str(SPIN_S)], timeout=300)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert p.returncode == 0, p.stderr[-2000:]
+    me = json.loads((tmp_path / "m.json").read_text())
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    info = s["offcpu_stacks"]
+    assert info["lost_kernel_stacks"] == 0 and info["periods"] >= SLEEPS
+    stacks = folded(tmp_path / "o" / "offcpu-stacks.folded")
+    assert all(st[1] in ("[blocked]", "[runnable]") for st, _ in stacks)
+    # blocked: every sleep, under the kernel's nanosleep path, and no more
+    # than the loop's own wall time
+    slept = sum(n for st, n in stacks if st[1] == "[blocked]" and "do_nanosleep" in st)
+    assert SLEEPS * SLEEP_S * 1e6 <= slept <= me["sleep_wall_s"] * 1e6
+    # runnable: the spin's wall time it did not get a CPU for; the spinner
+    # is preempted, so its stacks are not blocked ones
+    waited = (me["spin_wall_s"] - me["spin_cpu_s"]) * 1e6
+    assert waited > 0.2 * SPIN_S * 1e6, me   # the competitor did compete
+    runnable = sum(n for st, n in stacks if st[1] == "[runnable]")
+    assert abs(runnable - waited) <= 0.1 * SPIN_S * 1e6, (runnable, waited)
+    assert (tmp_path / "o" / "flame-offcpu-stacks.svg").exists()
+
+
+def test_offcpu_stacks_off(tmp_path):
+    p = run_trace(["-q", "--no-offcpu-stacks", "-o", str(tmp_path / "o"), "--", "python3",
+                   str(ROOT / "tests" / "offcpu_workload.py"), str(tmp_path / "m.json"),
+                   "0", "2", "0.001", "0.01"], timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert "offcpu_stacks" not in s
+    assert not (tmp_path / "o" / "offcpu.bin").exists()

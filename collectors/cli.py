@@ -93,10 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(perf record --call-graph dwarf), auto (bpf if every "
                         "probed object keeps frame pointers) (default: off)")
     p.add_argument("--offcpu-stacks", action=argparse.BooleanOptionalAction,
-                   default=True,
                    help="off-CPU flame graph: kernel stacks of traced threads at "
                         "each switch out, blocked and runnable time summed per "
-                        "stack in the kernel (default: on)")
+                        "stack in the kernel; ~3 us a context switch (default: "
+                        "on, except in sample mode)")
     p.add_argument("--stepped-probes", action="store_true",
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "
@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
                         sample_hz=args.sample_hz, stacks=args.stacks,
-                        offcpu_stacks=args.offcpu_stacks,
+                        offcpu_stacks=args.offcpu_stacks if args.offcpu_stacks
+                        is not None else args.mode != "sample",
                         stepped_probes=args.stepped_probes,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,

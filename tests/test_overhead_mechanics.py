@@ -48,3 +48,5 @@ def test_no_drops_at_full_speed(tmp_path):
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert sum(s["lost_events"].values()) == 0
     assert s["wal"]["write"]["count"] > 10000
+    # off-CPU stacks cost ~3 us a context switch: not by default in sample mode
+    assert "offcpu_stacks" not in s

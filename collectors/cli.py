@@ -136,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
                         sample_hz=args.sample_hz, stacks=args.stacks,
-                        offcpu_stacks=args.offcpu_stacks if args.offcpu_stacks
-                        is not None else args.mode != "sample",
+                        offcpu_stacks=args.offcpu_stacks,
                         stepped_probes=args.stepped_probes,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,

@@ -130,6 +130,17 @@ def components(engine: str = "rocksdb") -> list[str]:
     return [names[i] for i in sorted(names)]
 
 
+def phase_component(phase: str, engine: str = "rocksdb") -> str | None:
+    """The component a phase (``PH_CRC``...) is charged to, from the header's
+    WS_PHASE_COMPS table (enum ws_phase_comp); "other" if it has none; None
+    for an entry-only marker (enum ws_phase value from WS_PH_MARKERS on)."""
+    phases = enum_values("ws_phase")
+    if phases[phase] >= phases["WS_PH_MARKERS"]:
+        return None
+    slot = enum_values("ws_phase_comp").get("WS_PC_" + phase, 0)
+    return components(engine)[slot]
+
+
 def rocksdb_components() -> list[str]:
     return components("rocksdb")
 

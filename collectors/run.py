@@ -56,7 +56,8 @@ class TraceOptions:
     cwd: str | None = None
     print_table: bool = True
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
-    offcpu_stacks: bool = True   # kernel stacks at sched_switch, summed
+    offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
+    #                                    None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
@@ -215,11 +216,8 @@ def trace(opts: TraceOptions) -> TraceResult:
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
     cal = calibration.get(refresh=opts.recalibrate) if opts.calibrate else A.Calibration()
-    phase_comp = {"PH_WRITE": "other", "PH_QUEUE": "queue", "PH_CRC": "crc",
-                  "PH_WAL": "wal_append", "PH_MEMTABLE": "memtable",
-                  "PH_SQL_STEP": "sql_exec", "PH_CHECKPOINT": "checkpoint"}
-    stepped = sorted(phase_comp[p] for p in symbols.stepped_phases(res.probes)
-                     if p in phase_comp)
+    stepped = sorted(c for c in (R.phase_component(p, res.engine)
+                                 for p in symbols.stepped_phases(res.probes)) if c)
     if opts.calibrate:
         cal = dataclasses.replace(cal, stepped_components=tuple(stepped))
 
@@ -228,6 +226,8 @@ def trace(opts: TraceOptions) -> TraceResult:
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
             stack_method == "bpf" or res.sampled_split else 0
+    if opts.offcpu_stacks is None:
+        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode != "sample")
     attach = symbols.attach_lines(res.probes)
     started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
     mono_to_unix_ns = time.time_ns() - time.monotonic_ns()

@@ -185,6 +185,7 @@ enum ws_counter __ws_counter __attribute__((unused));
 enum ws_rec_type __ws_rec_type __attribute__((unused));
 enum ws_sched_ev __ws_sched_ev __attribute__((unused));
 enum ws_phase __ws_phase __attribute__((unused));
+enum ws_phase_comp __ws_phase_comp __attribute__((unused));
 enum ws_cpu_type __ws_cpu_type __attribute__((unused));
 enum ws_engine __ws_engine __attribute__((unused));
 
@@ -248,18 +249,9 @@ static __always_inline struct thread_state *get_thread(__u32 tid, __u32 tgid,
 static __always_inline __u8 phase_comp(__u8 phase)
 {
 	switch (phase) {
-	case PH_QUEUE:
-		return RC_QUEUE;
-	case PH_CRC:
-		return RC_CRC;
-	case PH_WAL:
-		return RC_WAL_APPEND;
-	case PH_MEMTABLE:
-		return RC_MEMTABLE;
-	case PH_SQL_STEP:
-		return SC_SQL_EXEC;
-	case PH_CHECKPOINT:
-		return SC_CHECKPOINT;
+#define WS_PC_CASE(p, c)	case p: return c;
+	WS_PHASE_COMPS(WS_PC_CASE)
+#undef WS_PC_CASE
 	default:
 		return RC_OTHER;
 	}

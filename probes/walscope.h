@@ -86,8 +86,26 @@ enum ws_phase {
 	PH_MEMTABLE = 6,
 	PH_SQL_STEP = 10,	/* sqlite3_step: boundary and sql_exec */
 	PH_CHECKPOINT = 11,	/* sqlite3WalCheckpoint */
-	PH_LEADER = 100,	/* entry-only marker: this write leads its group */
+	WS_PH_MARKERS = 100,	/* from here on: entry-only markers */
+	PH_LEADER = 100,	/* this write leads its group */
 };
+
+/* the component each phase is charged to (any other phase: RC_OTHER);
+ * the BPF program's phase_comp() and Python (enum ws_phase_comp in BTF,
+ * WS_PC_<phase> = component) both read this one table */
+#define WS_PHASE_COMPS(X)		\
+	X(PH_QUEUE, RC_QUEUE)		\
+	X(PH_CRC, RC_CRC)		\
+	X(PH_WAL, RC_WAL_APPEND)	\
+	X(PH_MEMTABLE, RC_MEMTABLE)	\
+	X(PH_SQL_STEP, SC_SQL_EXEC)	\
+	X(PH_CHECKPOINT, SC_CHECKPOINT)
+
+#define WS_PC_ENUM(p, c)	WS_PC_##p = c,
+enum ws_phase_comp {
+	WS_PHASE_COMPS(WS_PC_ENUM)
+};
+#undef WS_PC_ENUM
 
 /* file kinds, decided when the file is opened (see file_kind.h) */
 enum ws_file_kind {

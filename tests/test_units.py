@@ -40,6 +40,16 @@ def test_component_names_come_from_the_header():
     assert R.rocksdb_components()[0] == "other"
 
 
+def test_phase_components_come_from_the_header():
+    """One table (WS_PHASE_COMPS) feeds the BPF program and Python."""
+    assert [R.phase_component(p) for p in ("PH_WRITE", "PH_QUEUE", "PH_CRC", "PH_WAL",
+                                            "PH_MEMTABLE")] == \
+        ["other", "queue", "crc", "wal_append", "memtable"]
+    assert R.phase_component("PH_SQL_STEP", "sqlite") == "sql_exec"
+    assert R.phase_component("PH_CHECKPOINT", "sqlite") == "checkpoint"
+    assert R.phase_component("PH_LEADER") is None   # a marker opens nothing
+
+
 def test_file_kind_rules():
     """file_kind.h, compiled for user space, classifies like the docs say."""
     cases = {"/db/000012.log": "wal", "/x/t.db-wal": "wal", "/db/LOG": "other",

@@ -47,6 +47,7 @@ class Calibration:
     sql_pair_out_ns: float = 0.0
     sys_in_ns: float = 0.0     # a traced syscall: cost inside its window
     sys_out_ns: float = 0.0    # ... and in the component it interrupted
+    sys_ign_ns: float = 0.0    # any syscall: the kernel's tracepoint slow path
     band: float = 0.0          # +- fraction: warm vs cold probe costs
     source: str = "none"
 
@@ -109,6 +110,7 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
     hone = w["hits_one"][:, :n].astype(np.int64)
     sin = w["sys_in"][:, :n].astype(np.int64)
     spar = w["sys_par"][:, :n].astype(np.int64)
+    sign = w["sys_ign"][:, :n].astype(np.int64)
     df["probe_hits"] = 2 * hin.sum(axis=1) + hone.sum(axis=1)
     if engine == "sqlite":
         pair_in = np.full(n, cal.sql_pair_in_ns)
@@ -117,7 +119,8 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
         pair_in = np.array([cal.pair_in_for(c) for c in comps])
         pair_out = cal.pair_out_ns
     over = hin * pair_in + hpar * pair_out + hone * cal.one_ns + \
-        sin * cal.sys_in_ns + spar * cal.sys_out_ns
+        sin * cal.sys_in_ns + spar * (cal.sys_out_ns + cal.sys_ign_ns) + \
+        sign * cal.sys_ign_ns   # the slow path runs outside a syscall's window
     adj = np.clip(comp - over, 0, 2**58).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
@@ -125,6 +128,7 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
     df["dur_adj_ns"] = adj.sum(axis=1)
     df["wal_bytes"] = w["wal_bytes"].astype(np.int64)
     df["syscalls"] = w["nr_syscalls"].astype(np.int32)
+    df["untraced_syscalls"] = sign.sum(axis=1).astype(np.int32)
     df["cpu_start"] = w["cpu_start"].astype(np.int32)
     df["cpu_end"] = w["cpu_end"].astype(np.int32)
     df["engine"] = engine

@@ -18,7 +18,7 @@ from collectors.records import ROOT
 
 TOOL = ROOT / ".output" / "walscope-calibrate"
 CACHE_DIR = Path("/var/cache/walscope")
-FORMAT = 4  # bump when walscope-calibrate measures differently
+FORMAT = 5  # bump when walscope-calibrate measures differently
 
 
 class CalibrationError(RuntimeError):
@@ -91,6 +91,7 @@ def get(refresh: bool = False) -> Calibration:
     # tracepoint programs around it): noise around 0 becomes 0
     data["sys_in_ns"] = max(0, data.get("sys_in_ns", 0))
     data["sys_out_ns"] = max(0, data.get("sys_ns", 0) - data["sys_in_ns"])
+    data["sys_ign_ns"] = max(0, data.get("sys_ign_ns", 0))
     data["sql_pair_out_ns"] = max(0, data.get("sql_pair_ns", 0) - data.get("sql_pair_in_ns", 0))
     path.write_text(json.dumps(data, indent=2) + "\n")
     return Calibration.from_dict({**data, "source": "measured"})

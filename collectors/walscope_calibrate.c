@@ -20,7 +20,9 @@
  * Prints one JSON object on stdout, all figures in nanoseconds:
  *   uprobe_ns, uretprobe_ns, pair_ns, pair_in_ns, pair_out_ns, one_ns,
  *   tracepoint_ns, timer_ns, stepped_pair_ns, stepped_pair_in_ns,
- *   sql_pair_ns, sql_pair_in_ns, sys_ns, sys_in_ns, iterations
+ *   sql_pair_ns, sql_pair_in_ns, sys_ns, sys_in_ns, sys_ign_ns, iterations
+ * sys_ign_ns: what any syscall of a traced thread pays for the syscall
+ * tracepoints being attached at all (getppid, before attach vs traced).
  * "stepped": a probe site whose first instruction the kernel cannot
  * emulate and must single-step out of line (crc32c::Extend's "jmp *mem").
  */
@@ -134,7 +136,7 @@ __attribute__((noinline, used)) double cal_write(void (*fn)(void))
 	return median();
 }
 
-static double time_syscall(void)
+static double time_syscall_nr(long nr, long arg)
 {
 	unsigned long long t0;
 	int i;
@@ -142,10 +144,23 @@ static double time_syscall(void)
 	for (i = 0; i < iters; i++) {
 		pollute();
 		t0 = now_ns();
-		syscall(SYS_close, -1);
+		syscall(nr, arg);
 		samples[i] = now_ns() - t0;
 	}
 	return median();
+}
+
+/* close(-1): a syscall the programs trace */
+static double time_syscall(void)
+{
+	return time_syscall_nr(SYS_close, -1);
+}
+
+/* getppid(): one they pass over; with any syscall tracepoint attached the
+ * kernel takes its slow path for every syscall of every task */
+static double time_ignored(void)
+{
+	return time_syscall_nr(SYS_getppid, 0);
 }
 
 static struct fake_vdbe sql_begin = { .sql = "BEGIN" };
@@ -283,6 +298,7 @@ int main(int argc, char **argv)
 	struct bpf_link *w_in, *w_out, *o_in;
 	double base, pair, one, sys_off, sys_on, body = 0, pair_in = 0, stepped;
 	double stepped_in = 0, sql_base, sql_pair, sql_in, pw_off, sys, sys_in;
+	double ign_off, ign_on;
 	char dbpath[] = "/tmp/walscope-calibrate-XXXXXX.db";
 	int fd;
 	struct walscope_bpf *skel;
@@ -307,6 +323,8 @@ int main(int argc, char **argv)
 	exe[n] = 0;
 	libbpf_set_print(silent);
 
+	time_ignored();
+	ign_off = time_ignored();	/* no program attached yet */
 	skel = walscope_bpf__open();
 	if (!skel)
 		return 1;
@@ -328,6 +346,7 @@ int main(int argc, char **argv)
 	bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &yes,
 			     sizeof(yes), BPF_ANY);
 	sys_on = time_syscall();
+	ign_on = time_ignored();
 	/* opened while traced, so the BPF side knows it as a database file */
 	fd = mkstemps(dbpath, 3);
 	if (fd < 0) {
@@ -370,11 +389,11 @@ int main(int argc, char **argv)
 	       "\"tracepoint_ns\": %.0f, \"timer_ns\": %.0f, "
 	       "\"stepped_pair_ns\": %.0f, \"stepped_pair_in_ns\": %.0f, "
 	       "\"sql_pair_ns\": %.0f, \"sql_pair_in_ns\": %.0f, "
-	       "\"sys_ns\": %.0f, \"sys_in_ns\": %.0f, "
+	       "\"sys_ns\": %.0f, \"sys_in_ns\": %.0f, \"sys_ign_ns\": %.0f, "
 	       "\"iterations\": %d}\n",
 	       one, pair - one, pair, pair_in, pair - pair_in, one,
 	       sys_on - sys_off, body, stepped, stepped_in, sql_pair, sql_in,
-	       sys, sys_in, iters);
+	       sys, sys_in, ign_on - ign_off, iters);
 	ring_buffer__free(rb);
 	walscope_bpf__destroy(skel);
 	return 0;

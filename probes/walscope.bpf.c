@@ -694,8 +694,13 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	int cls = io_class(nr);
 	__u8 old;
 
-	if (cls == IOC_NONE)
+	if (cls == IOC_NONE) {	/* count it if it is inside a write */
+		tid = (__u32)bpf_get_current_pid_tgid();
+		t = bpf_map_lookup_elem(&threads, &tid);
+		if (t && t->write_start)
+			t->rec.sys_ign[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 		return 0;
+	}
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
 	tid = (__u32)id;

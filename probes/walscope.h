@@ -158,6 +158,9 @@ struct ws_write_rec {
 	 * interrupted (each costs a few hundred ns of tracepoint work) */
 	__u16 sys_in[WS_MAX_COMP];
 	__u16 sys_par[WS_MAX_COMP];
+	/* untraced syscalls (futex, pread...) by the component they fell in:
+	 * each still passes the sys_enter/sys_exit programs */
+	__u16 sys_ign[WS_MAX_COMP];
 	__u64 q_behind_sync_ns;	/* queue time overlapping a leader's WAL sync */
 	__u64 q_behind_walw_ns;	/* ... overlapping a leader's WAL write */
 	__u64 cpu_ns[4];	/* on-CPU time by enum ws_cpu_type; 3 unused */

@@ -81,6 +81,22 @@ def test_wal_normal_has_no_commit_sync(tmp_path):
     components_sum(w)
 
 
+def test_untraced_syscalls_are_counted_and_compensated(tmp_path):
+    """K getppid() calls inside each INSERT: walscope traces no getppid, yet
+    each passes its syscall programs, so each is counted in sql_exec and
+    compensated by the calibrated slow-path cost."""
+    k = 200
+    s, w, _, _ = trace_sqlite(tmp_path, "wal", "normal", str(N), "--getppid", str(k))
+    txn = w[w["explicit"]]
+    assert len(txn) == N
+    # a few more are Python's own (allocation, locks): not many
+    assert (txn["untraced_syscalls"] >= k).all(), txn["untraced_syscalls"].describe()
+    assert txn["untraced_syscalls"].median() <= k + 10
+    ign = s["calibration"]["sys_ign_ns"]
+    assert ign > 0
+    assert (txn["sql_exec_overhead_ns"] >= k * ign).all()
+
+
 def test_tpcc_labels_and_latency(tmp_path):
     p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3", "-m",
                    "runners.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),

@@ -187,12 +187,15 @@ def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
     a["hits_par"][0, oth] = 2    # the two opened from the application's time
     a["sys_in"][0, jw] = 4       # four journal writes ...
     a["sys_par"][0, ex] = 4      # ... issued from inside steps
+    a["sys_ign"][0, ex] = 5      # and five untraced ones (pread...)
     a["flags"][0] = 0x10
     (tmp_path / "writes.bin").write_bytes(a.tobytes())
     cal = Calibration(pair_in_ns=99_999, sql_pair_in_ns=2_000, sql_pair_out_ns=1_500,
-                      sys_in_ns=100, sys_out_ns=400)
+                      sys_in_ns=100, sys_out_ns=400, sys_ign_ns=50)
     w = writes_frame(tmp_path, cal, "sqlite")
-    assert w.loc[0, "sql_exec_adj_ns"] == 20_000 - 3 * 2_000 - 4 * 400
+    # a traced syscall's slow path (sys_ign_ns) lands outside its window too
+    assert w.loc[0, "sql_exec_adj_ns"] == 20_000 - 3 * 2_000 - 4 * (400 + 50) - 5 * 50
+    assert w.loc[0, "untraced_syscalls"] == 5
     assert w.loc[0, "other_adj_ns"] == 5_000 - 2 * 1_500
     assert w.loc[0, "journal_write_io_adj_ns"] == 7_000 - 4 * 100
     assert bool(w.loc[0, "explicit"]) and w.loc[0, "engine"] == "sqlite"

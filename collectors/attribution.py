@@ -451,6 +451,8 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
         "groups": {"leaders": leaders, "followers": n - leaders},
         "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
                         if k.startswith("lost_")},
+        # what the BPF side could not follow (its maps' limits, unmatched probes)
+        "tracking_gaps": {k: counters.get(k, 0) for k in TRACKING_GAPS},
         "probe_hits": {
             "uprobe": counters.get("uprobe", 0),
             "uretprobe": counters.get("uretprobe", 0),
@@ -509,7 +511,21 @@ def format_sample_table(summary: dict[str, Any]) -> str:
                  f"{fmt_ns(w['sync']['all_sum_ns'])}, {w['write']['count']} writes "
                  f"{fmt_ns(w['write']['sum_ns'])}; run-queue wait "
                  f"{fmt_ns(summary.get('sched_runq_ns', 0))}")
+    lines.append(losses_line(summary))
     return "\n".join(lines)
+
+
+TRACKING_GAPS = ("threads_full", "fds_full", "depth_overflow", "phase_mismatch")
+
+
+def losses_line(summary: dict[str, Any]) -> str:
+    """Every loss, by source, in one line ("lost: none" when there is none)."""
+    lost = {k: v for k, v in summary.get("lost_events", {}).items() if v}
+    gaps = {k: v for k, v in summary.get("tracking_gaps", {}).items() if v}
+    if not lost and not gaps:
+        return "lost: none (ring buffer, stack and offcpu maps, thread/fd tracking)"
+    parts = [f"{k} {v}" for k, v in lost.items()] + [f"{k} {v}" for k, v in gaps.items()]
+    return "lost: " + ", ".join(parts) + " (summary.json lost_events, tracking_gaps)"
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -576,4 +592,5 @@ def format_table(summary: dict[str, Any]) -> str:
         lines.append("! probe overhead is over half of these components: "
                      + ", ".join(summary["unreliable_components"])
                      + " (try --mode writes or sample)")
+    lines.append(losses_line(summary))
     return "\n".join(lines)

@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ringbuf-mb", type=ringbuf_size, default=16, metavar="MB",
                    help="BPF ring buffer size, a power of two (default 16)")
     p.add_argument("--ringbuf-kb", type=int, help=argparse.SUPPRESS)  # tests
+    p.add_argument("--stack-entries", type=positive_int, default=0,
+                   help=argparse.SUPPRESS)  # tests: force stack map misses
     p.add_argument("--sample-hz", type=int, metavar="HZ",
                    help="perf sampling frequency per CPU (default: 499 in "
                         "sample mode, off otherwise)")
@@ -137,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
                         sample_hz=args.sample_hz, stacks=args.stacks,
                         offcpu_stacks=args.offcpu_stacks,
+                        stack_entries=args.stack_entries,
                         stepped_probes=args.stepped_probes,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,

@@ -56,6 +56,7 @@ class TraceOptions:
     cwd: str | None = None
     print_table: bool = True
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
+    stack_entries: int = 0       # stack map size (0: the BPF default)
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
     #                                    None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
@@ -244,7 +245,8 @@ def trace(opts: TraceOptions) -> TraceResult:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
                               sample_hz, verbose=opts.verbose,
                               aggregate_writes=opts.mode == "sample",
-                              offcpu_stacks=opts.offcpu_stacks)
+                              offcpu_stacks=opts.offcpu_stacks,
+                              stack_entries=opts.stack_entries)
         collector.wait_ready()
         if opts.pid is not None:
             pids = process_tree(opts.pid)
@@ -411,9 +413,13 @@ def analyse(run_dir: Path, cal: A.Calibration,
     for f in failed:
         print(f"walscope: could not attach {f}", file=sys.stderr)
     lost = {k: v for k, v in summary["lost_events"].items() if v}
-    if lost:
-        print(f"walscope: WARNING: events lost: {lost}; consider a larger "
+    ring = {k: v for k, v in lost.items() if k not in ("stack", "offcpu")}
+    if ring:
+        print(f"walscope: WARNING: events lost: {ring}; consider a larger "
               "--ringbuf-mb", file=sys.stderr)
+    if lost.keys() - ring.keys():
+        print(f"walscope: WARNING: stacks or off-CPU periods not kept (map full): "
+              f"{ {k: lost[k] for k in lost.keys() - ring.keys()} }", file=sys.stderr)
     return summary
 
 

@@ -68,7 +68,8 @@ class Collector:
     def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
                  ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
                  writes_io_only: bool = False, verbose: bool = False,
-                 aggregate_writes: bool = False, offcpu_stacks: bool = False):
+                 aggregate_writes: bool = False, offcpu_stacks: bool = False,
+                 stack_entries: int = 0):
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
@@ -83,6 +84,8 @@ class Collector:
             cmd.append("--aggregate-writes")
         if offcpu_stacks:
             cmd.append("--offcpu-stacks")
+        if stack_entries:
+            cmd += ["--stack-entries", str(stack_entries)]
         if verbose:
             cmd.append("-v")
         self.log_path = outdir / "collector.log"

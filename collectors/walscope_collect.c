@@ -16,6 +16,7 @@
  *   --aggregate-writes  write syscalls outside writes: sums per file kind
  *                       (collector.json "io_aggregate"), no records
  *   --offcpu-stacks     sum off-CPU time per stack; offcpu.bin at exit
+ *   --stack-entries N   stack map size (tests use it to force misses)
  *   -v                  libbpf debug output
  * Commands on stdin, one per line: "pid N" (trace N and its future
  * children), "quit".  EOF on stdin also ends the collection.  stdout says
@@ -459,6 +460,7 @@ int main(int argc, char **argv)
 {
 	const char *attach_file = NULL, *cpu_types = NULL;
 	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
+	unsigned long stack_entries = 0;
 	struct bpf_link **sample_links = NULL;
 	bool writes_io_only = false, aggregate_writes = false;
 	bool offcpu = false;
@@ -511,6 +513,8 @@ int main(int argc, char **argv)
 			min_runq = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--sample-hz"))
 			sample_hz = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--stack-entries"))	/* tests: force misses */
+			stack_entries = strtoul(v, NULL, 10);
 		else {
 			usage();
 			return 2;
@@ -548,6 +552,8 @@ int main(int argc, char **argv)
 	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
 	skel->rodata->offcpu_stacks = offcpu;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
+	if (stack_entries)
+		bpf_map__set_max_entries(skel->maps.stacks, stack_entries);
 	if (!sample_hz)
 		bpf_program__set_autoload(skel->progs.ws_sample, false);
 

@@ -34,6 +34,10 @@ const volatile bool io_aggregate = false;
 const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile bool offcpu_stacks = false;	/* fill the offcpu map */
 
+#ifndef EFAULT
+#define EFAULT		14
+#endif
+
 /* x86_64 syscall numbers (the only architecture this tool targets) */
 #define NR_write		1
 #define NR_nanosleep		35
@@ -959,6 +963,17 @@ static __always_inline void emit_sched(__u32 ev, struct task_struct *p,
 	bpf_ringbuf_submit(r, rb_flags());
 }
 
+/* a stack map id; a stack that could not be stored is counted, not hidden
+ * (-EFAULT: no stack to walk, e.g. a user stack of a kernel-only moment) */
+static __always_inline __s32 stack_id(void *ctx, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id < 0 && id != -EFAULT)
+		count(CNT_LOST_STACK);
+	return id;
+}
+
 /* an off-CPU period of a traced thread ends: sum it under its stacks */
 static __always_inline void offcpu_end(struct thread_state *t,
 				       struct task_struct *p, __u64 now)
@@ -987,7 +1002,7 @@ static __always_inline void offcpu_end(struct thread_state *t,
 		bpf_map_update_elem(&offcpu, &key, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&offcpu, &key);
 		if (!v) {
-			count(CNT_OFFCPU_FULL);
+			count(CNT_LOST_OFFCPU);
 			return;
 		}
 	}
@@ -1019,9 +1034,8 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 			}
 			if (offcpu_stacks) {	/* prev is current here */
 				t->off_since = now;
-				t->off_kstack = bpf_get_stackid(ctx, &stacks, 0);
-				t->off_ustack = bpf_get_stackid(ctx, &stacks,
-							BPF_F_USER_STACK);
+				t->off_kstack = stack_id(ctx, 0);
+				t->off_ustack = stack_id(ctx, BPF_F_USER_STACK);
 				t->off_in_write = t->write_start != 0;
 				t->off_comp = t->write_start ? cur_comp(t) : 0;
 			}
@@ -1162,8 +1176,8 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 		r->in_write = t->write_start != 0;
 		r->comp = cur_comp(t);
 	}
-	r->ustack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	r->kstack_id = bpf_get_stackid(ctx, &stacks, 0);
+	r->ustack_id = stack_id(ctx, BPF_F_USER_STACK);
+	r->kstack_id = r->ip ? -1 : stack_id(ctx, 0);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	bpf_ringbuf_submit(r, rb_flags());
 	return 0;

@@ -260,8 +260,9 @@ enum ws_counter {
 	CNT_DEPTH_OVERFLOW = 9,	/* phase nesting deeper than WS_MAX_DEPTH */
 	CNT_PHASE_MISMATCH = 10, /* a return with no matching entry */
 	CNT_SAMPLES = 11,	/* perf samples taken of traced threads */
-	CNT_OFFCPU_FULL = 12,	/* offcpu map full: an off-CPU period not kept */
-	CNT_NR = 13,
+	CNT_LOST_OFFCPU = 12,	/* offcpu map full: an off-CPU period not kept */
+	CNT_LOST_STACK = 13,	/* a stack not stored (stack map full, collision) */
+	CNT_NR = 14,
 };
 
 /* --mode sample: write syscalls outside writes are summed per file kind

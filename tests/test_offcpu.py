@@ -59,3 +59,18 @@ def test_offcpu_stacks_off(tmp_path):
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert "offcpu_stacks" not in s
     assert not (tmp_path / "o" / "offcpu.bin").exists()
+
+
+def test_stack_map_misses_are_counted_and_shown(tmp_path):
+    """A one-entry stack map keeps one stack: every other one is a counted
+    loss, in summary.json, the table and the folded stacks."""
+    p = run_trace(["--stack-entries", "1", "-o", str(tmp_path / "o"), "--", "python3",
+                   str(ROOT / "tests" / "offcpu_workload.py"), str(tmp_path / "m.json"),
+                   "0", "20", "0.002", "0.05"], timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["lost_events"]["stack"] > 0
+    assert s["offcpu_stacks"]["lost_kernel_stacks"] > 0
+    assert f"stack {s['lost_events']['stack']}" in p.stdout
+    assert "[kernel_stack_lost]" in (tmp_path / "o" / "offcpu-stacks.folded").read_text()
+    assert "not kept" in p.stderr

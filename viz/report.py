@@ -345,6 +345,7 @@ def overhead_table(runs: list[Run]) -> str:
     for r in runs:
         s = r.summary
         lost = {k: v for k, v in s.get("lost_events", {}).items() if v}
+        lost.update({k: v for k, v in s.get("tracking_gaps", {}).items() if v})
         cal = s.get("calibration", {})
         rows.append(
             f"<tr><td>{html.escape(r.name)}</td><td>{s.get('mode', '')}</td>"

@@ -9,10 +9,11 @@ Folded as::
 
     thread;[blocked];[write:wal_sync_io];fdatasync;entry_SYSCALL_64;...;schedule 1234
 
-weighted in microseconds.  Kernel stacks need no frame pointers.  Only the
-leaf user frame (the return address into user space, exact) is kept unless
-every probed object keeps frame pointers; walscope's own component at the
-switch stands in for the rest of the user stack.
+weighted in microseconds.  Kernel stacks need no frame pointers.  User
+stacks are walked only when every probed object keeps frame pointers;
+otherwise the BPF side keeps the user IP the thread entered the kernel from
+(exact), and walscope's own component at the switch stands in for the rest
+of the user stack.
 """
 from __future__ import annotations
 
@@ -113,8 +114,10 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
         uid, kid = int(k["ustack_id"]), int(k["kstack_id"])
         if uid >= 0 and uid in stacks and stacks[uid]:
             ips = stacks[uid] if user_stacks else stacks[uid][:1]
-            mid += [usym.name(maps.get(int(k["pid"]), []), ip).split("(")[0]
-                    for ip in reversed(ips)]
+        else:
+            ips = [int(k["user_ip"])] if k["user_ip"] else []
+        mid += [usym.name(maps.get(int(k["pid"]), []), ip).split("(")[0]
+                for ip in reversed(ips)]
         if kid >= 0 and kid in stacks:
             mid += kernel_frames(stacks[kid], ksyms)
         else:

@@ -223,6 +223,8 @@ def trace(opts: TraceOptions) -> TraceResult:
         cal = dataclasses.replace(cal, stepped_components=tuple(stepped))
 
     sample_hz = opts.sample_hz
+    # user stacks are walked by frame pointer only where every object has them
+    fp_objects = stacks.choose("auto", stack_objects(opts, res)) == "bpf"
     stack_method = stacks.choose(opts.stacks, stack_objects(opts, res))
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
@@ -246,6 +248,8 @@ def trace(opts: TraceOptions) -> TraceResult:
                               sample_hz, verbose=opts.verbose,
                               aggregate_writes=opts.mode == "sample",
                               offcpu_stacks=opts.offcpu_stacks,
+                              offcpu_user_stacks=fp_objects,
+                              sample_stacks=stack_method == "bpf",
                               stack_entries=opts.stack_entries)
         collector.wait_ready()
         if opts.pid is not None:
@@ -308,9 +312,7 @@ def trace(opts: TraceOptions) -> TraceResult:
                 "(their return address is the uretprobe trampoline); "
                 "--mode sample has none")
     if opts.offcpu_stacks:
-        summary["offcpu_stacks"] = fold_offcpu(
-            run_dir, maps.maps, res.engine,
-            stacks.choose("auto", stack_objects(opts, res)) == "bpf")
+        summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects)
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode,
         "exit_code": exit_code, "interrupted": interrupted,

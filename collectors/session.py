@@ -69,6 +69,7 @@ class Collector:
                  ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
                  writes_io_only: bool = False, verbose: bool = False,
                  aggregate_writes: bool = False, offcpu_stacks: bool = False,
+                 offcpu_user_stacks: bool = False, sample_stacks: bool = False,
                  stack_entries: int = 0):
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
@@ -83,7 +84,9 @@ class Collector:
         if aggregate_writes:
             cmd.append("--aggregate-writes")
         if offcpu_stacks:
-            cmd.append("--offcpu-stacks")
+            cmd.append("--offcpu-user-stacks" if offcpu_user_stacks else "--offcpu-stacks")
+        if sample_stacks:
+            cmd.append("--sample-stacks")
         if stack_entries:
             cmd += ["--stack-entries", str(stack_entries)]
         if verbose:

@@ -16,6 +16,8 @@
  *   --aggregate-writes  write syscalls outside writes: sums per file kind
  *                       (collector.json "io_aggregate"), no records
  *   --offcpu-stacks     sum off-CPU time per stack; offcpu.bin at exit
+ *   --offcpu-user-stacks  the same, walking user stacks (frame pointers)
+ *   --sample-stacks     samples take user and kernel stack ids
  *   --stack-entries N   stack map size (tests use it to force misses)
  *   -v                  libbpf debug output
  * Commands on stdin, one per line: "pid N" (trace N and its future
@@ -453,6 +455,7 @@ static void usage(void)
 		"usage: walscope-collect -o DIR [--attach FILE] [--cpu-types STR]\n"
 		"       [--ringbuf-mb N] [--min-runq-ns N] [--sample-hz N]\n"
 		"       [--writes-io-only] [--aggregate-writes] [--offcpu-stacks]\n"
+		"       [--offcpu-user-stacks] [--sample-stacks] [--stack-entries N]\n"
 		"       [-v]\n");
 }
 
@@ -463,7 +466,7 @@ int main(int argc, char **argv)
 	unsigned long stack_entries = 0;
 	struct bpf_link **sample_links = NULL;
 	bool writes_io_only = false, aggregate_writes = false;
-	bool offcpu = false;
+	bool offcpu = false, offcpu_user = false, sample_stacks = false;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -492,6 +495,14 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--offcpu-stacks")) {
 			offcpu = true;
+			continue;
+		}
+		if (!strcmp(a, "--sample-stacks")) {
+			sample_stacks = true;
+			continue;
+		}
+		if (!strcmp(a, "--offcpu-user-stacks")) {
+			offcpu = offcpu_user = true;
 			continue;
 		}
 		if (!v) {
@@ -551,6 +562,8 @@ int main(int argc, char **argv)
 	skel->rodata->io_aggregate = aggregate_writes;
 	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
 	skel->rodata->offcpu_stacks = offcpu;
+	skel->rodata->offcpu_user_stacks = offcpu_user;
+	skel->rodata->sample_stacks = sample_stacks;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
 	if (stack_entries)
 		bpf_map__set_max_entries(skel->maps.stacks, stack_entries);

@@ -33,6 +33,10 @@ const volatile bool io_aggregate = false;
 /* wake the collector only when this much is waiting; else it polls */
 const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile bool offcpu_stacks = false;	/* fill the offcpu map */
+/* walk user stacks by frame pointer; else keep only the user IP (objects
+ * without frame pointers give garbage frames that flood the stack map) */
+const volatile bool offcpu_user_stacks = false;
+const volatile bool sample_stacks = false;	/* samples take stack ids */
 
 #ifndef EFAULT
 #define EFAULT		14
@@ -78,6 +82,7 @@ struct thread_state {
 	__u64 off_since;	/* switched out at, with offcpu_stacks */
 	__s32 off_kstack;
 	__s32 off_ustack;
+	__u64 off_uip;
 	__u32 last_cpu;		/* CPU + 1, 0 unknown */
 	__s32 sys_fd;
 	__u32 sys_nr;
@@ -974,6 +979,14 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id;
 }
 
+/* the user-mode IP a task entered the kernel from */
+static __always_inline __u64 user_ip(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	return regs ? BPF_CORE_READ(regs, ip) : 0;
+}
+
 /* an off-CPU period of a traced thread ends: sum it under its stacks */
 static __always_inline void offcpu_end(struct thread_state *t,
 				       struct task_struct *p, __u64 now)
@@ -994,6 +1007,7 @@ static __always_inline void offcpu_end(struct thread_state *t,
 	key.pid = p->tgid;
 	key.kstack_id = t->off_kstack;
 	key.ustack_id = t->off_ustack;
+	key.user_ip = t->off_uip;
 	key.in_write = t->off_in_write;
 	key.comp = t->off_comp;
 	BPF_CORE_READ_STR_INTO(&key.comm, p, comm);
@@ -1035,7 +1049,13 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 			if (offcpu_stacks) {	/* prev is current here */
 				t->off_since = now;
 				t->off_kstack = stack_id(ctx, 0);
-				t->off_ustack = stack_id(ctx, BPF_F_USER_STACK);
+				t->off_ustack = -1;
+				t->off_uip = 0;
+				if (offcpu_user_stacks)
+					t->off_ustack = stack_id(ctx,
+							BPF_F_USER_STACK);
+				else
+					t->off_uip = user_ip(prev);
 				t->off_in_write = t->write_start != 0;
 				t->off_comp = t->write_start ? cur_comp(t) : 0;
 			}
@@ -1176,8 +1196,12 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 		r->in_write = t->write_start != 0;
 		r->comp = cur_comp(t);
 	}
-	r->ustack_id = stack_id(ctx, BPF_F_USER_STACK);
-	r->kstack_id = r->ip ? -1 : stack_id(ctx, 0);
+	r->ustack_id = -1;
+	r->kstack_id = -1;
+	if (sample_stacks) {	/* --stacks bpf: the on-CPU flame graph */
+		r->ustack_id = stack_id(ctx, BPF_F_USER_STACK);
+		r->kstack_id = r->ip ? -1 : stack_id(ctx, 0);
+	}
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	bpf_ringbuf_submit(r, rb_flags());
 	return 0;

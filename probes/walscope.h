@@ -281,10 +281,12 @@ struct ws_io_agg {
 struct ws_offcpu_key {
 	__u32 pid;
 	__s32 kstack_id;	/* stack map ids at switch-out, negative if lost */
-	__s32 ustack_id;
+	__s32 ustack_id;	/* -1 unless user stacks are walked */
 	__u8 in_write;		/* switched out inside a traced write */
 	__u8 comp;		/* the write's component then */
 	__u16 __pad;
+	__u32 __pad1;
+	__u64 user_ip;		/* where user code entered the kernel (leaf) */
 	char comm[WS_COMM_LEN];
 };
 

@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)
+    from collectors.heap import keep_heap_small
+    keep_heap_small()
     try:
         result = trace(opts)
     except TraceError as e:

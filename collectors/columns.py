@@ -82,7 +82,11 @@ class ParquetColumns:
                              read_dictionary=strings).to_pandas()
 
     def batches(self, names: list[str], rows: int = 1 << 16):
-        """Those columns, a DataFrame of at most rows rows at a time."""
+        """Those columns, a DataFrame of at most rows rows at a time.  One
+        reader per row group: a single reader over the whole file keeps
+        memory growing with the file (6M rows: +190 MB)."""
         names = [n for n in names if n in self]
-        for b in self._file.iter_batches(batch_size=rows, columns=names):
-            yield b.to_pandas()
+        for g in range(self._file.metadata.num_row_groups):
+            for b in self._file.iter_batches(batch_size=rows, row_groups=[g],
+                                             columns=names):
+                yield b.to_pandas()

@@ -203,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--user", help="run workloads as this user (default SUDO_USER)")
     ap.add_argument("--no-report", action="store_true")
     a = ap.parse_args(argv)
+    from collectors.heap import keep_heap_small
+    keep_heap_small()
     try:
         sc = load(a.scenario)
         topo = topology.resolve(a.cpu_types)

@@ -85,7 +85,36 @@ WRITE_COLUMNS = ("start_ns", "dur_ns", "dur_adj_ns", "leader", "engine", "explic
 REPORT_ROWS = 500_000      # above this, writes are sampled (never the CDF or tail)
 
 
-def read_writes(path: Path) -> tuple[pd.DataFrame, Any, pd.DataFrame, int]:
+class Tail:
+    """The writes at or above p99, in bounded memory: exact column means
+    over all of them, and only the SLOWEST slowest rows themselves."""
+    SLOWEST = TIMELINE_POINTS // 4
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.sums: pd.Series | None = None
+        self.rows = pd.DataFrame()
+
+    def add(self, t: pd.DataFrame) -> None:
+        if not len(t):
+            return
+        num = t.select_dtypes("number")
+        self.sums = num.sum() if self.sums is None else self.sums.add(num.sum(), fill_value=0)
+        self.n += len(t)
+        self.rows = pd.concat([self.rows, t]).nlargest(self.SLOWEST, "dur_ns") \
+            if len(self.rows) else t.nlargest(self.SLOWEST, "dur_ns")
+
+    def mean(self, c: str) -> float:
+        """A component's compensated mean over the tail (0 if it lacks it)."""
+        if not self.n or self.sums is None:
+            return 0.0
+        for name in (f"{c}_adj_ns", f"{c}_ns", c):
+            if name in self.sums:
+                return float(self.sums[name]) / self.n
+        return 0.0
+
+
+def read_writes(path: Path) -> tuple[pd.DataFrame, Any, Tail, int]:
     """(writes or every step-th write, every write's latency as a
     collectors.aggregate.Dist in ns, the writes at or above p99, step):
     bounded memory whatever the run's length."""
@@ -98,18 +127,20 @@ def read_writes(path: Path) -> tuple[pd.DataFrame, Any, pd.DataFrame, int]:
     for b in cols.batches([dcol]):
         dur.add(b[dcol].to_numpy())
     step = max(1, -(-dur.n // REPORT_ROWS))
+    tail = Tail()
     if step == 1:
         w = cols.frame(want)
-        tail = w[w[dcol] >= np.percentile(w[dcol], 99)] if len(w) else w
+        if len(w):
+            tail.add(w[w[dcol] >= np.percentile(w[dcol], 99)])
         return w, dur, tail, 1
     p99 = dur.percentiles([99])[0]
-    sample, tail, seen = [], [], 0
+    sample, seen = [], 0
     for b in cols.batches(want):
         idx = np.arange(seen, seen + len(b))
         sample.append(b[idx % step == 0])
-        tail.append(b[b[dcol] >= p99])
+        tail.add(b[b[dcol] >= p99])
         seen += len(b)
-    return pd.concat(sample), dur, pd.concat(tail), step
+    return pd.concat(sample), dur, tail, step
 
 
 def recover(run_dir: Path) -> None:
@@ -184,7 +215,7 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
                 means.append(r.summary["components"].get(c, {}).get("mean_ns", 0) / 1e3)
             else:
                 means.append(float(col(w, c).mean()) / 1e3)
-            tails.append(float(col(r.tail, c).mean()) / 1e3)
+            tails.append(r.tail.mean(c) / 1e3)
             data.setdefault(r.name, {})[c] = {"mean_us": means[-1], "tail_us": tails[-1]}
         fig.add_bar(x=names, y=means, name=c, marker_color=COLORS[c],
                     legendgroup=c, row=1, col=1)
@@ -245,7 +276,7 @@ def timeline_figure(runs: list[Run]) -> go.Figure:
         if not len(w):
             continue
         if len(w) > TIMELINE_POINTS:  # keep the slowest writes, sample the rest
-            slow = (r.tail if r.sampled else w).nlargest(TIMELINE_POINTS // 4, "dur_ns")
+            slow = (r.tail.rows if r.sampled else w).nlargest(TIMELINE_POINTS // 4, "dur_ns")
             rest = w.drop(slow.index, errors="ignore").sample(
                 TIMELINE_POINTS - len(slow), random_state=1)
             w = pd.concat([slow, rest])
@@ -429,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
                          "else ./report.html)")
     a = ap.parse_args(argv)
     out = a.output or (a.runs[0] / "report.html" if len(a.runs) == 1 else Path("report.html"))
+    from collectors.heap import keep_heap_small
+    keep_heap_small()
     try:
         runs = find_runs(a.runs)
         build(runs, out)

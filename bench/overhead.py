@@ -124,11 +124,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tools", default="untraced-again,walscope-full,walscope-writes,"
                                        "walscope-sample,strace,perf-trace,bpftrace")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--merge", action="store_true",
+                    help="update the cells measured into the output folder's "
+                         "overhead.json instead of replacing it")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         print("overhead.py: run as root", file=sys.stderr)
         return 1
     tools = a.tools.split(",")
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
     a.output.mkdir(parents=True, exist_ok=True)
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="walscope-bench-") as t:
@@ -150,11 +155,22 @@ def main(argv: list[str] | None = None) -> int:
                     "spread": max(ratios) - min(ratios),
                     "collector_cpu_s": statistics.median(
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
-                    "lost": sum(e.get("lost", 0) for e in extras)}
+                    "lost": sum(e.get("lost", 0) for e in extras),
+                    "commit": commit}
+    old_json = a.output / "overhead.json"
+    if a.merge and old_json.exists():
+        merged = json.loads(old_json.read_text())
+        for wname, per in results.items():
+            merged.setdefault(wname, {}).update(per)
+        results = {w: merged[w] for w in WORKLOADS if w in merged}
+    tools = [t for t in ap.get_default("tools").split(",")
+             if any(t in per for per in results.values())] + \
+        [t for t in tools if t not in ap.get_default("tools").split(",")]
     lines = ["| workload | " + " | ".join(tools) + " |",
              "|---|" + "---|" * len(tools)]
     for wname, per in results.items():
-        cells = [f"{per[t]['median']:.2f} (±{per[t]['spread'] / 2:.2f})" for t in tools]
+        cells = [f"{per[t]['median']:.2f} (±{per[t]['spread'] / 2:.2f})" if t in per
+                 else "-" for t in tools]
         lines.append(f"| {wname} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     print("\nthroughput traced / untraced, median (± half spread), "

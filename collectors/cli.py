@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="off-CPU flame graph: kernel stacks of traced threads at "
                         "each switch out, blocked and runnable time summed per "
                         "stack in the kernel; ~3 us a context switch (default: "
-                        "on, except in sample mode)")
+                        "on in full mode, off in writes and sample)")
     p.add_argument("--stepped-probes", action="store_true",
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "

@@ -58,7 +58,7 @@ class TraceOptions:
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
     stack_entries: int = 0       # stack map size (0: the BPF default)
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
-    #                                    None: on except in sample mode
+    #                                    None: on in full mode only
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
@@ -229,8 +229,8 @@ def trace(opts: TraceOptions) -> TraceResult:
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
             stack_method == "bpf" or res.sampled_split else 0
-    if opts.offcpu_stacks is None:
-        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode != "sample")
+    if opts.offcpu_stacks is None:   # ~3 us a context switch: full mode only
+        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode == "full")
     attach = symbols.attach_lines(res.probes)
     started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
     mono_to_unix_ns = time.time_ns() - time.monotonic_ns()

@@ -560,6 +560,8 @@ int main(int argc, char **argv)
 	skel->rodata->min_runq_ns = min_runq;
 	skel->rodata->io_all = !writes_io_only;
 	skel->rodata->io_aggregate = aggregate_writes;
+	/* --aggregate-writes is sample mode: no uprobes, so no write to count in */
+	skel->rodata->count_untraced = !aggregate_writes;
 	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
 	skel->rodata->offcpu_stacks = offcpu;
 	skel->rodata->offcpu_user_stacks = offcpu_user;

@@ -30,6 +30,9 @@ const volatile __u64 min_runq_ns = 0;	/* shorter run-queue waits: no record */
 const volatile bool io_all = true;	/* io records outside writes too */
 /* sum write syscalls outside writes per file kind instead of streaming */
 const volatile bool io_aggregate = false;
+/* count untraced syscalls inside writes (a map lookup on every syscall of
+ * the machine): off where no write is tracked, i.e. with no uprobes */
+const volatile bool count_untraced = true;
 /* wake the collector only when this much is waiting; else it polls */
 const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile bool offcpu_stacks = false;	/* fill the offcpu map */
@@ -704,6 +707,8 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	__u8 old;
 
 	if (cls == IOC_NONE) {	/* count it if it is inside a write */
+		if (!count_untraced)
+			return 0;
 		tid = (__u32)bpf_get_current_pid_tgid();
 		t = bpf_map_lookup_elem(&threads, &tid);
 		if (t && t->write_start)

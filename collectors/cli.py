@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -144,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)
+    # a background job of a non-interactive shell (or nohup) starts with
+    # SIGINT ignored, and the workload would inherit that: the SIGINT that
+    # stops it cleanly on Ctrl-C or SIGTERM would then do nothing
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     from collectors.heap import keep_heap_small
     keep_heap_small()
     try:

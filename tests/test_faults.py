@@ -78,6 +78,23 @@ def test_ctrl_c_keeps_everything(tmp_path):
     assert left == 0 and not _pids_of(f"--db={tmp_path}/db")
 
 
+def test_sigterm_from_a_background_job(tmp_path):
+    """Started with SIGINT ignored (what `cmd &` in a script or nohup does),
+    SIGTERM still stops the workload cleanly: it does not inherit the ignore."""
+    out = tmp_path / "o"
+    proc = subprocess.Popen(TRACE + ["-q", "-o", str(out), "--", "db_bench",
+                                     f"--db={tmp_path}/db", *LONG_RUN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(6)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    s = json.loads((out / "summary.json").read_text())
+    assert s["interrupted"] and s["writes"]["count"] > 100
+    assert ours_attached() == 0 and not _pids_of(f"--db={tmp_path}/db")
+
+
 def test_sigterm_keeps_everything(tmp_path):
     out = tmp_path / "o"
     proc = _start(tmp_path, out)

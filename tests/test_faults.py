@@ -57,10 +57,26 @@ def _settle(fault: str, tmp_path: Path, lost: int) -> None:
     assert left == 0 and fresh
 
 
-def _start(tmp_path: Path, out: Path) -> subprocess.Popen:
+def _start(tmp_path: Path, out: Path, ignore_sigint: bool = False) -> subprocess.Popen:
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
     return subprocess.Popen(TRACE + ["-q", "-o", str(out), "--", "db_bench",
                                      f"--db={tmp_path}/db", *LONG_RUN],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ignore)
+
+
+def _sigterm_after(tmp_path: Path, out: Path, ignore_sigint: bool = False) -> int:
+    """Starts a traced run, SIGTERMs it after 6 s, checks what it kept;
+    returns how many of walscope's programs are left attached."""
+    proc = _start(tmp_path, out, ignore_sigint)
+    time.sleep(6)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    s = json.loads((out / "summary.json").read_text())
+    assert s["interrupted"] and s["writes"]["count"] > 100
+    assert not _pids_of(f"--db={tmp_path}/db")
+    return ours_attached()
 
 
 def test_ctrl_c_keeps_everything(tmp_path):
@@ -81,32 +97,14 @@ def test_ctrl_c_keeps_everything(tmp_path):
 def test_sigterm_from_a_background_job(tmp_path):
     """Started with SIGINT ignored (what `cmd &` in a script or nohup does),
     SIGTERM still stops the workload cleanly: it does not inherit the ignore."""
-    out = tmp_path / "o"
-    proc = subprocess.Popen(TRACE + ["-q", "-o", str(out), "--", "db_bench",
-                                     f"--db={tmp_path}/db", *LONG_RUN],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    time.sleep(6)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
-    assert "Traceback" not in err
-    s = json.loads((out / "summary.json").read_text())
-    assert s["interrupted"] and s["writes"]["count"] > 100
-    assert ours_attached() == 0 and not _pids_of(f"--db={tmp_path}/db")
+    assert _sigterm_after(tmp_path, tmp_path / "o", ignore_sigint=True) == 0
 
 
 def test_sigterm_keeps_everything(tmp_path):
     out = tmp_path / "o"
-    proc = _start(tmp_path, out)
-    time.sleep(6)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
-    assert "Traceback" not in err
-    s = json.loads((out / "summary.json").read_text())
-    assert s["interrupted"] and s["writes"]["count"] > 100
-    left = ours_attached()
+    left = _sigterm_after(tmp_path, out)
     record_fault("SIGTERM to trace_wal.py", survived=True, lost=_lost(out), left=left)
-    assert left == 0 and not _pids_of(f"--db={tmp_path}/db")
+    assert left == 0
 
 
 def test_workload_killed_mid_run(tmp_path):

@@ -223,14 +223,17 @@ def trace(opts: TraceOptions) -> TraceResult:
         cal = dataclasses.replace(cal, stepped_components=tuple(stepped))
 
     sample_hz = opts.sample_hz
-    # user stacks are walked by frame pointer only where every object has them
-    fp_objects = stacks.choose("auto", stack_objects(opts, res)) == "bpf"
-    stack_method = stacks.choose(opts.stacks, stack_objects(opts, res))
+    if opts.offcpu_stacks is None:   # ~3 us a context switch: full mode only
+        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode == "full")
+    # user stacks are walked by frame pointer only where every object has
+    # them (reading the objects' prologues takes ~0.3 s: only when needed)
+    fp_objects = (opts.offcpu_stacks or opts.stacks == "auto") and \
+        stacks.choose("auto", stack_objects(opts, res)) == "bpf"
+    stack_method = opts.stacks if opts.stacks != "auto" else \
+        ("bpf" if fp_objects else "dwarf")
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
             stack_method == "bpf" or res.sampled_split else 0
-    if opts.offcpu_stacks is None:   # ~3 us a context switch: full mode only
-        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode == "full")
     attach = symbols.attach_lines(res.probes)
     started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
     mono_to_unix_ns = time.time_ns() - time.monotonic_ns()

@@ -26,6 +26,7 @@ import numpy as np
 
 from collectors import records as R
 from collectors.sampling import Symbolizer
+from viz.folded import clean_frame
 
 STACK_DEPTH = 127
 # frames of the tracing itself, above the scheduler, are dropped
@@ -88,10 +89,6 @@ def kernel_frames(ips: list[int], ksyms: KernelSymbols) -> list[str]:
     return list(reversed(names))
 
 
-def _clean(frame: str) -> str:
-    return frame.replace(";", ":").replace(" ", "_") or "[unknown]"
-
-
 def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
          user_stacks: bool = False,
          ksyms: KernelSymbols | None = None) -> tuple[Counter, dict[str, Any]]:
@@ -106,7 +103,7 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
             "lost_kernel_stacks": 0, "user_frames": "all" if user_stacks else "leaf"}
     for e in ents:
         k, v = e["key"], e["val"]
-        thread = _clean(bytes(k["comm"]).split(b"\0")[0].decode(errors="replace"))
+        thread = clean_frame(bytes(k["comm"]).split(b"\0")[0].decode(errors="replace"))
         mid: list[str] = []
         if k["in_write"]:
             c = int(k["comp"])
@@ -126,6 +123,6 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
         info["periods"] += int(v["count"])
         for state, ns in (("[blocked]", v["blocked_ns"]), ("[runnable]", v["runnable_ns"])):
             if ns:
-                out[";".join([thread, state] + [_clean(f) for f in mid])] += ns / 1e3
+                out[";".join([thread, state] + [clean_frame(f) for f in mid])] += ns / 1e3
                 info[state.strip("[]") + "_us"] += ns / 1e3
     return out, info

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -467,9 +466,8 @@ def fold_offcpu(run_dir: Path, maps: dict[int, list], engine: str,
     except OSError as e:
         print(f"walscope: no off-CPU stacks: {e}", file=sys.stderr)
         return {"error": str(e)}
-    from viz.folded import fold
-    (run_dir / "offcpu-stacks.folded").write_text(fold(Counter(
-        {k: int(round(v)) for k, v in folded.items()})))
+    from viz.folded import fold, rounded
+    (run_dir / "offcpu-stacks.folded").write_text(fold(rounded(folded)))
     return info
 
 

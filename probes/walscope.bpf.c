@@ -998,17 +998,14 @@ static __always_inline void offcpu_end(struct thread_state *t,
 {
 	struct ws_offcpu_key key = {};
 	struct ws_offcpu_val *v, zero = {};
-	__u64 woke = t->runnable_since, blocked = 0, runnable;
+	__u64 woke = t->runnable_since, off = now - t->off_since, blocked;
 
-	if (t->preempted || !woke || woke < t->off_since || woke > now) {
-		if (t->preempted)
-			runnable = now - t->off_since;
-		else	/* no wakeup seen: all blocked */
-			blocked = now - t->off_since, runnable = 0;
-	} else {
+	if (t->preempted)	/* runnable all along */
+		blocked = 0;
+	else if (woke >= t->off_since && woke <= now)
 		blocked = woke - t->off_since;
-		runnable = now - woke;
-	}
+	else			/* no wakeup seen: all blocked */
+		blocked = off;
 	key.pid = p->tgid;
 	key.kstack_id = t->off_kstack;
 	key.ustack_id = t->off_ustack;
@@ -1026,7 +1023,7 @@ static __always_inline void offcpu_end(struct thread_state *t,
 		}
 	}
 	__sync_fetch_and_add(&v->blocked_ns, blocked);
-	__sync_fetch_and_add(&v->runnable_ns, runnable);
+	__sync_fetch_and_add(&v->runnable_ns, off - blocked);
 	__sync_fetch_and_add(&v->count, 1);
 }
 

@@ -53,7 +53,7 @@ def test_phase_stacks_golden():
 def test_fold_is_canonical():
     c = Counter({"b;c": 2, "a": 1, "z;y": 0})
     assert folded.fold(c) == "a 1\nb;c 2\n"
-    assert folded._clean("a;b c") == "a:b_c"
+    assert folded.clean_frame("a;b c") == "a:b_c"
 
 
 def test_offcpu_stacks_golden():

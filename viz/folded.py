@@ -44,7 +44,7 @@ SQLITE_FRAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _clean(frame: str) -> str:
+def clean_frame(frame: str) -> str:
     return frame.replace(";", ":").replace(" ", "_") or "[unknown]"
 
 
@@ -55,10 +55,10 @@ def fold(counter: Counter) -> str:
 
 def phase_stacks(writes: pd.DataFrame, root: str = "command") -> Counter:
     """Microseconds per phase path; the queue split is a leaf of queue."""
-    return _rounded(phase_us(writes, root))
+    return rounded(phase_us(writes, root))
 
 
-def _rounded(c: Counter) -> Counter:
+def rounded(c: Counter) -> Counter:
     return Counter({k: int(round(v)) for k, v in c.items()})
 
 
@@ -77,7 +77,7 @@ def phase_us(writes: pd.DataFrame, root: str = "command") -> Counter:
         if not len(w):
             continue
         sc = scale[w.index]
-        base = (_clean(root), "WriteImpl", f"[{part}]")
+        base = (clean_frame(root), "WriteImpl", f"[{part}]")
         for comp, frames in PHASE_FRAMES.items():
             if comp.startswith("queue_"):
                 us = float((w[f"{comp}_ns"] * sc).sum()) / 1e3
@@ -96,7 +96,7 @@ def sqlite_phase_us(writes: pd.DataFrame, root: str) -> Counter:
     else:
         label = writes["explicit"].map({True: "BEGIN..COMMIT", False: "autocommit"})
     for name, w in writes.groupby(label):
-        base = (_clean(root), "transaction", _clean(str(name)))
+        base = (clean_frame(root), "transaction", clean_frame(str(name)))
         for comp, frames in SQLITE_FRAMES.items():
             col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
             out[";".join(base + frames)] += float(w[col].sum()) / 1e3
@@ -106,9 +106,9 @@ def sqlite_phase_us(writes: pd.DataFrame, root: str) -> Counter:
 def offcpu_stacks(sched: pd.DataFrame, io: pd.DataFrame) -> Counter:
     out: Counter = Counter()
     if len(sched):
-        out.update(_rounded(runnable_us(sched)))
+        out.update(rounded(runnable_us(sched)))
     if len(io):
-        out.update(_rounded(blocked_us(io)))
+        out.update(rounded(blocked_us(io)))
     return out
 
 
@@ -118,7 +118,7 @@ def runnable_us(sched: pd.DataFrame) -> Counter:
     rq = sched[sched["event"] == "runq"]
     for (thread, pre), d in rq.groupby(["thread", "preempted"], observed=True):
         why = "[preempted]" if pre else "[wakeup delay]"
-        out[f"{_clean(str(thread))};[runnable];{why}"] += float(d["dur_ns"].sum()) / 1e3
+        out[f"{clean_frame(str(thread))};[runnable];{why}"] += float(d["dur_ns"].sum()) / 1e3
     return out
 
 
@@ -126,7 +126,7 @@ def blocked_us(io: pd.DataFrame) -> Counter:
     """Microseconds blocked in traced syscalls, per thread, syscall, file kind."""
     out: Counter = Counter()
     for (thread, sc, kind), d in io.groupby(["thread", "syscall", "kind"], observed=True):
-        out[f"{_clean(thread)};[blocked];{_clean(str(sc))};{_clean(str(kind))}"] += \
+        out[f"{clean_frame(thread)};[blocked];{clean_frame(str(sc))};{clean_frame(str(kind))}"] += \
             float(d["lat_ns"].sum()) / 1e3
     return out
 
@@ -138,7 +138,7 @@ def oncpu_stacks(samples: pd.DataFrame) -> Counter:
     for (thread, comp, sym), n in samples.groupby(
             ["thread", "component", "symbol"], observed=True).size().items():
         short = sym.split("(")[0]
-        out[f"{_clean(thread)};{comp};{_clean(short)}"] += int(n)
+        out[f"{clean_frame(thread)};{comp};{clean_frame(short)}"] += int(n)
     return out
 
 
@@ -160,7 +160,7 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
     phase: Counter = Counter()   # a batch at a time: bounded for any run
     for batch in wcols.batches(want):
         phase.update(phase_us(batch, root))
-    stacks = {"phase": _rounded(phase)}
+    stacks = {"phase": rounded(phase)}
     us: Counter = Counter()
     if (run_dir / "sched.parquet").exists():
         for batch in ParquetColumns(run_dir / "sched.parquet").batches(
@@ -170,7 +170,7 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
         for batch in ParquetColumns(run_dir / "io.parquet").batches(
                 ["thread", "syscall", "kind", "lat_ns"]):
             us.update(blocked_us(batch))
-    stacks["offcpu"] = _rounded(us)
+    stacks["offcpu"] = rounded(us)
     if (run_dir / "samples.parquet").exists():
         stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
     # written by the tracer itself (collectors/stacks.py), taken as is

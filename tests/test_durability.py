@@ -20,9 +20,12 @@ def test_acknowledged_writes_after_sigkill(tmp_path):
         assert r["acknowledged"] > 0
         assert (tmp_path / r["reopen_run"] / "summary.json").exists()  # reopen traced
         assert r["lost_events"] == 0
-    # the WAL makes acknowledged writes survive the process; no WAL, no survival
+    # the WAL makes acknowledged writes survive the process; without it only
+    # memtables already flushed to SST survive (a fast run fills the 64 MB
+    # default write buffer within 0.5 s now and then): the tail is lost
     assert rows["rocksdb-sync"]["lost"] == 0
-    assert rows["rocksdb-disable_wal"]["survived"] == 0
+    nowal = rows["rocksdb-disable_wal"]
+    assert nowal["lost"] > 0 and nowal["survived"] == nowal["prefix"]
     assert rows["sqlite-delete-full"]["lost"] == 0
     assert rows["sqlite-delete-full"]["integrity"] == "ok"
     # WAL replay of a synced run: one sync per acknowledged write was traced

@@ -7,6 +7,7 @@ by construction) and is only checked here, never re-derived.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,21 @@ SYSCALLS = {1: "write", 3: "close", 18: "pwrite64", 20: "writev", 35: "nanosleep
             87: "unlink", 230: "clock_nanosleep", 257: "openat", 263: "unlinkat",
             277: "sync_file_range", 285: "fallocate", 296: "pwritev",
             328: "pwritev2"}
+_HEADER = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
+_ALL_SYSCALLS: dict[int, str] = {}
+
+
+def syscall_name(nr: int) -> str:
+    """Any x86_64 syscall's name (samples and off-CPU periods read every
+    syscall from saved registers in --mode sample)."""
+    if nr in SYSCALLS:
+        return SYSCALLS[nr]
+    if not _ALL_SYSCALLS and _HEADER.exists():
+        for m in re.finditer(r"#define __NR_(\w+) (\d+)", _HEADER.read_text()):
+            _ALL_SYSCALLS[int(m.group(2))] = m.group(1)
+    return _ALL_SYSCALLS.get(nr, f"syscall_{nr}")
+
+
 WRITE_SYSCALLS = {"write", "pwrite64", "writev", "pwritev", "pwritev2"}
 SYNC_SYSCALLS = {"fsync", "fdatasync", "sync_file_range"}
 CPU_TYPES = {0: "U", 1: "P", 2: "E", 3: "?"}
@@ -479,16 +495,6 @@ def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:
     return dict(zip(names, rep.get("counters", []))), rep
 
 
-def io_aggregate(rep: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """collector.json's in-kernel write sums, by file kind; {} if none."""
-    kinds = R.file_kinds()
-    out = {}
-    for k, row in enumerate(rep.get("io_aggregate") or []):
-        if row and row[0]:
-            out[kinds.get(k, str(k))] = {"count": row[0], "sum_ns": row[1], "bytes": row[2]}
-    return out
-
-
 def fmt_ns(ns: float) -> str:
     if ns >= 1e9:
         return f"{ns / 1e9:.2f}s"
@@ -499,18 +505,28 @@ def fmt_ns(ns: float) -> str:
     return f"{ns:.0f}ns"
 
 
+OFFCPU_ROWS = 6
+
+
 def format_sample_table(summary: dict[str, Any]) -> str:
-    """--mode sample: on-CPU shares from samples, I/O from tracepoints."""
+    """--mode sample: on-CPU shares from samples; off-CPU time (blocked until
+    the wakeup, then runnable) of the same threads by syscall in progress."""
     b = summary.get("sample_breakdown", {})
     lines = [f"{'on-CPU (sampled)':<20}{'samples':>9}{'share':>8}{'est. time':>12}"]
     for c, v in sorted(b.items(), key=lambda kv: -kv[1]["samples"]):
         lines.append(f"{c:<20}{v['samples']:>9}{v['share'] * 100:>7.1f}%"
                      f"{fmt_ns(v['est_cpu_ns']):>12}")
-    w = summary["wal"]
-    lines.append(f"WAL I/O (traced): {w['sync']['all_count']} syncs "
-                 f"{fmt_ns(w['sync']['all_sum_ns'])}, {w['write']['count']} writes "
-                 f"{fmt_ns(w['write']['sum_ns'])}; run-queue wait "
-                 f"{fmt_ns(summary.get('sched_runq_ns', 0))}")
+    off = summary.get("offcpu_stacks", {}).get("by_syscall", [])
+    if off:
+        lines.append(f"{'off-CPU (switches)':<20}{'periods':>9}{'blocked':>12}{'runnable':>12}")
+        for r in off[:OFFCPU_ROWS]:
+            lines.append(f"{r['syscall']:<20}{r['periods']:>9}"
+                         f"{fmt_ns(r['blocked_us'] * 1e3):>12}{fmt_ns(r['runnable_us'] * 1e3):>12}")
+        if len(off) > OFFCPU_ROWS:
+            rest = off[OFFCPU_ROWS:]
+            lines.append(f"{f'({len(rest)} more)':<20}{sum(r['periods'] for r in rest):>9}"
+                         f"{fmt_ns(sum(r['blocked_us'] for r in rest) * 1e3):>12}"
+                         f"{fmt_ns(sum(r['runnable_us'] for r in rest) * 1e3):>12}")
     lines.append(losses_line(summary))
     return "\n".join(lines)
 

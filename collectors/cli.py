@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run folder (default runs/<UTC time>-<command>)")
     p.add_argument("--mode", choices=symbols.MODES, default="full",
                    help="full: every probe point; writes: write and WAL entry "
-                        "points only; sample: no uprobes (default: full)")
+                        "points only; sample: no uprobes and no syscall "
+                        "tracepoints, perf samples and off-CPU sums by syscall "
+                        "(default: full)")
     p.add_argument("--cpu-types", metavar="P:0-5,E:6-13",
                    help="declare core types (default: detect; uniform CPUs are "
                         "reported as such)")
@@ -99,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="off-CPU flame graph: kernel stacks of traced threads at "
                         "each switch out, blocked and runnable time summed per "
                         "stack in the kernel; ~3 us a context switch (default: "
-                        "on in full mode, off in writes and sample)")
+                        "on in full mode, off in writes and sample; sample mode "
+                        "sums off-CPU time by syscall without stacks)")
     p.add_argument("--stepped-probes", action="store_true",
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "

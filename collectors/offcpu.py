@@ -7,9 +7,12 @@ they ran again).  The collector writes the map to offcpu.bin at exit.
 
 Folded as::
 
-    thread;[blocked];[write:wal_sync_io];fdatasync;entry_SYSCALL_64;...;schedule 1234
+    thread;[blocked];[write:wal_sync_io];<user leaf>;fdatasync(wal);entry_SYSCALL_64;...;schedule 1234
 
-weighted in microseconds.  Kernel stacks need no frame pointers.  User
+weighted in microseconds.  The syscall frame names the syscall in progress
+and its file's kind (traced, or read from the task's saved registers in
+--mode sample, which takes no kernel stacks: the folded stacks then end
+there).  Kernel stacks need no frame pointers.  User
 stacks are walked only when every probed object keeps frame pointers;
 otherwise the BPF side keeps the user IP the thread entered the kernel from
 (exact), and walscope's own component at the switch stands in for the rest
@@ -25,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from collectors import records as R
+from collectors.attribution import syscall_name
 from collectors.sampling import Symbolizer
 from viz.folded import clean_frame
 
@@ -99,8 +103,11 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
     ksyms = ksyms or KernelSymbols()
     usym = Symbolizer()
     out: Counter = Counter()
-    info = {"periods": 0, "blocked_us": 0.0, "runnable_us": 0.0,
-            "lost_kernel_stacks": 0, "user_frames": "all" if user_stacks else "leaf"}
+    kinds = R.file_kinds()
+    info: dict[str, Any] = {
+        "periods": 0, "blocked_us": 0.0, "runnable_us": 0.0, "lost_kernel_stacks": 0,
+        "user_frames": "all" if user_stacks else "leaf", "kernel_stacks": False}
+    by_sys: dict[str, list[float]] = {}   # foreground threads: blocked, runnable, n
     for e in ents:
         k, v = e["key"], e["val"]
         thread = clean_frame(bytes(k["comm"]).split(b"\0")[0].decode(errors="replace"))
@@ -115,14 +122,31 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
             ips = [int(k["user_ip"])] if k["user_ip"] else []
         mid += [usym.name(maps.get(int(k["pid"]), []), ip).split("(")[0]
                 for ip in reversed(ips)]
+        nr = int(k["sys_nr"])
+        sysf = "[no syscall]"
+        if nr >= 0:
+            sysf = syscall_name(nr)
+            kind = kinds.get(int(k["sys_kind"]), "other")
+            if kind != "other":
+                sysf += f"({kind})"
+            mid.append(sysf)
         if kid >= 0 and kid in stacks:
             mid += kernel_frames(stacks[kid], ksyms)
-        else:
+            info["kernel_stacks"] = True
+        elif kid != R.no_stack():
             mid.append("[kernel stack lost]")
             info["lost_kernel_stacks"] += int(v["count"])
         info["periods"] += int(v["count"])
+        if not thread.startswith("rocksdb:"):   # the threads that issue writes
+            row = by_sys.setdefault(sysf, [0.0, 0.0, 0])
+            row[0] += v["blocked_ns"] / 1e3
+            row[1] += v["runnable_ns"] / 1e3
+            row[2] += int(v["count"])
         for state, ns in (("[blocked]", v["blocked_ns"]), ("[runnable]", v["runnable_ns"])):
             if ns:
                 out[";".join([thread, state] + [clean_frame(f) for f in mid])] += ns / 1e3
                 info[state.strip("[]") + "_us"] += ns / 1e3
+    info["by_syscall"] = [
+        {"syscall": s, "blocked_us": round(b, 1), "runnable_us": round(r, 1), "periods": n}
+        for s, (b, r, n) in sorted(by_sys.items(), key=lambda kv: -kv[1][0] - kv[1][1])]
     return out, info

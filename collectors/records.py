@@ -149,6 +149,12 @@ def file_kinds() -> dict[int, str]:
     return enum_names("ws_file_kind", "FK_")
 
 
+def no_stack() -> int:
+    """The stack id of a stack not taken (WS_NO_STACK); lost ones differ."""
+    v = enum_values("ws_stack_id")["WS_NO_STACK"]
+    return v - (1 << 64) if v >= 1 << 63 else v   # bpftool prints it unsigned
+
+
 def counter_names() -> list[str]:
     names = enum_names("ws_counter", "CNT_")
     return [names[i] for i in sorted(names)]

@@ -57,7 +57,8 @@ class TraceOptions:
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
     stack_entries: int = 0       # stack map size (0: the BPF default)
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
-    #                                    None: on in full mode only
+    #                                    None: on in full mode only (sample
+    #                                    mode sums off-CPU time without them)
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
@@ -230,6 +231,9 @@ def trace(opts: TraceOptions) -> TraceResult:
         stacks.choose("auto", stack_objects(opts, res)) == "bpf"
     stack_method = opts.stacks if opts.stacks != "auto" else \
         ("bpf" if fp_objects else "dwarf")
+    # sample mode traces no syscall: its blocked time comes from off-CPU sums
+    offcpu_kind = ("user-stacks" if fp_objects else "stacks") if opts.offcpu_stacks \
+        else "sums" if opts.mode == "sample" else "off"
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
             stack_method == "bpf" or res.sampled_split else 0
@@ -248,9 +252,8 @@ def trace(opts: TraceOptions) -> TraceResult:
     try:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
                               sample_hz, verbose=opts.verbose,
-                              aggregate_writes=opts.mode == "sample",
-                              offcpu_stacks=opts.offcpu_stacks,
-                              offcpu_user_stacks=fp_objects,
+                              no_syscalls=opts.mode == "sample",
+                              offcpu=offcpu_kind,
                               sample_stacks=stack_method == "bpf",
                               stack_entries=opts.stack_entries)
         collector.wait_ready()
@@ -259,7 +262,7 @@ def trace(opts: TraceOptions) -> TraceResult:
             seeded = _seed_paths(pids)
             for p in pids:
                 collector.add_pid(p)
-            if sample_hz or opts.offcpu_stacks:
+            if sample_hz or offcpu_kind != "off":
                 maps.start(opts.pid)
             if stack_method == "dwarf":
                 perf = stacks.PerfRecorder(opts.pid, sample_hz or DWARF_HZ,
@@ -278,7 +281,7 @@ def trace(opts: TraceOptions) -> TraceResult:
                 perf = stacks.PerfRecorder(workload.pid, sample_hz or DWARF_HZ,
                                            run_dir / "perf.data")
             workload.release()
-            if sample_hz or opts.offcpu_stacks:
+            if sample_hz or offcpu_kind != "off":
                 maps.start(workload.pid)
             try:
                 exit_code = workload.wait()
@@ -313,7 +316,7 @@ def trace(opts: TraceOptions) -> TraceResult:
                 "user stacks stop at functions with a return probe pending "
                 "(their return address is the uretprobe trampoline); "
                 "--mode sample has none")
-    if opts.offcpu_stacks:
+    if offcpu_kind != "off":
         summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects)
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode,
@@ -394,13 +397,6 @@ def analyse(run_dir: Path, cal: A.Calibration,
         summary["by_type"] = A.by_type(writes.frame(
             ["txn_type", "dur_ns", "app_latency_ns"]
             + [c for c in writes.columns if c.endswith("_adj_ns")]))
-    agg = A.io_aggregate(rep)
-    if agg:  # sample mode: write syscalls summed in the kernel
-        summary["io_aggregate"] = agg
-        w = agg.get("wal", {})
-        summary["wal"]["write"]["count"] += w.get("count", 0)
-        summary["wal"]["write"]["bytes"] += w.get("bytes", 0)
-        summary["wal"]["write"]["sum_ns"] += w.get("sum_ns", 0)
     if fractions:
         summary["sampled_split"] = fractions
     if samples is not None:

@@ -1,10 +1,11 @@
 """--mode sample: classify timed perf samples of traced threads.
 
-No uprobes: each on-CPU sample carries the user IP and the traced syscall in
-progress (from the sys_enter tracepoint state).  IPs are mapped through the
+No uprobes and no syscall tracepoints: each on-CPU sample carries the user
+IP, or, when it hit the kernel, the syscall in progress and its fd's file
+kind, read from the task's saved user registers.  IPs are mapped through the
 process's memory map (snapshotted while it runs) to a symbol of the object,
-and the symbol to a component by name.  Blocked time is never sampled, so
-sync and write I/O time come from the syscall tracepoints, not from here.
+and the symbol to a component by name.  Blocked time is never sampled: the
+off-CPU sums (offcpu.py) give it, by syscall, from sched_switch.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from elftools.common.exceptions import ELFError
 
 from collectors import records as R
 from collectors import symbols
+from collectors.attribution import syscall_name
 
 # demangled-name fragments -> component (first match wins)
 RULES: tuple[tuple[str, str], ...] = (
@@ -142,9 +144,9 @@ def samples_frame(run_dir: Path, maps: dict[int, list]) -> pd.DataFrame:
             names.append("[syscall]")
             comps.append("wal_write_io")
             continue
-        if ip == 0:
-            names.append("[kernel]")
-            comps.append("kernel")   # untraced syscalls (futex, yield), irqs
+        if ip == 0:   # other syscalls (futex, yield), irqs, faults
+            names.append(f"[{syscall_name(int(nr))}]" if nr >= 0 else "[kernel]")
+            comps.append("kernel")
             continue
         n = sym.name(maps.get(int(pid), []), int(ip))
         names.append(n)

@@ -68,9 +68,10 @@ class Collector:
     def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
                  ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
                  writes_io_only: bool = False, verbose: bool = False,
-                 aggregate_writes: bool = False, offcpu_stacks: bool = False,
-                 offcpu_user_stacks: bool = False, sample_stacks: bool = False,
-                 stack_entries: int = 0):
+                 no_syscalls: bool = False, offcpu: str = "off",
+                 sample_stacks: bool = False, stack_entries: int = 0):
+        """offcpu: off, sums (per thread, syscall, user IP), stacks (kernel
+        stacks too) or user-stacks (and user stacks by frame pointer)."""
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
@@ -81,10 +82,10 @@ class Collector:
                "--sample-hz", str(sample_hz)]
         if writes_io_only:
             cmd.append("--writes-io-only")
-        if aggregate_writes:
-            cmd.append("--aggregate-writes")
-        if offcpu_stacks:
-            cmd.append("--offcpu-user-stacks" if offcpu_user_stacks else "--offcpu-stacks")
+        if no_syscalls:
+            cmd.append("--no-syscalls")
+        if offcpu != "off":
+            cmd.append(f"--offcpu-{offcpu}")
         if sample_stacks:
             cmd.append("--sample-stacks")
         if stack_entries:

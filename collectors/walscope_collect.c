@@ -13,9 +13,11 @@
  *   --min-runq-ns N     run-queue waits shorter than N: no record
  *   --sample-hz N       sample traced threads N times a second per CPU
  *   --writes-io-only    io records only for syscalls inside writes
- *   --aggregate-writes  write syscalls outside writes: sums per file kind
- *                       (collector.json "io_aggregate"), no records
- *   --offcpu-stacks     sum off-CPU time per stack; offcpu.bin at exit
+ *   --no-syscalls       no syscall tracepoints: samples and off-CPU periods
+ *                       read the syscall in progress from saved registers
+ *   --offcpu-sums       sum off-CPU time per thread, syscall and user IP;
+ *                       offcpu.bin at exit
+ *   --offcpu-stacks     the same, per kernel stack too
  *   --offcpu-user-stacks  the same, walking user stacks (frame pointers)
  *   --sample-stacks     samples take user and kernel stack ids
  *   --stack-entries N   stack map size (tests use it to force misses)
@@ -401,27 +403,6 @@ static void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 				sum += vals[c];
 		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sum);
 	}
-	fprintf(f, "],\n  \"io_aggregate\": [");
-	{
-		struct ws_io_agg *agg = calloc(nr_cpus, sizeof(*agg));
-
-		for (k = 0; agg && k < FK_NR; k++) {
-			struct ws_io_agg sum = {};
-
-			if (!bpf_map__lookup_elem(skel->maps.io_agg, &k, sizeof(k), agg,
-						  sizeof(*agg) * nr_cpus, 0))
-				for (c = 0; c < nr_cpus; c++) {
-					sum.count += agg[c].count;
-					sum.sum_ns += agg[c].sum_ns;
-					sum.bytes += agg[c].bytes;
-				}
-			fprintf(f, "%s[%llu, %llu, %llu]", k ? ", " : "",
-				(unsigned long long)sum.count,
-				(unsigned long long)sum.sum_ns,
-				(unsigned long long)sum.bytes);
-		}
-		free(agg);
-	}
 	fprintf(f, "],\n  \"records\": {");
 	for (i = 1; i < (int)NR_OUTS; i++)
 		fprintf(f, "%s\"%s\": %llu", i > 1 ? ", " : "", outs[i].name,
@@ -454,8 +435,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: walscope-collect -o DIR [--attach FILE] [--cpu-types STR]\n"
 		"       [--ringbuf-mb N] [--min-runq-ns N] [--sample-hz N]\n"
-		"       [--writes-io-only] [--aggregate-writes] [--offcpu-stacks]\n"
-		"       [--offcpu-user-stacks] [--sample-stacks] [--stack-entries N]\n"
+		"       [--writes-io-only] [--no-syscalls] [--offcpu-sums]\n"
+		"       [--offcpu-stacks] [--offcpu-user-stacks] [--sample-stacks]\n"
+		"       [--stack-entries N]\n"
 		"       [-v]\n");
 }
 
@@ -465,8 +447,9 @@ int main(int argc, char **argv)
 	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
 	unsigned long stack_entries = 0;
 	struct bpf_link **sample_links = NULL;
-	bool writes_io_only = false, aggregate_writes = false;
-	bool offcpu = false, offcpu_user = false, sample_stacks = false;
+	bool writes_io_only = false, no_syscalls = false;
+	bool offcpu = false, offcpu_kstacks = false, offcpu_user = false;
+	bool sample_stacks = false;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -489,12 +472,16 @@ int main(int argc, char **argv)
 			writes_io_only = true;
 			continue;
 		}
-		if (!strcmp(a, "--aggregate-writes")) {
-			aggregate_writes = true;
+		if (!strcmp(a, "--no-syscalls")) {
+			no_syscalls = true;
+			continue;
+		}
+		if (!strcmp(a, "--offcpu-sums")) {
+			offcpu = true;
 			continue;
 		}
 		if (!strcmp(a, "--offcpu-stacks")) {
-			offcpu = true;
+			offcpu = offcpu_kstacks = true;
 			continue;
 		}
 		if (!strcmp(a, "--sample-stacks")) {
@@ -502,7 +489,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--offcpu-user-stacks")) {
-			offcpu = offcpu_user = true;
+			offcpu = offcpu_kstacks = offcpu_user = true;
 			continue;
 		}
 		if (!v) {
@@ -559,11 +546,10 @@ int main(int argc, char **argv)
 				cpu_types[i] == 'E' ? CT_E : CT_UNIFORM;
 	skel->rodata->min_runq_ns = min_runq;
 	skel->rodata->io_all = !writes_io_only;
-	skel->rodata->io_aggregate = aggregate_writes;
-	/* --aggregate-writes is sample mode: no uprobes, so no write to count in */
-	skel->rodata->count_untraced = !aggregate_writes;
+	skel->rodata->regs_syscalls = no_syscalls;
 	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
 	skel->rodata->offcpu_stacks = offcpu;
+	skel->rodata->offcpu_kstacks = offcpu_kstacks;
 	skel->rodata->offcpu_user_stacks = offcpu_user;
 	skel->rodata->sample_stacks = sample_stacks;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
@@ -571,6 +557,10 @@ int main(int argc, char **argv)
 		bpf_map__set_max_entries(skel->maps.stacks, stack_entries);
 	if (!sample_hz)
 		bpf_program__set_autoload(skel->progs.ws_sample, false);
+	if (no_syscalls) {
+		bpf_program__set_autoload(skel->progs.ws_sys_enter, false);
+		bpf_program__set_autoload(skel->progs.ws_sys_exit, false);
+	}
 
 	err = walscope_bpf__load(skel);
 	if (err) {

@@ -28,21 +28,24 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u8 cpu_types[WS_MAX_CPUS] = {};
 const volatile __u64 min_runq_ns = 0;	/* shorter run-queue waits: no record */
 const volatile bool io_all = true;	/* io records outside writes too */
-/* sum write syscalls outside writes per file kind instead of streaming */
-const volatile bool io_aggregate = false;
-/* count untraced syscalls inside writes (a map lookup on every syscall of
- * the machine): off where no write is tracked, i.e. with no uprobes */
-const volatile bool count_untraced = true;
 /* wake the collector only when this much is waiting; else it polls */
 const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile bool offcpu_stacks = false;	/* fill the offcpu map */
+const volatile bool offcpu_kstacks = false;	/* ... with kernel stacks */
 /* walk user stacks by frame pointer; else keep only the user IP (objects
  * without frame pointers give garbage frames that flood the stack map) */
 const volatile bool offcpu_user_stacks = false;
 const volatile bool sample_stacks = false;	/* samples take stack ids */
+/* no syscall tracepoints (their slow path costs every task of the machine
+ * ~0.2 us a syscall): samples and off-CPU periods read the syscall in
+ * progress from the task's saved user registers */
+const volatile bool regs_syscalls = false;
 
 #ifndef EFAULT
 #define EFAULT		14
+#endif
+#ifndef ENOSYS
+#define ENOSYS		38
 #endif
 
 /* x86_64 syscall numbers (the only architecture this tool targets) */
@@ -86,6 +89,9 @@ struct thread_state {
 	__s32 off_kstack;
 	__s32 off_ustack;
 	__u64 off_uip;
+	__s32 off_sys_nr;
+	__u16 off_sys_kind;
+	__u16 __pad;
 	__u32 last_cpu;		/* CPU + 1, 0 unknown */
 	__s32 sys_fd;
 	__u32 sys_nr;
@@ -153,17 +159,17 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FK_NR);
-	__type(key, __u32);
-	__type(value, struct ws_io_agg);
-} io_agg SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct thread_state);
 } zero_state SEC(".maps");
+
+struct {	/* a file name being classified */
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[WS_PATH_LEN]);
+} name_buf SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -186,8 +192,8 @@ const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));
 const struct ws_offcpu_ent *__ws_offcpu_ent __attribute__((unused));
 const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
-const struct ws_io_agg *__ws_io_agg __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
+enum ws_stack_id __ws_stack_id __attribute__((unused));
 enum ws_sqlite_comp __ws_sqlite_comp __attribute__((unused));
 _Static_assert(SC_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
 _Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING,
@@ -707,8 +713,6 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	__u8 old;
 
 	if (cls == IOC_NONE) {	/* count it if it is inside a write */
-		if (!count_untraced)
-			return 0;
 		tid = (__u32)bpf_get_current_pid_tgid();
 		t = bpf_map_lookup_elem(&threads, &tid);
 		if (t && t->write_start)
@@ -774,29 +778,89 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
-/* inode and directory bit of an fd of the current task */
-static __always_inline __u64 fd_inode(int fd, bool *is_dir)
+/* an open file of the current task, NULL if none */
+static __always_inline struct file *fd_file(int fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct file **fdarr;
 	struct file *f = NULL;
-	struct inode *ino;
 	unsigned int max;
-	umode_t mode;
 
-	*is_dir = false;
 	fdarr = BPF_CORE_READ(task, files, fdt, fd);
 	max = BPF_CORE_READ(task, files, fdt, max_fds);
 	if (fd < 0 || (unsigned int)fd >= max)
-		return 0;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fdarr[fd]) || !f)
+		return NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fdarr[fd]))
+		return NULL;
+	return f;
+}
+
+static __always_inline bool inode_is_dir(struct inode *ino)
+{
+	umode_t mode = BPF_CORE_READ(ino, i_mode);
+
+	return (mode & 00170000) == 0040000;
+}
+
+/* inode and directory bit of an fd of the current task */
+static __always_inline __u64 fd_inode(int fd, bool *is_dir)
+{
+	struct file *f = fd_file(fd);
+	struct inode *ino;
+
+	*is_dir = false;
+	if (!f)
 		return 0;
 	ino = BPF_CORE_READ(f, f_inode);
 	if (!ino)
 		return 0;
-	mode = BPF_CORE_READ(ino, i_mode);
-	*is_dir = (mode & 00170000) == 0040000;
+	*is_dir = inode_is_dir(ino);
 	return BPF_CORE_READ(ino, i_ino);
+}
+
+/* enum ws_file_kind of an fd of the current task, from its file name */
+static __always_inline __u16 fd_kind(int fd)
+{
+	struct file *f = fd_file(fd);
+	const unsigned char *name;
+	struct inode *ino;
+	__u32 zero = 0;
+	char *buf;
+
+	buf = bpf_map_lookup_elem(&name_buf, &zero);
+	if (!f || !buf)
+		return FK_OTHER;
+	ino = BPF_CORE_READ(f, f_inode);
+	name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (!ino || !name ||
+	    bpf_probe_read_kernel_str(buf, WS_PATH_LEN, name) < 0)
+		return FK_OTHER;
+	return ws_file_kind(buf, inode_is_dir(ino));
+}
+
+/*
+ * The syscall the current task is in, from the user registers saved at
+ * kernel entry: a syscall entry stores its number in orig_ax and -ENOSYS in
+ * ax until it returns.  Interrupts and faults store a vector or an error
+ * code in orig_ax but leave the user's ax, so they pass only when user code
+ * happened to hold -ENOSYS there.  -1 when not in a syscall.
+ */
+static __always_inline __s32 saved_syscall(__u16 *kind)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	long nr, ax;
+
+	*kind = FK_OTHER;
+	if (!regs)
+		return -1;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	ax = BPF_CORE_READ(regs, ax);
+	if (nr < 0 || nr > 1023 || ax != -ENOSYS)
+		return -1;
+	if (io_class(nr) != IOC_NONE && has_fd(nr))
+		*kind = fd_kind((int)BPF_CORE_READ(regs, di));
+	return nr;
 }
 
 /* returns the file kind of the path (FK_OTHER if it could not be read) */
@@ -910,18 +974,6 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (!io_all && !in_write)
 		return 0;
-	if (io_aggregate && !in_write && io_class(t->sys_nr) == IOC_WRITE) {
-		__u32 k = t->sys_kind < FK_NR ? t->sys_kind : FK_OTHER;
-		struct ws_io_agg *a = bpf_map_lookup_elem(&io_agg, &k);
-
-		if (a) {
-			a->count++;
-			a->sum_ns += now - t->sys_start;
-			if (ret > 0)
-				a->bytes += ret;
-		}
-		return 0;
-	}
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(CNT_LOST_IO);
@@ -1012,6 +1064,8 @@ static __always_inline void offcpu_end(struct thread_state *t,
 	key.user_ip = t->off_uip;
 	key.in_write = t->off_in_write;
 	key.comp = t->off_comp;
+	key.sys_nr = t->off_sys_nr;
+	key.sys_kind = t->off_sys_kind;
 	BPF_CORE_READ_STR_INTO(&key.comm, p, comm);
 	v = bpf_map_lookup_elem(&offcpu, &key);
 	if (!v) {	/* EEXIST from a racing insert is fine */
@@ -1050,8 +1104,19 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 			}
 			if (offcpu_stacks) {	/* prev is current here */
 				t->off_since = now;
-				t->off_kstack = stack_id(ctx, 0);
-				t->off_ustack = -1;
+				t->off_kstack = offcpu_kstacks ? stack_id(ctx, 0) :
+						WS_NO_STACK;
+				t->off_ustack = WS_NO_STACK;
+				if (t->in_sys) {
+					t->off_sys_nr = t->sys_nr;
+					t->off_sys_kind = t->sys_kind;
+				} else if (regs_syscalls) {
+					t->off_sys_nr = saved_syscall(
+							&t->off_sys_kind);
+				} else {
+					t->off_sys_nr = -1;
+					t->off_sys_kind = FK_OTHER;
+				}
 				t->off_uip = 0;
 				if (offcpu_user_stacks)
 					t->off_ustack = stack_id(ctx,
@@ -1190,6 +1255,8 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 	r->in_write = 0;
 	r->comp = 0;
 	t = bpf_map_lookup_elem(&threads, &tid);
+	if (regs_syscalls && !r->ip)
+		r->sys_nr = saved_syscall(&r->sys_kind);
 	if (t) {
 		if (t->in_sys) {
 			r->sys_nr = t->sys_nr;

@@ -237,7 +237,9 @@ struct ws_sample_rec {
 	__u32 cpu;
 	__u64 ts_ns;
 	__u64 ip;		/* user IP, 0 if the sample hit the kernel */
-	__s32 sys_nr;		/* traced syscall in progress, -1 if none */
+	__s32 sys_nr;		/* syscall in progress, -1 if none: a traced one,
+				 * or any, read from the task's saved registers
+				 * when syscalls are not traced */
 	__u16 sys_kind;		/* its fd's enum ws_file_kind */
 	__u8 in_write;		/* inside a traced write (modes with uprobes) */
 	__u8 comp;		/* component current at the sample, if in_write */
@@ -265,14 +267,6 @@ enum ws_counter {
 	CNT_NR = 14,
 };
 
-/* --mode sample: write syscalls outside writes are summed per file kind
- * in the kernel (map "io_agg", index enum ws_file_kind) instead of streamed */
-struct ws_io_agg {
-	__u64 count;
-	__u64 sum_ns;
-	__u64 bytes;
-};
-
 /* off-CPU time of traced threads per stack, summed in the kernel (map
  * "offcpu") and written by the collector at exit to offcpu.bin as an array
  * of struct ws_offcpu_ent.  A period runs from sched_switch out to
@@ -280,14 +274,19 @@ struct ws_io_agg {
  * (all runnable when the thread was preempted). */
 struct ws_offcpu_key {
 	__u32 pid;
-	__s32 kstack_id;	/* stack map ids at switch-out, negative if lost */
-	__s32 ustack_id;	/* -1 unless user stacks are walked */
+	__s32 kstack_id;	/* stack map ids at switch-out: WS_NO_STACK if not
+				 * taken, another negative value if lost */
+	__s32 ustack_id;	/* WS_NO_STACK unless user stacks are walked */
 	__u8 in_write;		/* switched out inside a traced write */
 	__u8 comp;		/* the write's component then */
-	__u16 __pad;
-	__u32 __pad1;
+	__u16 sys_kind;		/* enum ws_file_kind of the syscall's fd */
+	__s32 sys_nr;		/* syscall in progress, -1 if none or unknown */
 	__u64 user_ip;		/* where user code entered the kernel (leaf) */
 	char comm[WS_COMM_LEN];
+};
+
+enum ws_stack_id {
+	WS_NO_STACK = -1,	/* not taken (a lost stack is -errno, not -EPERM) */
 };
 
 struct ws_offcpu_val {

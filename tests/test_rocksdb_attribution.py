@@ -98,7 +98,8 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
 
 
 def test_sample_mode_attaches_no_uprobe(tmp_path):
-    """--mode sample: only tracepoints and perf sampling; still classifies."""
+    """--mode sample: sched tracepoints and perf sampling only (no uprobe, no
+    syscall tracepoint); still classifies."""
     proc = subprocess.Popen(TRACE + ["-q", "--mode", "sample", "-o", str(tmp_path / "o"),
                                      "--", "db_bench", f"--db={tmp_path}/db",
                                      "--benchmarks=fillrandom", "--num=300000",
@@ -114,11 +115,12 @@ def test_sample_mode_attaches_no_uprobe(tmp_path):
         # only our collector's links (other tracers may run beside us)
         links = "".join(l + "\n" for l in links.splitlines()
                         if cpid and l.startswith(f"pid {cpid[0]} "))
-        if "sys_enter" in links and (tmp_path / "o" / "command.log").exists():
+        if "sched_switch" in links and (tmp_path / "o" / "command.log").exists():
             break
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
-    assert "sys_enter" in links and "uprobe" not in links
+    assert "sched_switch" in links and "uprobe" not in links
+    assert "sys_enter" not in links and "sys_exit" not in links
     assert (tmp_path / "o" / "attach.tsv").read_text() == ""
     s = __import__("json").loads((tmp_path / "o" / "summary.json").read_text())
     b = s["sample_breakdown"]

@@ -516,7 +516,8 @@ def format_sample_table(summary: dict[str, Any]) -> str:
     for c, v in sorted(b.items(), key=lambda kv: -kv[1]["samples"]):
         lines.append(f"{c:<20}{v['samples']:>9}{v['share'] * 100:>7.1f}%"
                      f"{fmt_ns(v['est_cpu_ns']):>12}")
-    off = summary.get("offcpu_stacks", {}).get("by_syscall", [])
+    info = summary.get("offcpu_stacks", {})
+    off = info.get("by_syscall", [])
     if off:
         lines.append(f"{'off-CPU (switches)':<20}{'periods':>9}{'blocked':>12}{'runnable':>12}")
         for r in off[:OFFCPU_ROWS]:
@@ -527,6 +528,11 @@ def format_sample_table(summary: dict[str, Any]) -> str:
             lines.append(f"{f'({len(rest)} more)':<20}{sum(r['periods'] for r in rest):>9}"
                          f"{fmt_ns(sum(r['blocked_us'] for r in rest) * 1e3):>12}"
                          f"{fmt_ns(sum(r['runnable_us'] for r in rest) * 1e3):>12}")
+    if summary.get("sched", True):
+        lines.append(f"run-queue wait (threads issuing writes): "
+                     f"{fmt_ns(summary.get('sched_runq_ns', 0))}")
+    else:
+        lines.append("scheduler not hooked (--no-sched): no off-CPU or run-queue figures")
     lines.append(losses_line(summary))
     return "\n".join(lines)
 

@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "stack in the kernel; ~3 us a context switch (default: "
                         "on in full mode, off in writes and sample; sample mode "
                         "sums off-CPU time by syscall without stacks)")
+    p.add_argument("--sched", action=argparse.BooleanOptionalAction, default=True,
+                   help="programs on sched_switch and sched_wakeup: run-queue "
+                        "waits, migrations, off-CPU time; --no-sched attaches "
+                        "nothing to the scheduler (any sched_switch program, "
+                        "even an empty one, cost 4-thread sync=false db_bench "
+                        "~25%% of its throughput here) (default: on)")
     p.add_argument("--stepped-probes", action="store_true",
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
                         sample_hz=args.sample_hz, stacks=args.stacks,
-                        offcpu_stacks=args.offcpu_stacks,
+                        offcpu_stacks=args.offcpu_stacks, sched=args.sched,
                         stack_entries=args.stack_entries,
                         stepped_probes=args.stepped_probes,
                         echo=not args.quiet, verbose=args.verbose,

@@ -59,6 +59,7 @@ class TraceOptions:
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
     #                                    None: on in full mode only (sample
     #                                    mode sums off-CPU time without them)
+    sched: bool = True            # programs on sched_switch/sched_wakeup
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
@@ -231,9 +232,11 @@ def trace(opts: TraceOptions) -> TraceResult:
         stacks.choose("auto", stack_objects(opts, res)) == "bpf"
     stack_method = opts.stacks if opts.stacks != "auto" else \
         ("bpf" if fp_objects else "dwarf")
+    if opts.offcpu_stacks and not opts.sched:
+        raise TraceError("--offcpu-stacks needs the scheduler hooks (drop --no-sched)")
     # sample mode traces no syscall: its blocked time comes from off-CPU sums
     offcpu_kind = ("user-stacks" if fp_objects else "stacks") if opts.offcpu_stacks \
-        else "sums" if opts.mode == "sample" else "off"
+        else "sums" if opts.mode == "sample" and opts.sched else "off"
     if sample_hz is None:
         sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
             stack_method == "bpf" or res.sampled_split else 0
@@ -253,7 +256,7 @@ def trace(opts: TraceOptions) -> TraceResult:
         collector = Collector(run_dir, attach, topo.letters(), opts.ringbuf_kb,
                               sample_hz, verbose=opts.verbose,
                               no_syscalls=opts.mode == "sample",
-                              offcpu=offcpu_kind,
+                              offcpu=offcpu_kind, no_sched=not opts.sched,
                               sample_stacks=stack_method == "bpf",
                               stack_entries=opts.stack_entries)
         collector.wait_ready()
@@ -319,7 +322,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     if offcpu_kind != "off":
         summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects)
     summary.update({
-        "command": opts.command, "pid": opts.pid, "mode": opts.mode,
+        "command": opts.command, "pid": opts.pid, "mode": opts.mode, "sched": opts.sched,
         "exit_code": exit_code, "interrupted": interrupted,
         "started_utc": started_utc, "elapsed_s": elapsed,
         "mono_to_unix_ns": mono_to_unix_ns,

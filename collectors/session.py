@@ -69,7 +69,8 @@ class Collector:
                  ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
                  writes_io_only: bool = False, verbose: bool = False,
                  no_syscalls: bool = False, offcpu: str = "off",
-                 sample_stacks: bool = False, stack_entries: int = 0):
+                 sample_stacks: bool = False, stack_entries: int = 0,
+                 no_sched: bool = False):
         """offcpu: off, sums (per thread, syscall, user IP), stacks (kernel
         stacks too) or user-stacks (and user stacks by frame pointer)."""
         if not COLLECT.exists():
@@ -86,6 +87,8 @@ class Collector:
             cmd.append("--no-syscalls")
         if offcpu != "off":
             cmd.append(f"--offcpu-{offcpu}")
+        if no_sched:
+            cmd.append("--no-sched")
         if sample_stacks:
             cmd.append("--sample-stacks")
         if stack_entries:

@@ -18,6 +18,8 @@
  *   --offcpu-sums       sum off-CPU time per thread, syscall and user IP;
  *                       offcpu.bin at exit
  *   --offcpu-stacks     the same, per kernel stack too
+ *   --no-sched          no sched_switch/sched_wakeup programs (no run-queue
+ *                       or migration records)
  *   --offcpu-user-stacks  the same, walking user stacks (frame pointers)
  *   --sample-stacks     samples take user and kernel stack ids
  *   --stack-entries N   stack map size (tests use it to force misses)
@@ -437,7 +439,7 @@ static void usage(void)
 		"       [--ringbuf-mb N] [--min-runq-ns N] [--sample-hz N]\n"
 		"       [--writes-io-only] [--no-syscalls] [--offcpu-sums]\n"
 		"       [--offcpu-stacks] [--offcpu-user-stacks] [--sample-stacks]\n"
-		"       [--stack-entries N]\n"
+		"       [--stack-entries N] [--no-sched]\n"
 		"       [-v]\n");
 }
 
@@ -449,7 +451,7 @@ int main(int argc, char **argv)
 	struct bpf_link **sample_links = NULL;
 	bool writes_io_only = false, no_syscalls = false;
 	bool offcpu = false, offcpu_kstacks = false, offcpu_user = false;
-	bool sample_stacks = false;
+	bool sample_stacks = false, no_sched = false;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -474,6 +476,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-syscalls")) {
 			no_syscalls = true;
+			continue;
+		}
+		if (!strcmp(a, "--no-sched")) {
+			no_sched = true;
 			continue;
 		}
 		if (!strcmp(a, "--offcpu-sums")) {
@@ -511,6 +517,7 @@ int main(int argc, char **argv)
 			min_runq = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--sample-hz"))
 			sample_hz = strtoul(v, NULL, 10);
+
 		else if (!strcmp(a, "--stack-entries"))	/* tests: force misses */
 			stack_entries = strtoul(v, NULL, 10);
 		else {
@@ -560,6 +567,12 @@ int main(int argc, char **argv)
 	if (no_syscalls) {
 		bpf_program__set_autoload(skel->progs.ws_sys_enter, false);
 		bpf_program__set_autoload(skel->progs.ws_sys_exit, false);
+	}
+	if (no_sched) {
+		bpf_program__set_autoload(skel->progs.ws_sched_switch, false);
+		bpf_program__set_autoload(skel->progs.ws_sched_wakeup, false);
+		bpf_program__set_autoload(skel->progs.ws_sched_wakeup_new,
+					  false);
 	}
 
 	err = walscope_bpf__load(skel);

@@ -778,10 +778,10 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
-/* an open file of the current task, NULL if none */
-static __always_inline struct file *fd_file(int fd)
+/* an open file of a task, NULL if none */
+static __always_inline struct file *task_fd_file(struct task_struct *task,
+						 int fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct file **fdarr;
 	struct file *f = NULL;
 	unsigned int max;
@@ -793,6 +793,11 @@ static __always_inline struct file *fd_file(int fd)
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fdarr[fd]))
 		return NULL;
 	return f;
+}
+
+static __always_inline struct file *fd_file(int fd)
+{
+	return task_fd_file(bpf_get_current_task_btf(), fd);
 }
 
 static __always_inline bool inode_is_dir(struct inode *ino)
@@ -818,10 +823,10 @@ static __always_inline __u64 fd_inode(int fd, bool *is_dir)
 	return BPF_CORE_READ(ino, i_ino);
 }
 
-/* enum ws_file_kind of an fd of the current task, from its file name */
-static __always_inline __u16 fd_kind(int fd)
+/* enum ws_file_kind of an fd of a task, from its file name */
+static __always_inline __u16 fd_kind(struct task_struct *task, int fd)
 {
-	struct file *f = fd_file(fd);
+	struct file *f = task_fd_file(task, fd);
 	const unsigned char *name;
 	struct inode *ino;
 	__u32 zero = 0;
@@ -845,9 +850,9 @@ static __always_inline __u16 fd_kind(int fd)
  * code in orig_ax but leave the user's ax, so they pass only when user code
  * happened to hold -ENOSYS there.  -1 when not in a syscall.
  */
-static __always_inline __s32 saved_syscall(__u16 *kind)
+static __always_inline __s32 saved_syscall(struct task_struct *task,
+					   __u16 *kind)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	long nr, ax;
 
@@ -859,7 +864,7 @@ static __always_inline __s32 saved_syscall(__u16 *kind)
 	if (nr < 0 || nr > 1023 || ax != -ENOSYS)
 		return -1;
 	if (io_class(nr) != IOC_NONE && has_fd(nr))
-		*kind = fd_kind((int)BPF_CORE_READ(regs, di));
+		*kind = fd_kind(task, (int)BPF_CORE_READ(regs, di));
 	return nr;
 }
 
@@ -1111,7 +1116,7 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 					t->off_sys_nr = t->sys_nr;
 					t->off_sys_kind = t->sys_kind;
 				} else if (regs_syscalls) {
-					t->off_sys_nr = saved_syscall(
+					t->off_sys_nr = saved_syscall(prev,
 							&t->off_sys_kind);
 				} else {
 					t->off_sys_nr = -1;
@@ -1256,7 +1261,8 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 	r->comp = 0;
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (regs_syscalls && !r->ip)
-		r->sys_nr = saved_syscall(&r->sys_kind);
+		r->sys_nr = saved_syscall(bpf_get_current_task_btf(),
+					  &r->sys_kind);
 	if (t) {
 		if (t->in_sys) {
 			r->sys_nr = t->sys_nr;
@@ -1275,3 +1281,4 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 	bpf_ringbuf_submit(r, rb_flags());
 	return 0;
 }
+

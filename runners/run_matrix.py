@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -135,7 +136,9 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
     tpcc = "runners.sqlite_tpcc" in sc.command
     cache = out / "cache"
     rows: list[dict] = []
-    for rep in range(sc.repeats):
+
+    def baseline(rep: int) -> None:
+        nonlocal rows
         db = cdir / f"db-base{rep}"
         logs = cdir / f"baseline{rep}"
         for d in (db, logs):
@@ -146,6 +149,12 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
         rows += tpcc_rows(cell, "baseline", rep, logs, {}) if tpcc else \
             rows_for(cell, "baseline", rep, text, {})
         shutil.rmtree(db, ignore_errors=True)
+
+    # the baselines sandwich the traced run (half before, half after), so a
+    # machine that drifts over minutes moves both sides of the ratio alike
+    before = (sc.repeats + 1) // 2
+    for rep in range(before):
+        baseline(rep)
     db = cdir / "db-traced"
     db.mkdir()
     chown_tree(db, run_as)
@@ -156,6 +165,8 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
                                            if t in "PE"),
                              user=run_as.name, echo=False, print_table=False))
     shutil.rmtree(db, ignore_errors=True)
+    for rep in range(before, sc.repeats):
+        baseline(rep)
     if res.exit_code != 0:
         raise MatrixError(f"cell {cell.name}: traced run exited {res.exit_code}")
     s = res.summary
@@ -166,7 +177,8 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
     if tpcc:
         rows += tpcc_rows(cell, "traced", 0, res.run_dir, extra, s.get("by_type"))
         # compensated traced latency against the untraced runs' own (medians
-        # of the repeats): mean, and p50, which lock-wait outliers spare
+        # of the repeats, the mean of the middle two when even): mean, and
+        # p50, which lock-wait outliers spare
         for stat, traced_col in (("mean_us", "traced_adj_mean_us"),
                                  ("p50_us", "traced_adj_p50_us")):
             base: dict[str, list[float]] = {}
@@ -174,16 +186,16 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
                 if r["kind"] == "baseline":
                     base.setdefault(r["benchmark"], []).append(r[stat])
             for r in rows:
-                b = sorted(base.get(r["benchmark"], []))
+                b = base.get(r["benchmark"], [])
                 if r["kind"] == "traced" and r.get(traced_col) and b:
-                    r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / b[len(b) // 2]
+                    r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / statistics.median(b)
     else:
         rows += rows_for(cell, "traced", 0, (res.run_dir / "command.log").read_text(),
                          extra)
     base = [r["ops_sec"] for r in rows if r["kind"] == "baseline" and r.get("ops_sec")]
     traced_ops = [r["ops_sec"] for r in rows if r["kind"] == "traced" and r.get("ops_sec")]
     if base and traced_ops:
-        ratio = traced_ops[0] / sorted(base)[len(base) // 2]
+        ratio = traced_ops[0] / statistics.median(base)
         for r in rows:
             r["overhead_ratio"] = ratio
     (cdir / "cell.json").write_text(json.dumps({"values": cell.values, "rows": rows},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -85,3 +86,32 @@ def test_write_time_from_registers_matches_bpftrace(tmp_path):
 def test_syscall_names_cover_any_syscall(nr):
     from collectors.attribution import syscall_name
     assert syscall_name(nr) == {1: "write", 202: "futex", 75: "fdatasync"}[nr]
+
+
+def test_no_sched_attaches_nothing_to_the_scheduler(tmp_path):
+    """--no-sched: no program of the collector is on sched_switch/wakeup; the
+    table says what is missing instead of printing zeros."""
+    def progs() -> dict[int, str]:
+        out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                             text=True).stdout
+        return {p["id"]: p.get("name", "") for p in json.loads(out or "[]")}
+    before = progs()   # any other tracer's programs are not ours
+    proc = subprocess.Popen(TRACE + ["--mode", "sample", "--no-sched", "-o",
+                                     str(tmp_path / "o"), "--", "db_bench",
+                                     f"--db={tmp_path}/db", "--benchmarks=fillrandom",
+                                     "--num=400000", "--sync=false"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    names: set[str] = set()
+    for _ in range(100):  # until the collector has loaded its programs
+        time.sleep(0.2)
+        names = {n for i, n in progs().items() if i not in before}
+        if "ws_sample" in names:
+            break
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "ws_sample" in names and "ws_fork" in names
+    assert not names & {"ws_sched_switch", "ws_sched_wakeup", "ws_sys_enter", "ws_sys_exit"}
+    assert "scheduler not hooked" in out
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["sched"] is False and "offcpu_stacks" not in s
+    assert s["sample_breakdown"]["memtable"]["samples"] > 10

@@ -4,7 +4,8 @@
 For db_bench fillrandom with sync=true/false and 1/4 threads, runs each tool
 A/B interleaved with an untraced run, several times, and reports the ratio
 of db_bench's ops/sec (median and spread) per tool, plus walscope's
-collector CPU time.  Tools: walscope --mode full|writes|sample, strace -f and
+collector CPU time.  Tools: walscope --mode full|writes|sample (and sample
+--no-sched: nothing on the scheduler), strace -f and
 perf trace on the same syscalls, and bpftrace with the same uprobes as
 --mode full; and untraced-again, an untraced run against an untraced run,
 whose spread is the noise floor any other figure must be read against.
@@ -76,10 +77,11 @@ def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
         p = subprocess.run(cmd, capture_output=True, text=True)
         out = p.stdout
     elif tool.startswith("walscope-"):
-        mode = tool.split("-", 1)[1]
+        mode = tool.split("-")[1]
+        flags = ["--no-sched"] if tool.endswith("-nosched") else []
         rd = tmp / f"run-{mode}"
         shutil.rmtree(rd, ignore_errors=True)
-        p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode,
+        p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode, *flags,
                             "-o", str(rd), "--", *cmd], capture_output=True, text=True)
         out = (rd / "command.log").read_text()
         s = json.loads((rd / "summary.json").read_text())
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--tools", default="untraced-again,walscope-full,walscope-writes,"
-                                       "walscope-sample,strace,perf-trace,bpftrace")
+                                       "walscope-sample,walscope-sample-nosched,strace,"
+                                       "perf-trace,bpftrace")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--merge", action="store_true",
                     help="update the cells measured into the output folder's "

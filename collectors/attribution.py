@@ -66,18 +66,48 @@ class Calibration:
     sys_ign_ns: float = 0.0    # any syscall: the kernel's tracepoint slow path
     band: float = 0.0          # +- fraction: warm vs cold probe costs
     source: str = "none"
+    # the same costs measured warm (a tight loop) and cold (after evicting
+    # the caches); the fields above are their midpoints.  When both are
+    # known, each write is charged between them by its share of cold hits
+    warm: tuple[tuple[str, float], ...] = ()
+    cold: tuple[tuple[str, float], ...] = ()
 
-    def pair_in_for(self, comp: str) -> float:
-        if comp in self.stepped_components and self.stepped_pair_in_ns:
-            return self.stepped_pair_in_ns
-        return self.pair_in_ns
+    def cost(self, key: str, cold_share: np.ndarray) -> np.ndarray:
+        """A per-hit cost for each write: warm + cold_share * (cold - warm),
+        or the midpoint where warm and cold were not measured."""
+        w, c = dict(self.warm).get(key), dict(self.cold).get(key)
+        if w is None or c is None:
+            return np.full(len(cold_share), float(getattr(self, key)))
+        return w + cold_share * (c - w)
 
     @staticmethod
     def from_dict(d: dict[str, Any] | None) -> "Calibration":
         if not d:
             return Calibration()
         keys = Calibration.__dataclass_fields__.keys()
-        return Calibration(**{k: d[k] for k in keys if k in d})
+        out = {k: d[k] for k in keys if k in d and k not in ("warm", "cold")}
+        for end in ("warm", "cold"):
+            if isinstance(d.get(end), dict):
+                out[end] = tuple(sorted(derived_costs(d[end]).items()))
+        return Calibration(**out)
+
+
+# per-hit cost fields that have warm and cold measurements
+HIT_COSTS = ("pair_in_ns", "pair_out_ns", "one_ns", "stepped_pair_in_ns",
+             "sql_pair_in_ns", "sql_pair_out_ns", "sys_in_ns", "sys_out_ns",
+             "sys_ign_ns")
+
+
+def derived_costs(m: dict[str, Any]) -> dict[str, float]:
+    """walscope-calibrate's figures as Calibration's per-hit costs."""
+    out = {k: float(m[k]) for k in HIT_COSTS if k in m}
+    if "sys_ns" in m:
+        out["sys_in_ns"] = max(0.0, float(m.get("sys_in_ns", 0)))
+        out["sys_out_ns"] = max(0.0, float(m["sys_ns"]) - out["sys_in_ns"])
+    if "sql_pair_ns" in m and "sql_pair_in_ns" in m:
+        out["sql_pair_out_ns"] = max(0.0, float(m["sql_pair_ns"]) - float(m["sql_pair_in_ns"]))
+    out["sys_ign_ns"] = max(0.0, out.get("sys_ign_ns", 0.0))
+    return out
 
 
 def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
@@ -127,16 +157,25 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
     sin = w["sys_in"][:, :n].astype(np.int64)
     spar = w["sys_par"][:, :n].astype(np.int64)
     sign = w["sys_ign"][:, :n].astype(np.int64)
-    df["probe_hits"] = 2 * hin.sum(axis=1) + hone.sum(axis=1)
+    hits = 2 * hin.sum(axis=1) + hone.sum(axis=1)
+    df["probe_hits"] = hits
+    # each write's costs lie between warm and cold by its share of cold hits
+    # (hits long after the thread's previous one); syscalls take the same
+    cold = np.clip(w["cold_hits"].astype(np.float64) / np.maximum(hits, 1), 0, 1)
+    cold[hits == 0] = 0.5
+    df["cold_hit_share"] = cold
+    col = {k: cal.cost(k, cold)[:, None] for k in HIT_COSTS}
     if engine == "sqlite":
-        pair_in = np.full(n, cal.sql_pair_in_ns)
-        pair_out = cal.sql_pair_out_ns
+        pair_in = col["sql_pair_in_ns"]
+        pair_out = col["sql_pair_out_ns"]
     else:
-        pair_in = np.array([cal.pair_in_for(c) for c in comps])
-        pair_out = cal.pair_out_ns
-    over = hin * pair_in + hpar * pair_out + hone * cal.one_ns + \
-        sin * cal.sys_in_ns + spar * (cal.sys_out_ns + cal.sys_ign_ns) + \
-        sign * cal.sys_ign_ns   # the slow path runs outside a syscall's window
+        pair_in = np.where(np.array([c in cal.stepped_components and cal.stepped_pair_in_ns > 0
+                                     for c in comps])[None, :],
+                           col["stepped_pair_in_ns"], col["pair_in_ns"])
+        pair_out = col["pair_out_ns"]
+    over = hin * pair_in + hpar * pair_out + hone * col["one_ns"] + \
+        sin * col["sys_in_ns"] + spar * (col["sys_out_ns"] + col["sys_ign_ns"]) + \
+        sign * col["sys_ign_ns"]   # the slow path runs outside a syscall's window
     adj = np.clip(comp - over, 0, 2**58).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
@@ -476,7 +515,9 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             "per_write": sums["probe_hits"] / n if n else 0.0,
         },
         "calibration": {**cal.__dict__,
-                        "stepped_components": list(cal.stepped_components)},
+                        "stepped_components": list(cal.stepped_components),
+                        "warm": dict(cal.warm), "cold": dict(cal.cold),
+                        "warm_gap_ns": R.enum_values("ws_tuning")["WS_WARM_GAP_NS"]},
         "estimated_overhead_ns": int(
             counters.get("uprobe", 0) * cal.uprobe_ns
             + counters.get("uretprobe", 0) * cal.uretprobe_ns),

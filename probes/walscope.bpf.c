@@ -106,6 +106,8 @@ struct thread_state {
 	__u8 txn_end_flags;	/* ... with these flags */
 	__u8 off_in_write;
 	__u8 off_comp;
+	__u8 hit_cold;		/* the current probe hit is a cold one */
+	__u64 last_hit;		/* the thread's previous probe hit */
 	__u8 stack[WS_MAX_DEPTH];	/* phase ids */
 	struct ws_write_rec rec;
 };
@@ -194,6 +196,7 @@ const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
 enum ws_stack_id __ws_stack_id __attribute__((unused));
+enum ws_tuning __ws_tuning __attribute__((unused));
 enum ws_sqlite_comp __ws_sqlite_comp __attribute__((unused));
 _Static_assert(SC_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
 _Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING,
@@ -300,8 +303,11 @@ static __always_inline void charge(struct thread_state *t, __u64 now)
 		return;
 	if (now > t->last_ts) {
 		c = cur_comp(t);
-		if (c < WS_MAX_COMP)
-			t->rec.comp_ns[c] += now - t->last_ts;
+		if (c < WS_MAX_COMP) {
+			barrier_var(c);	/* keep the mask: the verifier's bound */
+			t->rec.comp_ns[c & (WS_MAX_COMP - 1)] +=
+				now - t->last_ts;
+		}
 		t->last_ts = now;
 	}
 }
@@ -390,6 +396,7 @@ static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 	t->rec.cpu_start = bpf_get_smp_processor_id();
 	if (engine == WS_ENGINE_ROCKSDB)
 		t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
+	t->rec.cold_hits = t->hit_cold;	/* the hit that begins it */
 	t->write_start = now;
 	t->last_ts = now;
 	t->depth = 0;
@@ -461,6 +468,15 @@ static __always_inline int sql_class(const void *stmt, __u32 sql_off)
 	    sql_delim(w[8]) && !(w[9] == 'T' && w[10] == 'O'))
 		return SQL_ROLLBACK;
 	return SQL_OTHER;
+}
+
+/* a probe hit: cold if the thread's previous one was long enough ago */
+static __always_inline void note_hit(struct thread_state *t, __u64 now)
+{
+	t->hit_cold = now - t->last_hit > WS_WARM_GAP_NS;
+	t->last_hit = now;
+	if (t->write_start)
+		t->rec.cold_hits += t->hit_cold;
 }
 
 /* sqlite3_step entry: open a transaction if none is open, push the step */
@@ -539,6 +555,7 @@ int BPF_KPROBE(ws_phase_enter)
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;
+	note_hit(t, now);
 	if (phase == PH_SQL_STEP)
 		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
 	if (phase == PH_WRITE) {
@@ -590,6 +607,7 @@ int BPF_KRETPROBE(ws_phase_exit)
 	t = get_thread(tid, tgid, false);
 	if (!t)
 		return 0;
+	note_hit(t, now);
 	if (phase == PH_WRITE) {
 		if (t->write_depth == 0)
 			return 0;

@@ -170,7 +170,14 @@ struct ws_write_rec {
 	__u32 wal_bytes;	/* bytes written to WAL (SQLite: journal or WAL) */
 	__u32 cpu_start;
 	__u32 cpu_end;
-	__u32 __pad;
+	/* probe hits (entry or return) that came more than WS_WARM_GAP_NS
+	 * after the thread's previous hit: their code and data are likely out
+	 * of the caches, so compensation charges them the cold calibration */
+	__u32 cold_hits;
+};
+
+enum ws_tuning {
+	WS_WARM_GAP_NS = 10000,
 };
 
 /* One per traced syscall (see WS_IO_* in walscope.bpf.c for the list). */

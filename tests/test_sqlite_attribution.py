@@ -92,7 +92,8 @@ def test_untraced_syscalls_are_counted_and_compensated(tmp_path):
     # a few more are Python's own (allocation, locks): not many
     assert (txn["untraced_syscalls"] >= k).all(), txn["untraced_syscalls"].describe()
     assert txn["untraced_syscalls"].median() <= k + 10
-    ign = s["calibration"]["sys_ign_ns"]
+    # each is charged at least the warm cost (more for a cold share)
+    ign = s["calibration"]["warm"]["sys_ign_ns"]
     assert ign > 0
     assert (txn["sql_exec_overhead_ns"] >= k * ign).all()
 

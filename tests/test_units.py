@@ -137,6 +137,30 @@ def test_compensation_arithmetic(tmp_path):
     assert s["groups"] == {"leaders": 1, "followers": 1}
 
 
+def test_cold_hits_are_charged_the_cold_cost(tmp_path):
+    """Each write is charged between the warm and the cold calibration by its
+    share of cold probe hits (long after the thread's previous hit)."""
+    _synthetic_writes(tmp_path)
+    a = np.frombuffer((tmp_path / "writes.bin").read_bytes()[:-2],
+                      dtype=R.struct_dtype("ws_write_rec")).copy()
+    a["cold_hits"][0] = 1      # 1 of the 4 hits of write 0 (2 pairs)
+    a["cold_hits"][1] = 1      # the only hit of write 1
+    (tmp_path / "writes.bin").write_bytes(a.tobytes())
+    cal = Calibration.from_dict({
+        "pair_in_ns": 99, "pair_out_ns": 99, "one_ns": 99,
+        "warm": {"pair_in_ns": 1_000, "pair_out_ns": 200, "one_ns": 500, "sys_ns": 0},
+        "cold": {"pair_in_ns": 3_000, "pair_out_ns": 600, "one_ns": 1_500, "sys_ns": 0}})
+    w = writes_frame(tmp_path, cal)
+    assert list(w["cold_hit_share"]) == [0.25, 1.0]
+    # crc: one pair inside at 1000 + 0.25 * 2000
+    assert w.loc[0, "crc_overhead_ns"] == 1_500
+    assert w.loc[0, "other_overhead_ns"] == 1_500 + 300    # write pair in, crc pair out
+    assert w.loc[1, "queue_overhead_ns"] == 1_500           # all cold: the entry-only cost
+    # without warm and cold figures, the midpoints above apply
+    mid = writes_frame(tmp_path, Calibration(pair_in_ns=2_000, pair_out_ns=400, one_ns=1_000))
+    assert mid.loc[0, "crc_overhead_ns"] == 2_000
+
+
 def test_readme_generated_blocks_are_current():
     from collectors import readme
     text = (ROOT / "README.md").read_text()

@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd = cmd[1:]
     if args.pid is not None and cmd:
         parser.error("give either -p PID or a command, not both")
+    if args.offcpu_stacks and not args.sched:
+        parser.error("--offcpu-stacks needs the scheduler hooks (drop --no-sched)")
     if args.pid is None and not cmd:
         parser.error("nothing to trace: give a command after -- or -p PID")
     if args.duration is not None and args.pid is None:

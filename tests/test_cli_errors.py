@@ -19,6 +19,7 @@ BAD = [
     (["--cpu-types", "X:0", "--", "db_bench"], "core type must be P or E"),
     (["--cpu-types", "P:0-999", "--", "db_bench"], "does not exist"),
     (["--ringbuf-mb", "3", "--", "db_bench"], "power of two"),
+    (["--no-sched", "--offcpu-stacks", "--", "db_bench"], "needs the scheduler hooks"),
     (["--duration", "5", "--", "db_bench"], "applies to -p"),
     ([], "nothing to trace"),
     (["--user", "no-such-user-xyz", "--", "db_bench"], "no such user"),

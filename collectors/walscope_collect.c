@@ -18,9 +18,9 @@
  *   --offcpu-sums       sum off-CPU time per thread, syscall and user IP;
  *                       offcpu.bin at exit
  *   --offcpu-stacks     the same, per kernel stack too
- *   --no-sched          no sched_switch/sched_wakeup programs (no run-queue
- *                       or migration records)
  *   --offcpu-user-stacks  the same, walking user stacks (frame pointers)
+ *   --no-sched          no sched_switch/sched_wakeup programs (no run-queue,
+ *                       migration or off-CPU figures)
  *   --sample-stacks     samples take user and kernel stack ids
  *   --stack-entries N   stack map size (tests use it to force misses)
  *   -v                  libbpf debug output
@@ -517,7 +517,6 @@ int main(int argc, char **argv)
 			min_runq = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--sample-hz"))
 			sample_hz = strtoul(v, NULL, 10);
-
 		else if (!strcmp(a, "--stack-entries"))	/* tests: force misses */
 			stack_entries = strtoul(v, NULL, 10);
 		else {

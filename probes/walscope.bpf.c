@@ -862,8 +862,8 @@ static __always_inline __u16 fd_kind(struct task_struct *task, int fd)
 }
 
 /*
- * The syscall the current task is in, from the user registers saved at
- * kernel entry: a syscall entry stores its number in orig_ax and -ENOSYS in
+ * The syscall a task is in (the current one: its files are read unlocked),
+ * from the user registers saved at kernel entry: a syscall entry stores its number in orig_ax and -ENOSYS in
  * ax until it returns.  Interrupts and faults store a vector or an error
  * code in orig_ax but leave the user's ax, so they pass only when user code
  * happened to hold -ENOSYS there.  -1 when not in a syscall.

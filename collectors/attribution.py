@@ -99,7 +99,9 @@ HIT_COSTS = ("pair_in_ns", "pair_out_ns", "one_ns", "stepped_pair_in_ns",
 
 
 def derived_costs(m: dict[str, Any]) -> dict[str, float]:
-    """walscope-calibrate's figures as Calibration's per-hit costs."""
+    """walscope-calibrate's figures as Calibration's per-hit costs.  A
+    traced syscall's window shows none of its cost (it is all in the
+    tracepoint programs around it): noise around 0 becomes 0."""
     out = {k: float(m[k]) for k in HIT_COSTS if k in m}
     if "sys_ns" in m:
         out["sys_in_ns"] = max(0.0, float(m.get("sys_in_ns", 0)))

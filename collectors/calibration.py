@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from collectors.attribution import Calibration
+from collectors.attribution import Calibration, derived_costs
 from collectors.records import ROOT
 
 TOOL = ROOT / ".output" / "walscope-calibrate"
@@ -87,11 +87,6 @@ def get(refresh: bool = False) -> Calibration:
         except (OSError, json.JSONDecodeError):
             pass
     data = measure()
-    # a traced syscall's window shows none of its cost (it is all in the
-    # tracepoint programs around it): noise around 0 becomes 0
-    data["sys_in_ns"] = max(0, data.get("sys_in_ns", 0))
-    data["sys_out_ns"] = max(0, data.get("sys_ns", 0) - data["sys_in_ns"])
-    data["sys_ign_ns"] = max(0, data.get("sys_ign_ns", 0))
-    data["sql_pair_out_ns"] = max(0, data.get("sql_pair_ns", 0) - data.get("sql_pair_in_ns", 0))
+    data.update(derived_costs(data))   # the warm and cold figures: from_dict
     path.write_text(json.dumps(data, indent=2) + "\n")
     return Calibration.from_dict({**data, "source": "measured"})

@@ -359,7 +359,7 @@ def analyse(run_dir: Path, cal: A.Calibration,
     txlog = run_dir / TXLOG
     log = A.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
     empty_w = np.zeros(0, R.struct_dtype("ws_write_rec"))
-    samples = sampling.samples_frame(run_dir, maps or {}) if sample_hz else None
+    samples = sampling.samples_frame(run_dir, maps or {}, engine) if sample_hz else None
     fractions = sampling.split_fractions(samples, split) \
         if split and samples is not None else {}
 

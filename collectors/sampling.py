@@ -37,6 +37,8 @@ RULES: tuple[tuple[str, str], ...] = (
     ("InlineSkipList", "memtable"),
     ("SkipList", "memtable"),
     ("InsertInto", "memtable"),
+    ("sqlite3", "sql_exec"),          # SQLite's code, named or not
+    ("[libsqlite3", "sql_exec"),
 )
 
 
@@ -73,9 +75,13 @@ class MapSnapshots:
         self.pids.add(root_pid)
 
         def loop() -> None:
-            while not self._stop.wait(interval):
+            # often at first: a short run must be caught after its exec
+            # (the first snap may still see the trampoline shell)
+            wait = 0.02
+            while not self._stop.wait(wait):
                 for pid in list(self.pids):
                     self.snap(pid)
+                wait = min(wait * 2, interval)
 
         self.snap(root_pid)
         self._thread = threading.Thread(target=loop, daemon=True)
@@ -129,20 +135,34 @@ SYNC_NRS = {74, 75, 277}
 WRITE_NRS = {1, 18, 20, 296, 328}
 
 
-def samples_frame(run_dir: Path, maps: dict[int, list]) -> pd.DataFrame:
+def syscall_component(nr: int, kind: str, engine: str = "rocksdb") -> str | None:
+    """The engine's I/O component of a sample taken in a write or sync
+    syscall on a file of that kind; None for any other syscall or file."""
+    io = "sync" if nr in SYNC_NRS else "write" if nr in WRITE_NRS else None
+    if io is None:
+        return None
+    if engine == "sqlite":
+        if kind in ("journal", "wal"):
+            return f"journal_{io}_io"
+        if kind == "db":
+            return f"db_{io}_io"
+        return "dir_sync_io" if kind == "dir" and io == "sync" else None
+    if kind == "wal" or (kind == "dir" and io == "sync"):
+        return f"wal_{io}_io"
+    return None
+
+
+def samples_frame(run_dir: Path, maps: dict[int, list],
+                  engine: str = "rocksdb") -> pd.DataFrame:
     s = R.read_records(run_dir, "ws_sample_rec")
     kinds = R.file_kinds()
     sym = Symbolizer()
     names, comps = [], []
     for pid, ip, nr, kind in zip(s["pid"], s["ip"], s["sys_nr"], s["sys_kind"]):
-        k = kinds.get(int(kind), "other")
-        if nr in SYNC_NRS and k in ("wal", "dir"):
+        comp = syscall_component(int(nr), kinds.get(int(kind), "other"), engine)
+        if comp:
             names.append("[syscall]")
-            comps.append("wal_sync_io")
-            continue
-        if nr in WRITE_NRS and k == "wal":
-            names.append("[syscall]")
-            comps.append("wal_write_io")
+            comps.append(comp)
             continue
         if ip == 0:   # other syscalls (futex, yield), irqs, faults
             names.append(f"[{syscall_name(int(nr))}]" if nr >= 0 else "[kernel]")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import TRACE, ensure_tracefs, start_bpftrace
+from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
 
 # total time db_bench's own threads spend in a syscall, timed by tracepoints
 TIMER = """
@@ -115,3 +115,22 @@ def test_no_sched_attaches_nothing_to_the_scheduler(tmp_path):
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["sched"] is False and "offcpu_stacks" not in s
     assert s["sample_breakdown"]["memtable"]["samples"] > 10
+
+
+def test_sqlite_in_sample_mode_takes_sqlite_components(tmp_path):
+    """A short SQLite run (0.3 s) in sample mode: samples in its fsyncs and
+    journal writes take SQLite's components, its own code is sql_exec (the
+    memory map is caught after the exec), and the off-CPU table names the
+    journal's fdatasyncs."""
+    p = subprocess.run(TRACE + ["-q", "--mode", "sample", "-o", str(tmp_path / "o"), "--",
+                                "python3", "-m", "runners.sqlite_tpcc", "--db",
+                                str(tmp_path / "t.db"), "--scale", "0.005",
+                                "--transactions", "300", "--journal-mode", "delete"],
+                       capture_output=True, text=True, timeout=300, cwd=str(ROOT))
+    assert p.returncode == 0, p.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    b = s["sample_breakdown"]
+    assert "journal_sync_io" in b and "sql_exec" in b, b
+    assert "wal_sync_io" not in b
+    syscalls = {r["syscall"] for r in s["offcpu_stacks"]["by_syscall"]}
+    assert "fdatasync(journal)" in syscalls, syscalls

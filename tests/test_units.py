@@ -269,3 +269,20 @@ def test_sampled_split_moves_a_share_of_the_parent():
     assert list(w["crc_adj_ns"]) == [160, 8]
     few = split_fractions(samples.head(5), {"crc": "wal_append"})
     assert not few["crc"]["applied"] and few["crc"]["fraction"] == 0.0
+
+
+def test_samples_in_io_syscalls_take_the_engines_components():
+    from collectors.sampling import classify_symbol, syscall_component
+    assert syscall_component(75, "wal") == "wal_sync_io"
+    assert syscall_component(1, "wal") == "wal_write_io"
+    assert syscall_component(75, "dir") == "wal_sync_io"   # RocksDB syncs the WAL's dir
+    assert syscall_component(1, "other") is None           # e.g. stdout
+    assert syscall_component(202, "wal") is None           # futex
+    assert syscall_component(75, "journal", "sqlite") == "journal_sync_io"
+    assert syscall_component(18, "wal", "sqlite") == "journal_write_io"
+    assert syscall_component(74, "db", "sqlite") == "db_sync_io"
+    assert syscall_component(74, "dir", "sqlite") == "dir_sync_io"
+    assert syscall_component(1, "other", "sqlite") is None
+    assert classify_symbol("sqlite3VdbeExec") == "sql_exec"
+    assert classify_symbol("[libsqlite3.so.0]") == "sql_exec"
+    assert classify_symbol("rocksdb::MemTable::Add") == "memtable"

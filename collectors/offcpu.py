@@ -137,7 +137,7 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
             mid.append("[kernel stack lost]")
             info["lost_kernel_stacks"] += int(v["count"])
         info["periods"] += int(v["count"])
-        if not thread.startswith("rocksdb:"):   # the threads that issue writes
+        if not thread.startswith(R.BACKGROUND_PREFIX):   # the threads that issue writes
             row = by_sys.setdefault(sysf, [0.0, 0.0, 0])
             row[0] += v["blocked_ns"] / 1e3
             row[1] += v["runnable_ns"] / 1e3

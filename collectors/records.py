@@ -149,6 +149,11 @@ def file_kinds() -> dict[int, str]:
     return enum_names("ws_file_kind", "FK_")
 
 
+# RocksDB names its background threads (flush, compaction) "rocksdb:*"; the
+# others issue the writes
+BACKGROUND_PREFIX = "rocksdb:"
+
+
 def no_stack() -> int:
     """The stack id of a stack not taken (WS_NO_STACK); lost ones differ."""
     v = enum_values("ws_stack_id")["WS_NO_STACK"]

@@ -388,7 +388,7 @@ def analyse(run_dir: Path, cal: A.Calibration,
         nonlocal runq_fg
         for chunk in R.iter_records(run_dir, "ws_sched_rec"):
             df = A.sched_frame_from(chunk, names)
-            rq = df[(df["event"] == "runq") & ~df["thread"].astype(str).str.startswith("rocksdb:")]
+            rq = df[(df["event"] == "runq") & ~df["thread"].astype(str).str.startswith(R.BACKGROUND_PREFIX)]
             runq_fg += int(rq["dur_ns"].sum())
             yield df
     C.write_chunks(run_dir / "sched.parquet", sched_chunks(),

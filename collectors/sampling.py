@@ -22,7 +22,7 @@ from elftools.common.exceptions import ELFError
 
 from collectors import records as R
 from collectors import symbols
-from collectors.attribution import syscall_name
+from collectors.attribution import SYNC_SYSCALLS, SYSCALLS, WRITE_SYSCALLS, syscall_name
 
 # demangled-name fragments -> component (first match wins)
 RULES: tuple[tuple[str, str], ...] = (
@@ -131,8 +131,8 @@ def _load_bias(path: str) -> int:
     return 0
 
 
-SYNC_NRS = {74, 75, 277}
-WRITE_NRS = {1, 18, 20, 296, 328}
+SYNC_NRS = {nr for nr, n in SYSCALLS.items() if n in SYNC_SYSCALLS}
+WRITE_NRS = {nr for nr, n in SYSCALLS.items() if n in WRITE_SYSCALLS}
 
 
 def syscall_component(nr: int, kind: str, engine: str = "rocksdb") -> str | None:
@@ -210,7 +210,7 @@ def breakdown(samples: pd.DataFrame, hz: int) -> dict[str, dict[str, float]]:
         return {}
     # the write path runs on the threads that issue writes: the foreground
     # threads (not rocksdb:* background threads)
-    fg = samples[~samples["thread"].str.startswith("rocksdb:")]
+    fg = samples[~samples["thread"].str.startswith(R.BACKGROUND_PREFIX)]
     counts = fg["component"].value_counts()
     total = int(counts.sum())
     return {c: {"samples": int(n), "share": n / total,

@@ -138,7 +138,6 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
     rows: list[dict] = []
 
     def baseline(rep: int) -> None:
-        nonlocal rows
         db = cdir / f"db-base{rep}"
         logs = cdir / f"baseline{rep}"
         for d in (db, logs):
@@ -146,8 +145,8 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
             chown_tree(d, run_as)
         text = run_untraced(prefix + sc.argv(cell, str(db), str(cache)), run_as,
                             cdir / f"baseline{rep}.log", sc.timeout_s, logs)
-        rows += tpcc_rows(cell, "baseline", rep, logs, {}) if tpcc else \
-            rows_for(cell, "baseline", rep, text, {})
+        rows.extend(tpcc_rows(cell, "baseline", rep, logs, {}) if tpcc else
+                    rows_for(cell, "baseline", rep, text, {}))
         shutil.rmtree(db, ignore_errors=True)
 
     # the baselines sandwich the traced run (half before, half after), so a

@@ -5,7 +5,7 @@ For db_bench fillrandom with sync=true/false and 1/4 threads, runs each tool
 A/B interleaved with an untraced run, several times, and reports the ratio
 of db_bench's ops/sec (median and spread) per tool, plus walscope's
 collector CPU time.  Tools: walscope --mode full|writes|sample (and sample
---no-sched: nothing on the scheduler), strace -f and
+--sched: with the sched_switch programs), strace -f and
 perf trace on the same syscalls, and bpftrace with the same uprobes as
 --mode full; and untraced-again, an untraced run against an untraced run,
 whose spread is the noise floor any other figure must be read against.
@@ -70,6 +70,7 @@ def db_bench(db: str, args: list[str]) -> list[str]:
 def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
     db = str(tmp / "db")
     shutil.rmtree(db, ignore_errors=True)
+    os.sync()  # the last run's dirty pages are written back now, not during this run
     cmd = db_bench(db, wl)
     extra: dict = {}
     bg = None
@@ -78,7 +79,7 @@ def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
         out = p.stdout
     elif tool.startswith("walscope-"):
         mode = tool.split("-")[1]
-        flags = ["--no-sched"] if tool.endswith("-nosched") else []
+        flags = ["--sched"] if tool.endswith("-sched") else []
         rd = tmp / f"run-{mode}"
         shutil.rmtree(rd, ignore_errors=True)
         p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode, *flags,
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--tools", default="untraced-again,walscope-full,walscope-writes,"
-                                       "walscope-sample,walscope-sample-nosched,strace,"
+                                       "walscope-sample,walscope-sample-sched,strace,"
                                        "perf-trace,bpftrace")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--merge", action="store_true",
@@ -146,9 +147,14 @@ def main(argv: list[str] | None = None) -> int:
             for tool in tools:
                 ratios, extras = [], []
                 for rep in range(min(a.reps, SLOW_TOOLS.get(tool, a.reps))):
-                    # A/B interleaved: base then tool
-                    base, _ = run_tool("untraced", wl, tmp)
-                    val, extra = run_tool(tool, wl, tmp)
+                    # A/B interleaved, the order alternating so that a
+                    # drift between the two runs of a pair cancels out
+                    if rep % 2 == 0:
+                        base, _ = run_tool("untraced", wl, tmp)
+                        val, extra = run_tool(tool, wl, tmp)
+                    else:
+                        val, extra = run_tool(tool, wl, tmp)
+                        base, _ = run_tool("untraced", wl, tmp)
                     ratios.append(val / base)
                     extras.append(extra)
                     print(f"{wname:16} {tool:16} rep {rep}: {val:9.0f} / {base:9.0f} "

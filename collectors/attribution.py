@@ -17,6 +17,7 @@ import pandas as pd
 
 from collectors import aggregate as G
 from collectors import records as R
+from collectors import threadtime
 
 # x86_64 numbers of the syscalls probes/walscope.bpf.c traces
 SYSCALLS = {1: "write", 3: "close", 18: "pwrite64", 20: "writev", 35: "nanosleep",
@@ -571,11 +572,9 @@ def format_sample_table(summary: dict[str, Any]) -> str:
             lines.append(f"{f'({len(rest)} more)':<20}{sum(r['periods'] for r in rest):>9}"
                          f"{fmt_ns(sum(r['blocked_us'] for r in rest) * 1e3):>12}"
                          f"{fmt_ns(sum(r['runnable_us'] for r in rest) * 1e3):>12}")
-    if summary.get("sched", True):
-        lines.append(f"run-queue wait (threads issuing writes): "
-                     f"{fmt_ns(summary.get('sched_runq_ns', 0))}")
-    else:
-        lines.append("scheduler not hooked (--no-sched): no off-CPU or run-queue figures")
+    lines += threadtime.table_lines(summary.get("thread_time", {}), fmt_ns)
+    if not summary.get("sched", True):
+        lines.append("off-CPU time by syscall: add --sched (hooks every context switch)")
     lines.append(losses_line(summary))
     return "\n".join(lines)
 

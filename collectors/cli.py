@@ -91,8 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack-entries", type=positive_int, default=0,
                    help=argparse.SUPPRESS)  # tests: force stack map misses
     p.add_argument("--sample-hz", type=int, metavar="HZ",
-                   help="perf sampling frequency per CPU (default: 499 in "
-                        "sample mode, off otherwise)")
+                   help="perf sampling frequency per CPU (default: 99 in "
+                        "sample mode, where faster sampling perturbed 4-thread "
+                        "sync=false db_bench by 5-12%%; 499 for --stacks bpf and "
+                        "the sampled CRC split; else off)")
     p.add_argument("--stacks", choices=("off", "auto", "bpf", "dwarf"), default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "
@@ -103,12 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "stack in the kernel; ~3 us a context switch (default: "
                         "on in full mode, off in writes and sample; sample mode "
                         "sums off-CPU time by syscall without stacks)")
-    p.add_argument("--sched", action=argparse.BooleanOptionalAction, default=True,
+    p.add_argument("--sched", action=argparse.BooleanOptionalAction,
                    help="programs on sched_switch and sched_wakeup: run-queue "
-                        "waits, migrations, off-CPU time; --no-sched attaches "
-                        "nothing to the scheduler (any sched_switch program, "
+                        "waits and off-CPU time per write, migrations, off-CPU "
+                        "time by syscall; without them each thread's on-CPU, "
+                        "runnable and blocked totals still come from the "
+                        "kernel's own accounting (any sched_switch program, "
                         "even an empty one, cost 4-thread sync=false db_bench "
-                        "~25%% of its throughput here) (default: on)")
+                        "~20%% of its throughput here: RocksDB's adaptive "
+                        "yield reacts to slower switches) (default: on in "
+                        "full and writes, off in sample)")
     p.add_argument("--stepped-probes", action="store_true",
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "
@@ -137,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = cmd[1:]
     if args.pid is not None and cmd:
         parser.error("give either -p PID or a command, not both")
-    if args.offcpu_stacks and not args.sched:
+    if args.offcpu_stacks and args.sched is False:
         parser.error("--offcpu-stacks needs the scheduler hooks (drop --no-sched)")
     if args.pid is None and not cmd:
         parser.error("nothing to trace: give a command after -- or -p PID")

@@ -23,7 +23,7 @@ def schema() -> str:
     """Parquet columns of each file: the frames built from no records."""
     import tempfile
     from collectors import attribution as A
-    from collectors import sampling
+    from collectors import sampling, threadtime
     rows = ["| file | columns |", "|---|---|"]
     with tempfile.TemporaryDirectory() as d:
         frames = {"writes.parquet": A.writes_frame(Path(d), A.Calibration()),
@@ -32,7 +32,8 @@ def schema() -> str:
                       A.read_txlog(Path(d) / "none.csv")),
                   "io.parquet": A.io_frame(Path(d)),
                   "sched.parquet": A.sched_frame(Path(d), {}),
-                  "samples.parquet (sample mode)": sampling.samples_frame(Path(d), {})}
+                  "samples.parquet (sample mode)": sampling.samples_frame(Path(d), {}),
+                  "threads.parquet": threadtime.threads_frame(Path(d))}
     for name, df in frames.items():
         rows.append(f"| {name} | " + ", ".join(f"`{c}`" for c in df.columns) + " |")
     return "\n".join(rows)

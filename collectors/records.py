@@ -26,6 +26,7 @@ RECORD_FILES = {
     "ws_sched_rec": "sched.bin",
     "ws_open_rec": "open.bin",
     "ws_sample_rec": "samples.bin",
+    "ws_task_rec": "tasks.bin",
 }
 
 

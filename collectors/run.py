@@ -22,11 +22,14 @@ import numpy as np
 from collectors import attribution as A
 from collectors import columns as C
 from collectors import records as R
-from collectors import calibration, offcpu, sampling, stacks, symbols, topology
+from collectors import calibration, offcpu, sampling, stacks, symbols, threadtime, topology
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 
-DEFAULT_SAMPLE_HZ = 499
+DEFAULT_SAMPLE_HZ = 499   # on-CPU flame graphs and the sampled CRC split
+# sample mode's own rate: at 199 Hz and up, the timer interrupts alone (an
+# empty BPF program) cost 4-thread sync=false db_bench 5-12% here
+SAMPLE_MODE_HZ = 99
 # a workload may log its own transactions here (WALSCOPE_RUN_DIR/txlog.csv:
 # tid,start_ns,end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
 TXLOG = "txlog.csv"
@@ -59,7 +62,8 @@ class TraceOptions:
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
     #                                    None: on in full mode only (sample
     #                                    mode sums off-CPU time without them)
-    sched: bool = True            # programs on sched_switch/sched_wakeup
+    sched: bool | None = None     # programs on sched_switch/sched_wakeup;
+    #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
 
 
@@ -223,6 +227,9 @@ def trace(opts: TraceOptions) -> TraceResult:
     if opts.calibrate:
         cal = dataclasses.replace(cal, stepped_components=tuple(stepped))
 
+    if opts.sched is None:   # sample mode: kernel accounting, no switch hooks
+        opts = dataclasses.replace(opts, sched=opts.mode != "sample"
+                                   or bool(opts.offcpu_stacks))
     sample_hz = opts.sample_hz
     if opts.offcpu_stacks is None:   # ~3 us a context switch: full mode only
         opts = dataclasses.replace(opts, offcpu_stacks=opts.mode == "full")
@@ -238,8 +245,8 @@ def trace(opts: TraceOptions) -> TraceResult:
     offcpu_kind = ("user-stacks" if fp_objects else "stacks") if opts.offcpu_stacks \
         else "sums" if opts.mode == "sample" and opts.sched else "off"
     if sample_hz is None:
-        sample_hz = DEFAULT_SAMPLE_HZ if opts.mode == "sample" or \
-            stack_method == "bpf" or res.sampled_split else 0
+        sample_hz = SAMPLE_MODE_HZ if opts.mode == "sample" else DEFAULT_SAMPLE_HZ \
+            if stack_method == "bpf" or res.sampled_split else 0
     attach = symbols.attach_lines(res.probes)
     started_utc = dt.datetime.now(dt.timezone.utc).isoformat()
     mono_to_unix_ns = time.time_ns() - time.monotonic_ns()
@@ -400,6 +407,9 @@ def analyse(run_dir: Path, cal: A.Calibration,
         summary["by_type"] = A.by_type(writes.frame(
             ["txn_type", "dur_ns", "app_latency_ns"]
             + [c for c in writes.columns if c.endswith("_adj_ns")]))
+    threads = threadtime.threads_frame(run_dir)
+    threads.to_parquet(run_dir / "threads.parquet", index=False)
+    summary["thread_time"] = threadtime.summarize(threads, engine)
     if fractions:
         summary["sampled_split"] = fractions
     if samples is not None:

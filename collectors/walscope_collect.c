@@ -75,6 +75,7 @@ static struct out_file outs[] = {
 	[WS_REC_SCHED] = { "sched.bin", sizeof(struct ws_sched_rec) },
 	[WS_REC_OPEN] = { "open.bin", sizeof(struct ws_open_rec) },
 	[WS_REC_SAMPLE] = { "samples.bin", sizeof(struct ws_sample_rec) },
+	[WS_REC_TASK] = { "tasks.bin", sizeof(struct ws_task_rec) },
 };
 #define NR_OUTS (sizeof(outs) / sizeof(outs[0]))
 
@@ -173,6 +174,40 @@ static void seed_fds(struct walscope_bpf *skel, __u32 pid)
 	closedir(d);
 }
 
+/*
+ * Run the task iterator: a ws_task_rec for each thread of process tgid (of
+ * every traced process if 0), phase as given.  Its records go through the
+ * ring buffer like any other.
+ */
+static void sweep_tasks(struct walscope_bpf *skel, __u32 tgid, __u32 phase)
+{
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info info = {};
+	struct bpf_link *link;
+	char buf[64];
+	int fd;
+
+	if (tgid) {
+		info.task.pid = tgid;
+		opts.link_info = &info;
+		opts.link_info_len = sizeof(info);
+	}
+	skel->data->sweep_phase = phase;
+	link = bpf_program__attach_iter(skel->progs.ws_task_sweep, &opts);
+	if (!link) {
+		fprintf(stderr, "walscope-collect: task iterator: %s\n",
+			strerror(errno));
+		return;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd >= 0) {
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+}
+
 static int add_pid(struct walscope_bpf *skel, __u32 pid)
 {
 	__u8 one = 1;
@@ -187,6 +222,7 @@ static int add_pid(struct walscope_bpf *skel, __u32 pid)
 			pid, strerror(-err));
 		return err;
 	}
+	sweep_tasks(skel, pid, WS_TASK_BASELINE);
 	printf("ok pid %u\n", pid);
 	fflush(stdout);
 	return 0;
@@ -580,6 +616,8 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
+	/* the task iterator runs on demand (sweep_tasks), never attached */
+	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
 	/* tracepoints: auto-attach; the generic uprobe programs are skipped */
 	err = walscope_bpf__attach(skel);
 	if (err) {
@@ -633,6 +671,7 @@ int main(int argc, char **argv)
 			exiting = 1;
 		}
 	}
+	sweep_tasks(skel, 0, WS_TASK_FINAL);	/* the threads still alive */
 	/* drain what is left */
 	while (ring_buffer__consume(rb) > 0)
 		;

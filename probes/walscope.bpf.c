@@ -40,6 +40,8 @@ const volatile bool sample_stacks = false;	/* samples take stack ids */
  * ~0.2 us a syscall): samples and off-CPU periods read the syscall in
  * progress from the task's saved user registers */
 const volatile bool regs_syscalls = false;
+/* what the task iterator is run for (set by the collector between runs) */
+__u32 sweep_phase = WS_TASK_BASELINE;
 
 #ifndef EFAULT
 #define EFAULT		14
@@ -194,6 +196,8 @@ const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));
 const struct ws_offcpu_ent *__ws_offcpu_ent __attribute__((unused));
 const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
+const struct ws_task_rec *__ws_task_rec __attribute__((unused));
+enum ws_task_phase __ws_task_phase __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
 enum ws_stack_id __ws_stack_id __attribute__((unused));
 enum ws_tuning __ws_tuning __attribute__((unused));
@@ -1231,6 +1235,46 @@ int BPF_PROG(ws_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/*
+ * A thread's on-CPU and run-queue time as the scheduler accounts it anyway
+ * (sum_exec_runtime, sched_info): the off-CPU split with nothing attached
+ * to the context switch.
+ */
+static __always_inline void emit_task(struct task_struct *p, __u32 phase)
+{
+	struct ws_task_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count(CNT_LOST_TASK);
+		return;
+	}
+	r->rec_type = WS_REC_TASK;
+	r->pid = BPF_CORE_READ(p, tgid);
+	r->tid = BPF_CORE_READ(p, pid);
+	r->phase = phase;
+	r->ts_ns = bpf_ktime_get_ns();
+	r->start_ns = BPF_CORE_READ(p, start_time);
+	r->oncpu_ns = BPF_CORE_READ(p, se.sum_exec_runtime);
+	r->runq_ns = BPF_CORE_READ(p, sched_info.run_delay);
+	r->runs = BPF_CORE_READ(p, sched_info.pcount);
+	r->nvcsw = BPF_CORE_READ(p, nvcsw);
+	r->nivcsw = BPF_CORE_READ(p, nivcsw);
+	BPF_CORE_READ_STR_INTO(&r->comm, p, comm);
+	bpf_ringbuf_submit(r, rb_flags());
+}
+
+/* every thread of the traced processes (the collector reads the iterator
+ * with sweep_phase set: when a process is added, and when tracing stops) */
+SEC("iter/task")
+int ws_task_sweep(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+
+	if (p && is_traced(p->tgid))
+		emit_task(p, sweep_phase);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ws_exit, struct task_struct *p)
 {
@@ -1239,6 +1283,7 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 
 	if (!is_traced(p->tgid))
 		return 0;
+	emit_task(p, WS_TASK_EXIT);
 	t = bpf_map_lookup_elem(&threads, &pid);
 	if (!t)
 		return 0;

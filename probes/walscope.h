@@ -25,6 +25,7 @@ enum ws_rec_type {
 	WS_REC_SCHED = 3,
 	WS_REC_OPEN = 4,
 	WS_REC_SAMPLE = 5,
+	WS_REC_TASK = 6,
 };
 
 /* engine of a write record */
@@ -255,6 +256,32 @@ struct ws_sample_rec {
 	char comm[WS_COMM_LEN];
 };
 
+/*
+ * A traced thread's time as the kernel accounts it (no hook on the context
+ * switch path): read when the thread exits, and by a task iterator when a
+ * process starts being traced (the baseline) and when tracing stops.
+ */
+enum ws_task_phase {
+	WS_TASK_BASELINE = 1,	/* the process was added: counters so far */
+	WS_TASK_EXIT = 2,	/* the thread exited */
+	WS_TASK_FINAL = 3,	/* tracing stopped with the thread alive */
+};
+
+struct ws_task_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 phase;		/* enum ws_task_phase */
+	__u64 ts_ns;		/* when read */
+	__u64 start_ns;		/* the thread's birth (task->start_time) */
+	__u64 oncpu_ns;		/* se.sum_exec_runtime */
+	__u64 runq_ns;		/* sched_info.run_delay: runnable, not running */
+	__u64 runs;		/* sched_info.pcount: times it got a CPU */
+	__u64 nvcsw;		/* voluntary context switches */
+	__u64 nivcsw;		/* involuntary ones */
+	char comm[WS_COMM_LEN];
+};
+
 /* counters kept per CPU in the "counters" map; the collector sums them */
 enum ws_counter {
 	CNT_LOST_WRITE = 0,	/* ring buffer full: write record dropped */
@@ -271,7 +298,8 @@ enum ws_counter {
 	CNT_SAMPLES = 11,	/* perf samples taken of traced threads */
 	CNT_LOST_OFFCPU = 12,	/* offcpu map full: an off-CPU period not kept */
 	CNT_LOST_STACK = 13,	/* a stack not stored (stack map full, collision) */
-	CNT_NR = 14,
+	CNT_LOST_TASK = 14,	/* ring buffer full: task record dropped */
+	CNT_NR = 15,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

@@ -53,6 +53,7 @@ def test_no_drops_at_full_speed(tmp_path, mode):
     if mode == "writes":   # every write and its WAL write(2) is a record
         assert s["writes"]["count"] == 800000
         assert s["wal"]["write"]["count"] > 10000
-    else:   # off-CPU stacks cost ~3 us a context switch: sums only here
-        assert s["offcpu_stacks"]["kernel_stacks"] is False
+    else:   # nothing on the scheduler: threads' time from the kernel's accounting
+        assert "offcpu_stacks" not in s
+        assert s["thread_time"]["roles"]["foreground"]["threads"] >= 4
         assert s["sample_breakdown"]["wal_write_io"]["samples"] > 10

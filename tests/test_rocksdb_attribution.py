@@ -98,8 +98,9 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
 
 
 def test_sample_mode_attaches_no_uprobe(tmp_path):
-    """--mode sample: sched tracepoints and perf sampling only (no uprobe, no
-    syscall tracepoint); still classifies."""
+    """--mode sample: perf sampling and the fork/exit tracepoints only (no
+    uprobe, no syscall tracepoint, nothing on the scheduler); still
+    classifies, at its default 99 Hz."""
     proc = subprocess.Popen(TRACE + ["-q", "--mode", "sample", "-o", str(tmp_path / "o"),
                                      "--", "db_bench", f"--db={tmp_path}/db",
                                      "--benchmarks=fillrandom", "--num=300000",
@@ -115,16 +116,17 @@ def test_sample_mode_attaches_no_uprobe(tmp_path):
         # only our collector's links (other tracers may run beside us)
         links = "".join(l + "\n" for l in links.splitlines()
                         if cpid and l.startswith(f"pid {cpid[0]} "))
-        if "sched_switch" in links and (tmp_path / "o" / "command.log").exists():
+        if "sched_process_fork" in links and (tmp_path / "o" / "command.log").exists():
             break
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
-    assert "sched_switch" in links and "uprobe" not in links
+    assert "sched_process_exit" in links and "uprobe" not in links
+    assert "sched_switch" not in links and "sched_wakeup" not in links
     assert "sys_enter" not in links and "sys_exit" not in links
     assert (tmp_path / "o" / "attach.tsv").read_text() == ""
     s = __import__("json").loads((tmp_path / "o" / "summary.json").read_text())
     b = s["sample_breakdown"]
-    assert sum(v["samples"] for v in b.values()) > 100
+    assert sum(v["samples"] for v in b.values()) > 50
     assert "memtable" in b and s["probe_hits"]["uprobe"] == 0
 
 

@@ -74,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run folder (default runs/<UTC time>-<command>)")
     p.add_argument("--mode", choices=symbols.MODES, default="full",
                    help="full: every probe point; writes: write and WAL entry "
-                        "points only; sample: no uprobes and no syscall "
-                        "tracepoints, perf samples and off-CPU sums by syscall "
+                        "points only; sample: no uprobes, no syscall "
+                        "tracepoints, nothing on the scheduler: perf samples, "
+                        "and threads' time from the kernel's accounting "
                         "(default: full)")
     p.add_argument("--cpu-types", metavar="P:0-5,E:6-13",
                    help="declare core types (default: detect; uniform CPUs are "

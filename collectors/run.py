@@ -326,6 +326,8 @@ def trace(opts: TraceOptions) -> TraceResult:
                 "user stacks stop at functions with a return probe pending "
                 "(their return address is the uretprobe trampoline); "
                 "--mode sample has none")
+    if not opts.sched:   # no sched records: a zero would read as a measurement
+        summary.pop("sched_runq_ns", None)
     if offcpu_kind != "off":
         summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects)
     summary.update({

@@ -15,6 +15,23 @@ sys.path.insert(0, str(ROOT))
 TRACE = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py")]
 
 
+def trace_known_offcpu(out: Path, mode_args: list[str], sleeps: int, sleep_s: float,
+                       spin_s: float) -> subprocess.CompletedProcess:
+    """Trace tests/offcpu_workload.py pinned to the last CPU, with an untraced
+    competitor spinning on that CPU (which makes the traced spin runnable);
+    the workload's own measurements land in out/m.json."""
+    cpu = max(os.sched_getaffinity(0))
+    hog = subprocess.Popen([sys.executable, "-c",
+                            f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile 1: pass"])
+    try:
+        return run_trace([*mode_args, "-o", str(out / "o"), "--", "python3",
+                          str(ROOT / "tests" / "offcpu_workload.py"), str(out / "m.json"),
+                          str(cpu), str(sleeps), str(sleep_s), str(spin_s)], timeout=300)
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def run_trace(args: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(TRACE + args, capture_output=True, text=True,
                           timeout=timeout, **kw)

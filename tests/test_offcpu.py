@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
-from tests.conftest import ROOT, run_trace
+from tests.conftest import ROOT, run_trace, trace_known_offcpu
 
 SLEEPS, SLEEP_S, SPIN_S = 40, 0.02, 1.0
 
@@ -20,17 +17,7 @@ def folded(path) -> list[tuple[list[str], int]]:
 
 
 def test_offcpu_blocked_and_runnable(tmp_path):
-    cpu = max(os.sched_getaffinity(0))
-    # an untraced competitor on the same CPU makes the traced spin runnable
-    hog = subprocess.Popen([sys.executable, "-c",
-                            f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile 1: pass"])
-    try:
-        p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3",
-                       str(ROOT / "tests" / "offcpu_workload.py"), str(tmp_path / "m.json"),
-                       str(cpu), str(SLEEPS), str(SLEEP_S), str(SPIN_S)], timeout=300)
-    finally:
-        hog.kill()
-        hog.wait()
+    p = trace_known_offcpu(tmp_path, ["-q"], SLEEPS, SLEEP_S, SPIN_S)
     assert p.returncode == 0, p.stderr[-2000:]
     me = json.loads((tmp_path / "m.json").read_text())
     s = json.loads((tmp_path / "o" / "summary.json").read_text())

@@ -4,14 +4,12 @@ against the sched_switch programs' off-CPU sums in the same run."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 
 import pandas as pd
 
-from tests.conftest import ROOT, run_trace
+from tests.conftest import ROOT, run_trace, trace_known_offcpu
 
 SLEEPS, SLEEP_S, SPIN_S = 40, 0.02, 1.0
 WORKLOAD = str(ROOT / "tests" / "offcpu_workload.py")
@@ -21,16 +19,7 @@ def test_blocked_and_runnable_of_a_known_workload(tmp_path):
     """Sample mode (nothing on the scheduler): the main thread's blocked time
     holds its sleeps, its runnable time is the spin's wall time it did not
     get the CPU for, and its on-CPU time holds the spin's CPU time."""
-    cpu = max(os.sched_getaffinity(0))
-    hog = subprocess.Popen([sys.executable, "-c",
-                            f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile 1: pass"])
-    try:
-        p = run_trace(["--mode", "sample", "-o", str(tmp_path / "o"), "--", "python3",
-                       WORKLOAD, str(tmp_path / "m.json"), str(cpu), str(SLEEPS),
-                       str(SLEEP_S), str(SPIN_S)], timeout=300)
-    finally:
-        hog.kill()
-        hog.wait()
+    p = trace_known_offcpu(tmp_path, ["--mode", "sample"], SLEEPS, SLEEP_S, SPIN_S)
     assert p.returncode == 0, p.stderr[-2000:]
     me = json.loads((tmp_path / "m.json").read_text())
     s = json.loads((tmp_path / "o" / "summary.json").read_text())

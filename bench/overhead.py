@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -61,6 +62,32 @@ def ops_per_sec(out: str) -> float:
     if not m:
         raise RuntimeError("no ops/sec in db_bench output:\n" + out[-800:])
     return float(m.group(1))
+
+
+def median_ci(xs: list[float], level: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free confidence interval for the median: the order
+    statistics x(k) and x(n+1-k) with the largest k such that a Binomial(n,
+    1/2) falls below k with probability at most (1 - level) / 2.  None when
+    n is too small for any k (n < 6 at 95%)."""
+    n = len(xs)
+    tail, k, cum = (1 - level) / 2, 0, 0.0
+    while True:   # cum = P(B <= k) after the loop body
+        cum += math.comb(n, k) / 2 ** n
+        if cum > tail:
+            break
+        k += 1
+    if k == 0:
+        return None
+    v = sorted(xs)
+    return v[k - 1], v[n - k]
+
+
+def cell(r: dict) -> str:
+    """A table cell: the median, and its 95% interval (the range when
+    there are too few pairs for one)."""
+    ci = median_ci(r["ratios"])
+    lo, hi = ci if ci else (min(r["ratios"]), max(r["ratios"]))
+    return f"{r['median']:.2f} [{lo:.2f}, {hi:.2f}]" + ("" if ci else " (range)")
 
 
 def db_bench(db: str, args: list[str]) -> list[str]:
@@ -122,7 +149,9 @@ def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=3,
+                    help="pairs per cell (0 with --merge: only render overhead.md "
+                         "again from overhead.json)")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--tools", default="untraced-again,walscope-full,walscope-writes,"
                                        "walscope-sample,walscope-sample-sched,strace,"
@@ -159,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
                     extras.append(extra)
                     print(f"{wname:16} {tool:16} rep {rep}: {val:9.0f} / {base:9.0f} "
                           f"= {val / base:.3f}", flush=True)
+                if not ratios:   # --reps 0: nothing measured
+                    continue
                 results.setdefault(wname, {})[tool] = {
                     "ratios": ratios, "median": statistics.median(ratios),
                     "spread": max(ratios) - min(ratios),
@@ -178,12 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["| workload | " + " | ".join(tools) + " |",
              "|---|" + "---|" * len(tools)]
     for wname, per in results.items():
-        cells = [f"{per[t]['median']:.2f} (±{per[t]['spread'] / 2:.2f})" if t in per
-                 else "-" for t in tools]
+        cells = [cell(per[t]) if t in per else "-" for t in tools]
         lines.append(f"| {wname} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
-    print("\nthroughput traced / untraced, median (± half spread), "
-          f"{a.reps} interleaved reps; untraced-again is an untraced run against "
+    print("\nthroughput traced / untraced, median [95% interval of the median], "
+          "pairs per cell in overhead.json; untraced-again is an untraced run against "
           "an untraced run (the noise floor)\n" + table)
     (a.output / "overhead.json").write_text(json.dumps(results, indent=2) + "\n")
     (a.output / "overhead.md").write_text(table + "\n")

@@ -286,3 +286,25 @@ def test_samples_in_io_syscalls_take_the_engines_components():
     assert classify_symbol("sqlite3VdbeExec") == "sql_exec"
     assert classify_symbol("[libsqlite3.so.0]") == "sql_exec"
     assert classify_symbol("rocksdb::MemTable::Add") == "memtable"
+
+
+def test_median_interval_of_the_overhead_benchmark():
+    """bench/overhead.py's interval for a median: order statistics whose
+    exact binomial coverage is at least 95%, and the narrowest such."""
+    import importlib.util
+    import math
+    spec = importlib.util.spec_from_file_location("overhead", ROOT / "bench" / "overhead.py")
+    o = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(o)
+
+    def below(n: int, k: int) -> float:   # P(Binomial(n, 1/2) < k)
+        return sum(math.comb(n, i) for i in range(k)) / 2 ** n
+    assert o.median_ci([1.0] * 5) is None          # too few for 95%
+    for n in range(6, 41):
+        xs = [float(i) for i in range(n)]           # x(j) = j - 1
+        lo, hi = o.median_ci(list(reversed(xs)))
+        k = int(lo) + 1
+        assert hi == n - k
+        assert 1 - 2 * below(n, k) >= 0.95
+        assert 1 - 2 * below(n, k + 1) < 0.95
+    assert o.cell({"median": 0.95, "ratios": [0.9, 1.0, 0.95]}) == "0.95 [0.90, 1.00] (range)"

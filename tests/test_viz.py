@@ -95,6 +95,10 @@ def test_report_renders_in_chromium(two_runs, tmp_path):
     for run in (a, b):
         for comp, v in data["scenarios"][f"{run.dir.parent.name}/{run.dir.name}"].items():
             assert abs(v["mean_us"] * 1e3 - run.summary["components"][comp]["mean_ns"]) < 1
+        # threads' time per role, as summary.json has it
+        assert data["thread_time"][f"{run.dir.parent.name}/{run.dir.name}"] == \
+            run.summary["thread_time"]["roles"]
+        assert run.summary["thread_time"]["roles"]["foreground"]["oncpu_ns"] > 0
     shot = tmp_path / "shot.png"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update",
@@ -108,7 +112,7 @@ def test_report_renders_in_chromium(two_runs, tmp_path):
     dom = subprocess.run(["chromium", *flags, "--virtual-time-budget=10000", "--dump-dom",
                           out.as_uri()], capture_output=True, text=True, timeout=120).stdout
     # every figure was drawn by plotly
-    for i in range(6):
+    for i in range(7):
         block = dom.split(f'id="fig{i}"')[1][:20000]
         assert "main-svg" in block, f"figure {i} not rendered"
 

@@ -371,6 +371,23 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
     return fig
 
 
+def threads_figure(runs: list[Run]) -> go.Figure | None:
+    """Each run's threads, per role: on-CPU, runnable and blocked seconds
+    from the kernel's accounting (summary.json thread_time)."""
+    rows = [(r.name, role, v) for r in runs
+            for role, v in r.summary.get("thread_time", {}).get("roles", {}).items()]
+    if not rows:
+        return None
+    x = [[n for n, _, _ in rows], [role for _, role, _ in rows]]
+    fig = go.Figure()
+    for key, label in (("oncpu_ns", "on-CPU"), ("runq_ns", "runnable"),
+                       ("blocked_ns", "blocked")):
+        fig.add_bar(x=x, y=[v[key] / 1e9 for _, _, v in rows], name=label)
+    fig.update_layout(barmode="stack", height=420, yaxis_title="s (summed over threads)",
+                      title="threads' time, from the kernel's accounting")
+    return fig
+
+
 def overhead_table(runs: list[Run]) -> str:
     rows = []
     for r in runs:
@@ -413,7 +430,8 @@ def build(runs: list[Run], out: Path) -> dict[str, Any]:
             ("Timeline: WAL vs SST contention", timeline_figure(runs)),
             ("P/E core residency and migrations", cores_figure(runs)),
             ("Group commit", groups_figure(runs)),
-            ("SQLite transactions by type", types_figure(runs))]
+            ("SQLite transactions by type", types_figure(runs)),
+            ("Threads: on-CPU, runnable, blocked", threads_figure(runs))]
     figs = [(t, f) for t, f in figs if f is not None]
     parts = [f"<h2>{html.escape(t)}</h2>" + f.to_html(full_html=False,
                                                       include_plotlyjs=False,
@@ -432,7 +450,9 @@ def build(runs: list[Run], out: Path) -> dict[str, Any]:
     payload = {"scenarios": data,
                "summaries": {r.name: {c: r.summary["components"][c]["mean_ns"]
                                       for c in COMPONENTS if c in r.summary["components"]}
-                             for r in runs}}
+                             for r in runs},
+               "thread_time": {r.name: r.summary.get("thread_time", {}).get("roles", {})
+                               for r in runs}}
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>walscope report</title>
 <style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}

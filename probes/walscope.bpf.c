@@ -69,6 +69,13 @@ __u32 sweep_phase = WS_TASK_BASELINE;
 #define NR_fallocate		285
 #define NR_pwritev		296
 #define NR_pwritev2		328
+/* the uprobe machinery's own syscalls (x86_64, Linux 6.11+ and 6.18+): the
+ * uretprobe trampoline enters the kernel through uretprobe(2), an optimized
+ * uprobe through uprobe(2).  They are part of a probe hit, whose whole cost
+ * (slow syscall path included) the calibrator measures: not counted again
+ * as the application's untraced syscalls. */
+#define NR_uretprobe		335
+#define NR_uprobe		336
 
 enum io_class { IOC_NONE, IOC_WRITE, IOC_SYNC, IOC_OTHER };
 
@@ -735,6 +742,8 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	__u8 old;
 
 	if (cls == IOC_NONE) {	/* count it if it is inside a write */
+		if (nr == NR_uretprobe || nr == NR_uprobe)
+			return 0;
 		tid = (__u32)bpf_get_current_pid_tgid();
 		t = bpf_map_lookup_elem(&threads, &tid);
 		if (t && t->write_start)

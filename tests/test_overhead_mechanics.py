@@ -57,3 +57,28 @@ def test_no_drops_at_full_speed(tmp_path, mode):
         assert "offcpu_stacks" not in s
         assert s["thread_time"]["roles"]["foreground"]["threads"] >= 4
         assert s["sample_breakdown"]["wal_write_io"]["samples"] > 10
+
+
+def test_uretprobe_syscalls_are_not_charged_twice(tmp_path):
+    """Since Linux 6.11 the uretprobe trampoline enters the kernel through
+    uretprobe(2): bpftrace counts those syscalls on db_bench's threads, while
+    write records count no untraced syscall for them (the calibrated probe
+    cost holds that syscall already; db_bench's writes make none but
+    write(2), as strace -c shows)."""
+    import re
+    from tests.conftest import ensure_tracefs, start_bpftrace
+    ensure_tracefs()
+    bt = start_bpftrace(["-e", 'tracepoint:raw_syscalls:sys_enter /comm == "db_bench" '
+                               '&& args->id == 335/ { @n = count(); }'])
+    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
+                                f"--db={tmp_path}/db", "--benchmarks=fillrandom",
+                                "--num=5000", "--threads=1", "--sync=false"],
+                       capture_output=True, text=True, timeout=300)
+    bt.send_signal(2)
+    out, _ = bt.communicate(timeout=30)
+    assert p.returncode == 0, p.stderr
+    n = int(re.search(r"@n: (\d+)", out).group(1))
+    w = pd.read_parquet(tmp_path / "o" / "writes.parquet", columns=["untraced_syscalls"])
+    assert len(w) == 5000
+    assert n >= 4 * len(w), n   # WriteImpl, WriteToWAL, AddRecord, InsertInto... return
+    assert w["untraced_syscalls"].sum() <= 0.01 * len(w), w["untraced_syscalls"].sum()

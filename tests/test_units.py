@@ -196,6 +196,9 @@ def test_probe_site_classes():
     assert "PH_WRITE" not in stepped  # push %rbp: emulated
     ext = [p for p in res.probes if p.name.startswith("rocksdb::crc32c::Extend(")]
     assert ext and not S.is_emulated_site(ext[0].path, ext[0].offset)  # jmp *mem
+    # the inner WriteToWAL(const WriteBatch&) runs inside the group-level one
+    wal = [p.name for p in res.probes if p.name.startswith("rocksdb::DBImpl::WriteToWAL(")]
+    assert len(wal) == 1 and "WriteGroup const&" in wal[0], wal
 
 
 def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):

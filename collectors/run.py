@@ -326,8 +326,6 @@ def trace(opts: TraceOptions) -> TraceResult:
                 "user stacks stop at functions with a return probe pending "
                 "(their return address is the uretprobe trampoline); "
                 "--mode sample has none")
-    if not opts.sched:   # no sched records: a zero would read as a measurement
-        summary.pop("sched_runq_ns", None)
     if offcpu_kind != "off":
         summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects)
     summary.update({
@@ -391,15 +389,10 @@ def analyse(run_dir: Path, cal: A.Calibration,
             yield df
     C.write_chunks(run_dir / "io.parquet", io_chunks(),
                    A.io_frame_from(np.zeros(0, R.struct_dtype("ws_io_rec")), opens, named))
-    runq_fg = 0   # run-queue time of foreground (not rocksdb:*) threads
 
     def sched_chunks():
-        nonlocal runq_fg
         for chunk in R.iter_records(run_dir, "ws_sched_rec"):
-            df = A.sched_frame_from(chunk, names)
-            rq = df[(df["event"] == "runq") & ~df["thread"].astype(str).str.startswith(R.BACKGROUND_PREFIX)]
-            runq_fg += int(rq["dur_ns"].sum())
-            yield df
+            yield A.sched_frame_from(chunk, names)
     C.write_chunks(run_dir / "sched.parquet", sched_chunks(),
                    A.sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
     writes = C.ParquetColumns(run_dir / "writes.parquet")
@@ -418,7 +411,6 @@ def analyse(run_dir: Path, cal: A.Calibration,
         samples.to_parquet(run_dir / "samples.parquet", index=False)
         summary["sample_breakdown"] = sampling.breakdown(samples, sample_hz)
         summary["sample_hz"] = sample_hz
-        summary["sched_runq_ns"] = runq_fg
     summary["collector"] = {k: rep.get(k) for k in
                             ("records", "bad_records", "write_error", "attach",
                              "cpu_user_s", "cpu_sys_s", "max_rss_kb")}

@@ -71,7 +71,8 @@ def test_agrees_with_the_sched_switch_sums(tmp_path):
 def test_attach_counts_from_the_attach(tmp_path):
     """-p PID: a thread that lived before the attach is counted from the
     baseline taken then, not from its birth."""
-    wl = subprocess.Popen(["python3", WORKLOAD, str(tmp_path / "m.json"), "0", "400",
+    # 30 s of 10 ms sleeps: alive through trace_wal's start-up however slow
+    wl = subprocess.Popen(["python3", WORKLOAD, str(tmp_path / "m.json"), "0", "3000",
                            "0.01", "0.01"])
     try:
         time.sleep(1.5)   # 1.5 s of life before the attach

@@ -3,6 +3,7 @@ off-CPU sums that read the syscall from the task's saved registers.  Checked
 against bpftrace timing the same syscalls of the same run."""
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -14,33 +15,65 @@ import pytest
 
 from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
 
-# total time db_bench's own threads spend in a syscall, timed by tracepoints
+# total time db_bench's own threads spend in a syscall, timed by tracepoints;
+# the exit reads the clock before anything else, so of bpftrace's own work
+# only its entry program's map update (after its clock read) is in the window
 TIMER = """
 tracepoint:syscalls:sys_enter_{nr} /comm == "db_bench"/ {{ @s[tid] = nsecs; }}
-tracepoint:syscalls:sys_exit_{nr} /@s[tid]/ {{
-    @ns = sum(nsecs - @s[tid]); @n = count(); delete(@s[tid]);
+tracepoint:syscalls:sys_exit_{nr} {{
+    $t = nsecs;
+    if (@s[tid]) {{ @ns = sum($t - @s[tid]); @n = count(); delete(@s[tid]); }}
 }}
 """
+
+
+def bpf_run_ns(name: str) -> int:
+    """The kernel's run time of the loaded BPF programs called `name`, as
+    the kernel keeps it (15 characters); kernel.bpf_stats_enabled must be on."""
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                         text=True, check=True).stdout
+    return sum(p.get("run_time_ns", 0) for p in json.loads(out or "[]")
+               if p.get("name") == name[:15])
+
+
+@contextlib.contextmanager
+def bpf_stats():
+    """kernel.bpf_stats_enabled on for the block, as it was after."""
+    knob = Path("/proc/sys/kernel/bpf_stats_enabled")
+    was = knob.read_text().strip()
+    knob.write_text("1")
+    try:
+        yield
+    finally:
+        knob.write_text(was)
 
 
 def sample_run(tmp_path: Path, syscall: str, *args: str,
                hz: int = 499) -> tuple[dict, pd.DataFrame, int, int]:
     """(summary, samples, bpftrace's ns in `syscall`, its count); sampled at
-    hz with the sched_switch sums on."""
+    hz with the sched_switch sums on.  bpftrace's ns leave out the run time
+    of its own entry program, which runs inside the windows it times: a
+    perf-event sample that fires while another BPF program runs on its CPU
+    is dropped by the kernel, so walscope cannot see that time (~0.4 us a
+    call here, a quarter of a page-cache write(2)), and an untraced run does
+    not have it."""
     ensure_tracefs()
-    bt = start_bpftrace(["-e", TIMER.format(nr=syscall)])
-    p = subprocess.run(TRACE + ["-q", "--mode", "sample", "--sched", "--sample-hz", str(hz),
-                                "-o", str(tmp_path / "o"), "--",
-                                "db_bench", f"--db={tmp_path}/db",
-                                "--benchmarks=fillrandom", *args],
-                       capture_output=True, text=True, timeout=300)
-    bt.send_signal(2)
-    out, _ = bt.communicate(timeout=30)
+    with bpf_stats():
+        bt = start_bpftrace(["-e", TIMER.format(nr=syscall)])
+        p = subprocess.run(TRACE + ["-q", "--mode", "sample", "--sched", "--sample-hz", str(hz),
+                                    "-o", str(tmp_path / "o"), "--",
+                                    "db_bench", f"--db={tmp_path}/db",
+                                    "--benchmarks=fillrandom", *args],
+                           capture_output=True, text=True, timeout=300)
+        own = bpf_run_ns(f"sys_enter_{syscall}")
+        bt.send_signal(2)
+        out, _ = bt.communicate(timeout=30)
     assert p.returncode == 0, p.stderr
     ns = int(re.search(r"@ns: (\d+)", out).group(1))
     n = int(re.search(r"@n: (\d+)", out).group(1))
+    assert 0 < own < ns, (own, ns)
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
-    return s, pd.read_parquet(tmp_path / "o" / "samples.parquet"), ns, n
+    return s, pd.read_parquet(tmp_path / "o" / "samples.parquet"), ns - own, n
 
 
 def ours_ns(s: dict, samples: pd.DataFrame, syscall: str,
@@ -81,12 +114,14 @@ def test_write_time_from_registers_matches_bpftrace(tmp_path):
     """1 thread, sync=false: the WAL write(2)s run on-CPU (page cache); the
     samples that land in them, read from registers, estimate their time."""
     s, samples, truth, n = sample_run(tmp_path, "write", "--num=300000",
-                                      "--threads=1", "--sync=false")
+                                      "--threads=1", "--sync=false", hz=1999)
     assert n >= 300000            # one write(2) per db_bench write
-    ours, _, _ = ours_ns(s, samples, "write", "wal_write_io")
-    print(f"write: walscope {ours / 1e6:.1f} ms, bpftrace {truth / 1e6:.1f} ms, {n} calls")
-    # a statistical estimate: ~1/sqrt(samples) plus the 2 ms sample period
-    assert abs(ours - truth) <= 0.25 * truth, (ours, truth)
+    ours, _, se = ours_ns(s, samples, "write", "wal_write_io")
+    print(f"write: walscope {ours / 1e6:.1f} ms (+-{se / 1e6:.1f}), "
+          f"bpftrace {truth / 1e6:.1f} ms, {n} calls")
+    # a statistical estimate: 10% for the method (the clock reads and the
+    # tracepoints' dispatch around bpftrace's window), 3 standard errors
+    assert abs(ours - truth) <= 0.10 * truth + 3 * se, (ours, truth, se)
     assert (samples["component"] == "wal_write_io").sum() > 50
 
 

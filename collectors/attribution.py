@@ -197,17 +197,36 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
     return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
 
 
+def group_roles(n: int, leaders: int, engine: str, groups_unprobed: bool
+                ) -> dict[str, Any]:
+    """summary.json's groups: leaders, followers and where the roles came
+    from (None when no write called the WAL and nothing else tells)."""
+    g: dict[str, Any] = {"leaders": leaders, "followers": n - leaders}
+    if engine != "rocksdb":
+        return g
+    g["source"] = "wal_calls" if groups_unprobed else "EnterAsBatchGroupLeader"
+    if groups_unprobed and n and not leaders:   # disableWAL: nobody calls it
+        g["leaders"] = g["followers"] = None
+    return g
+
+
 def apply_split(w: pd.DataFrame, fractions: dict[str, dict[str, float]]) -> pd.DataFrame:
-    """Move each sampled component's share out of its parent, per write
-    (raw and compensated alike); the parent's overhead stays with it."""
+    """Move each sampled component's share out of its parent, per write.
+    A share is of the parent's time as measured: the samples that fell in
+    probe handling are in its denominator, so the time moved is the share
+    of the raw parent, and the same time leaves the compensated parent (the
+    parent's overhead stays with it).  Shares of one parent are shares of
+    the same samples: all of them are taken from the parent as measured."""
+    raw = {f["parent"]: w[f["parent"] + "_ns"].copy() for f in fractions.values()}
     for comp, f in fractions.items():
         if not f.get("applied"):
             continue
         parent = f["parent"]
+        moved = np.round(raw[parent] * f["fraction"]).astype(np.int64)
         for suffix in ("_ns", "_adj_ns"):
-            moved = np.round(w[parent + suffix] * f["fraction"]).astype(np.int64)
-            w[comp + suffix] = w[comp + suffix] + moved
-            w[parent + suffix] = w[parent + suffix] - moved
+            m = np.minimum(moved, w[parent + suffix])
+            w[comp + suffix] = w[comp + suffix] + m
+            w[parent + suffix] = w[parent + suffix] - m
     return w
 
 
@@ -428,9 +447,12 @@ ROCKSDB_IO = {
 
 
 def summarize(writes: Any, io: Any, counters: dict[str, int],
-              cal: Calibration, engine: str = "rocksdb") -> dict[str, Any]:
+              cal: Calibration, engine: str = "rocksdb",
+              groups_unprobed: bool = False) -> dict[str, Any]:
     """summary.json's numbers.  writes and io: DataFrames, or ParquetColumns
-    of a long run (read a batch at a time: memory stays bounded)."""
+    of a long run (read a batch at a time: memory stays bounded).
+    groups_unprobed: a leader is a write that called the WAL (--mode
+    writes); with no such write (disableWAL) the roles are not known."""
     comps = R.components(engine)
     names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
              + [f"{c}_{x}" for c in comps for x in ("ns", "adj_ns", "overhead_ns")]
@@ -506,7 +528,7 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             "dir_sync": {"count": io_out["dir_sync"]["count"],
                          "sum_ns": io_out["dir_sync"]["sum_ns"]},
         },
-        "groups": {"leaders": leaders, "followers": n - leaders},
+        "groups": group_roles(n, leaders, engine, groups_unprobed),
         "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
                         if k.startswith("lost_")},
         # what the BPF side could not follow (its maps' limits, unmatched probes)
@@ -635,9 +657,11 @@ def format_table(summary: dict[str, Any]) -> str:
             lines.append(f"  {typ:<14}{v['count']:>7} txns, mean {fmt_ns(v['mean_adj_ns'])}"
                          f" (workload's own: {fmt_ns(v['app_mean_ns'])})")
     else:
-        lines.append(f"groups: {g['leaders']} leaders, {g['followers']} followers; "
-                     f"WAL: {w['sync']['count']} syncs, {w['write']['count']} writes, "
-                     f"{w['write']['bytes']} B")
+        roles = (f"{g['leaders']} leaders, {g['followers']} followers"
+                 if g["leaders"] is not None else
+                 "roles not known (no write called the WAL; --mode full counts them)")
+        lines.append(f"groups: {roles}; WAL: {w['sync']['count']} syncs, "
+                     f"{w['write']['count']} writes, {w['write']['bytes']} B")
     for comp, f in summary.get("sampled_split", {}).items():
         if f.get("applied"):
             lines.append(f"{comp}: {f['fraction'] * 100:.1f}% (+-{f['stderr'] * 100:.1f}) of "
@@ -655,6 +679,7 @@ def format_table(summary: dict[str, Any]) -> str:
     if summary["unreliable_components"]:
         lines.append("! probe overhead is over half of these components: "
                      + ", ".join(summary["unreliable_components"])
-                     + " (try --mode writes or sample)")
+                     + (" (try --mode sample)" if summary.get("mode") == "writes"
+                        else " (try --mode writes or sample)"))
     lines.append(losses_line(summary))
     return "\n".join(lines)

@@ -155,10 +155,15 @@ def file_kinds() -> dict[int, str]:
 BACKGROUND_PREFIX = "rocksdb:"
 
 
+def stack_id_value(name: str) -> int:
+    """A named stack id of enum ws_stack_id (negative: not a map id)."""
+    v = enum_values("ws_stack_id")[name]
+    return v - (1 << 64) if v >= 1 << 63 else v   # bpftool prints it unsigned
+
+
 def no_stack() -> int:
     """The stack id of a stack not taken (WS_NO_STACK); lost ones differ."""
-    v = enum_values("ws_stack_id")["WS_NO_STACK"]
-    return v - (1 << 64) if v >= 1 << 63 else v   # bpftool prints it unsigned
+    return stack_id_value("WS_NO_STACK")
 
 
 def counter_names() -> list[str]:

@@ -23,6 +23,7 @@ from collectors import attribution as A
 from collectors import columns as C
 from collectors import records as R
 from collectors import calibration, offcpu, sampling, stacks, symbols, threadtime, topology
+from collectors.cli import DEFAULT_OFFCPU_STACK_EVERY
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 
@@ -62,6 +63,7 @@ class TraceOptions:
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
     #                                    None: on in full mode only (sample
     #                                    mode sums off-CPU time without them)
+    offcpu_stack_every: int = DEFAULT_OFFCPU_STACK_EVERY  # 1 in N periods walked
     sched: bool | None = None     # programs on sched_switch/sched_wakeup;
     #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
@@ -265,7 +267,9 @@ def trace(opts: TraceOptions) -> TraceResult:
                               no_syscalls=opts.mode == "sample",
                               offcpu=offcpu_kind, no_sched=not opts.sched,
                               sample_stacks=stack_method == "bpf",
-                              stack_entries=opts.stack_entries)
+                              stack_entries=opts.stack_entries,
+                              groups_unprobed=res.groups_unprobed,
+                              offcpu_stack_every=opts.offcpu_stack_every)
         collector.wait_ready()
         if opts.pid is not None:
             pids = process_tree(opts.pid)
@@ -317,7 +321,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     elapsed = time.monotonic() - t0
 
     summary = analyse(run_dir, cal, seeded, maps.maps, sample_hz, res.engine,
-                      res.sampled_split)
+                      res.sampled_split, res.groups_unprobed)
     if stack_method != "off":
         summary["oncpu_stacks"] = fold_stacks(run_dir, stack_method, maps.maps)
         if stack_method == "dwarf" and any(p.spec.ret for p in res.probes):
@@ -327,7 +331,8 @@ def trace(opts: TraceOptions) -> TraceResult:
                 "(their return address is the uretprobe trampoline); "
                 "--mode sample has none")
     if offcpu_kind != "off":
-        summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects)
+        summary["offcpu_stacks"] = fold_offcpu(run_dir, maps.maps, res.engine, fp_objects,
+                                               opts.offcpu_stack_every)
     summary.update({
         "command": opts.command, "pid": opts.pid, "mode": opts.mode, "sched": opts.sched,
         "exit_code": exit_code, "interrupted": interrupted,
@@ -356,10 +361,11 @@ def trace(opts: TraceOptions) -> TraceResult:
 def analyse(run_dir: Path, cal: A.Calibration,
             seeded: dict[tuple[int, int], str] | None = None,
             maps: dict[int, list] | None = None, sample_hz: int = 0,
-            engine: str | None = None, split: dict[str, str] | None = None
-            ) -> dict[str, Any]:
+            engine: str | None = None, split: dict[str, str] | None = None,
+            groups_unprobed: bool = False) -> dict[str, Any]:
     """Parquet files from the records; returns the summary (not yet written).
-    engine: None reads it from the records (a run recovered after a crash)."""
+    engine: None reads it from the records (a run recovered after a crash).
+    groups_unprobed: leaders are the writes that called the WAL."""
     counters, rep = A.collector_counters(run_dir)
     engine = engine or A.records_engine(run_dir)
     # records -> Parquet a chunk at a time; summaries read columns back
@@ -397,7 +403,7 @@ def analyse(run_dir: Path, cal: A.Calibration,
                    A.sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
     writes = C.ParquetColumns(run_dir / "writes.parquet")
     io = C.ParquetColumns(run_dir / "io.parquet")
-    summary = A.summarize(writes, io, counters, cal, engine)
+    summary = A.summarize(writes, io, counters, cal, engine, groups_unprobed)
     if log is not None:
         summary["by_type"] = A.by_type(writes.frame(
             ["txn_type", "dur_ns", "app_latency_ns"]
@@ -462,10 +468,11 @@ def fold_stacks(run_dir: Path, method: str, maps: dict[int, list]) -> dict[str, 
 
 
 def fold_offcpu(run_dir: Path, maps: dict[int, list], engine: str,
-                user_stacks: bool) -> dict[str, Any]:
+                user_stacks: bool, stack_every: int = 1) -> dict[str, Any]:
     """offcpu-stacks.folded; returns what summary.json says about it."""
     try:
         folded, info = offcpu.fold(run_dir, maps, engine, user_stacks)
+        info["stack_every"] = stack_every
     except OSError as e:
         print(f"walscope: no off-CPU stacks: {e}", file=sys.stderr)
         return {"error": str(e)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import subprocess
 import threading
 from dataclasses import dataclass, field
@@ -186,17 +187,40 @@ def samples_frame(run_dir: Path, maps: dict[int, list],
 PHASE_COMPS = R.rocksdb_components() + ["?"] if R.BTF_JSON.exists() else ["?"]
 
 
+# a split's symbols where they are narrower than the component's RULES: a
+# write's queue outside its futex waits and yields is the spin of a waiting
+# writer (a leader's group bookkeeping in WriteThread:: is not queue)
+SPLIT_SYMBOLS = {
+    "queue": ("WriteThread::AwaitState", "WriteThread::JoinBatchGroup"),
+    # what WriteBatchInternal::InsertInto runs (PerfContext's
+    # write_memtable_time): the batch's iteration and its inserter, the
+    # skip list, its comparator and arena; outside the WAL call, libc's
+    # time in a write is the comparator's memcmp and the arena's memcpy
+    "memtable": ("MemTable", "SkipList", "InsertInto", "WriteBatch::Iterate",
+                 "WriteBatchInternal::Iterate", "MemTableInserter", "Arena",
+                 "GetLengthPrefixedSlice", "[libc.so", "memcmp", "memcpy", "memmove",
+                 # RocksDB's own functions it exports no name for, like the
+                 # bytewise comparator (an anonymous namespace)
+                 "[librocksdb.so"),
+}
+
+
 def split_fractions(samples: pd.DataFrame, split: dict[str, str],
                     min_samples: int = 20) -> dict[str, dict[str, float]]:
     """For each component measured by sampling inside its parent (crc inside
-    wal_append): the share of the parent's in-write samples whose symbol is
-    the component's, with its binomial standard error."""
+    wal_append, memtable inside other): the share of the parent's in-write
+    samples whose symbol is the component's, with its binomial standard
+    error."""
     out = {}
     for comp, parent in split.items():
         inside = samples[samples["in_write"] & (samples["phase_comp"] == parent)] \
             if len(samples) else samples
         n = int(len(inside))
-        k = int((inside["component"] == comp).sum()) if n else 0
+        if comp in SPLIT_SYMBOLS and n:
+            pat = "|".join(re.escape(x) for x in SPLIT_SYMBOLS[comp])
+            k = int(inside["symbol"].str.contains(pat, regex=True).sum())
+        else:
+            k = int((inside["component"] == comp).sum()) if n else 0
         f = k / n if n >= min_samples else 0.0
         out[comp] = {"parent": parent, "samples": n, "hits": k, "fraction": f,
                      "stderr": float(np.sqrt(f * (1 - f) / n)) if n >= min_samples else 0.0,

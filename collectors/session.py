@@ -70,9 +70,12 @@ class Collector:
                  writes_io_only: bool = False, verbose: bool = False,
                  no_syscalls: bool = False, offcpu: str = "off",
                  sample_stacks: bool = False, stack_entries: int = 0,
-                 no_sched: bool = False):
+                 no_sched: bool = False, groups_unprobed: bool = False,
+                 offcpu_stack_every: int = 1):
         """offcpu: off, sums (per thread, syscall, user IP), stacks (kernel
-        stacks too) or user-stacks (and user stacks by frame pointer)."""
+        stacks too) or user-stacks (and user stacks by frame pointer).
+        groups_unprobed: no write-group probes are attached (leaders are the
+        writes that call the WAL; queue is their futex waits and yields)."""
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
@@ -89,6 +92,10 @@ class Collector:
             cmd.append(f"--offcpu-{offcpu}")
         if no_sched:
             cmd.append("--no-sched")
+        if groups_unprobed:
+            cmd.append("--groups-unprobed")
+        if offcpu_stack_every > 1:
+            cmd += ["--offcpu-stack-every", str(offcpu_stack_every)]
         if sample_stacks:
             cmd.append("--sample-stacks")
         if stack_entries:

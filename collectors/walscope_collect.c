@@ -19,6 +19,10 @@
  *                       offcpu.bin at exit
  *   --offcpu-stacks     the same, per kernel stack too
  *   --offcpu-user-stacks  the same, walking user stacks (frame pointers)
+ *   --offcpu-stack-every N  walk the stacks of 1 in N off-CPU periods
+ *   --groups-unprobed  no write-group probes: a write that calls the WAL
+ *                      leads; futex waits and yields outside probed phases
+ *                      are its queue
  *   --no-sched          no sched_switch/sched_wakeup programs (no run-queue,
  *                       migration or off-CPU figures)
  *   --sample-stacks     samples take user and kernel stack ids
@@ -475,7 +479,8 @@ static void usage(void)
 		"       [--ringbuf-mb N] [--min-runq-ns N] [--sample-hz N]\n"
 		"       [--writes-io-only] [--no-syscalls] [--offcpu-sums]\n"
 		"       [--offcpu-stacks] [--offcpu-user-stacks] [--sample-stacks]\n"
-		"       [--stack-entries N] [--no-sched]\n"
+		"       [--stack-entries N] [--no-sched] [--groups-unprobed]\n"
+		"       [--offcpu-stack-every N]\n"
 		"       [-v]\n");
 }
 
@@ -483,11 +488,11 @@ int main(int argc, char **argv)
 {
 	const char *attach_file = NULL, *cpu_types = NULL;
 	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
-	unsigned long stack_entries = 0;
+	unsigned long stack_entries = 0, stack_every = 1;
 	struct bpf_link **sample_links = NULL;
 	bool writes_io_only = false, no_syscalls = false;
 	bool offcpu = false, offcpu_kstacks = false, offcpu_user = false;
-	bool sample_stacks = false, no_sched = false;
+	bool sample_stacks = false, no_sched = false, groups_unprobed = false;
 	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -512,6 +517,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-syscalls")) {
 			no_syscalls = true;
+			continue;
+		}
+		if (!strcmp(a, "--groups-unprobed")) {
+			groups_unprobed = true;
 			continue;
 		}
 		if (!strcmp(a, "--no-sched")) {
@@ -553,6 +562,8 @@ int main(int argc, char **argv)
 			min_runq = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--sample-hz"))
 			sample_hz = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--offcpu-stack-every"))
+			stack_every = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--stack-entries"))	/* tests: force misses */
 			stack_entries = strtoul(v, NULL, 10);
 		else {
@@ -594,6 +605,8 @@ int main(int argc, char **argv)
 	skel->rodata->offcpu_kstacks = offcpu_kstacks;
 	skel->rodata->offcpu_user_stacks = offcpu_user;
 	skel->rodata->sample_stacks = sample_stacks;
+	skel->rodata->groups_unprobed = groups_unprobed;
+	skel->rodata->offcpu_stack_every = stack_every ? stack_every : 1;
 	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
 	if (stack_entries)
 		bpf_map__set_max_entries(skel->maps.stacks, stack_entries);

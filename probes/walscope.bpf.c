@@ -35,11 +35,18 @@ const volatile bool offcpu_kstacks = false;	/* ... with kernel stacks */
 /* walk user stacks by frame pointer; else keep only the user IP (objects
  * without frame pointers give garbage frames that flood the stack map) */
 const volatile bool offcpu_user_stacks = false;
+/* walk the stacks of 1 in this many off-CPU periods, at random (a kernel
+ * stack walk costs ~4 us here, and a synced write blocks ~3 times) */
+const volatile __u32 offcpu_stack_every = 1;
 const volatile bool sample_stacks = false;	/* samples take stack ids */
 /* no syscall tracepoints (their slow path costs every task of the machine
  * ~0.2 us a syscall): samples and off-CPU periods read the syscall in
  * progress from the task's saved user registers */
 const volatile bool regs_syscalls = false;
+/* the write-group probes are not attached (--mode writes): a RocksDB write
+ * leads its group if it calls the WAL, and its futex waits and yields
+ * outside any probed phase are its queue (AwaitState's yield and block) */
+const volatile bool groups_unprobed = false;
 /* what the task iterator is run for (set by the collector between runs) */
 __u32 sweep_phase = WS_TASK_BASELINE;
 
@@ -52,6 +59,8 @@ __u32 sweep_phase = WS_TASK_BASELINE;
 
 /* x86_64 syscall numbers (the only architecture this tool targets) */
 #define NR_write		1
+#define NR_sched_yield		24
+#define NR_futex		202
 #define NR_nanosleep		35
 #define NR_clock_nanosleep	230
 #define NR_close		3
@@ -95,6 +104,7 @@ struct thread_state {
 	__u64 q_snap[2];	/* busy clocks when the queue phase began */
 	__u64 sys_ino;
 	__u64 off_since;	/* switched out at, with offcpu_stacks */
+	__u64 last_walk;	/* its stacks were last walked at */
 	__s32 off_kstack;
 	__s32 off_ustack;
 	__u64 off_uip;
@@ -581,6 +591,8 @@ int BPF_KPROBE(ws_phase_enter)
 	if (!t->write_start)
 		return 0;
 	parent = cur_comp(t);
+	if (phase == PH_WAL && groups_unprobed)	/* only a leader writes it */
+		t->rec.flags |= WS_WF_LEADER;
 	if (phase == PH_LEADER) {
 		t->rec.flags |= WS_WF_LEADER;
 		t->rec.hits_one[parent & (WS_MAX_COMP - 1)]++;
@@ -722,6 +734,47 @@ static __always_inline __u8 sqlite_sys_comp(struct thread_state *t, int cls,
 	return 0xff;
 }
 
+/* futex commands that wait (FUTEX_CMD_MASK drops the private and clock
+ * flags): WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2 */
+#define FUTEX_CMD_MASK		0x7f
+#define FUTEX_WAIT_CMDS		(1u << 0 | 1u << 6 | 1u << 9 | 1u << 11 | 1u << 13)
+
+/*
+ * With the write-group probes not attached, a RocksDB write's futex waits
+ * and yields outside any probed phase are its queue: a follower's
+ * AwaitState yields, then blocks on its writer's condition variable.  A
+ * leader's futex wakes of its followers are not waits and stay where they
+ * are.
+ */
+static __always_inline bool is_queue_wait(struct thread_state *t, long nr,
+					  struct pt_regs *regs)
+{
+	__u32 cmd;
+
+	if (!groups_unprobed || t->depth || t->in_sys ||
+	    t->rec.engine != WS_ENGINE_ROCKSDB)
+		return false;
+	if (nr == NR_sched_yield)
+		return true;
+	if (nr != NR_futex)
+		return false;
+	cmd = (__u32)BPF_CORE_READ(regs, si) & FUTEX_CMD_MASK;
+	return cmd < 32 && (FUTEX_WAIT_CMDS >> cmd & 1);
+}
+
+/* a traced syscall begins: no file, no component, nothing busy yet */
+static __always_inline void sys_begin(struct thread_state *t, long nr,
+				      __u64 now)
+{
+	t->sys_nr = nr;
+	t->sys_start = now;
+	t->sys_fd = -1;
+	t->sys_kind = FK_OTHER;
+	t->sys_ino = 0;
+	t->sys_comp = 0xff;
+	t->sys_busy = 0;
+}
+
 /* a syscall began inside a write: count it where its cost lands */
 static __always_inline void count_sys(struct thread_state *t, __u8 parent)
 {
@@ -746,8 +799,20 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 			return 0;
 		tid = (__u32)bpf_get_current_pid_tgid();
 		t = bpf_map_lookup_elem(&threads, &tid);
-		if (t && t->write_start)
+		if (!t || !t->write_start)
+			return 0;
+		if (!is_queue_wait(t, nr, regs)) {
 			t->rec.sys_ign[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+			return 0;
+		}
+		now = bpf_ktime_get_ns();
+		charge(t, now);
+		old = cur_comp(t);
+		sys_begin(t, nr, now);
+		t->sys_comp = RC_QUEUE;
+		t->in_sys = 1;
+		count_sys(t, old);
+		comp_switch(t, old, RC_QUEUE, now);
 		return 0;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -759,13 +824,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	if (!t)
 		return 0;
 	now = bpf_ktime_get_ns();
-	t->sys_nr = nr;
-	t->sys_start = now;
-	t->sys_fd = -1;
-	t->sys_kind = FK_OTHER;
-	t->sys_ino = 0;
-	t->sys_comp = 0xff;
-	t->sys_busy = 0;
+	sys_begin(t, nr, now);
 	if (has_fd(nr)) {
 		t->sys_fd = (__s32)BPF_CORE_READ(regs, di);
 		key = (__u64)tgid << 32 | (__u32)t->sys_fd;
@@ -1004,6 +1063,9 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	}
 	t->in_sys = 0;
 
+	/* a queue wait (is_queue_wait) is accounted for, not an I/O record */
+	if (t->sys_nr == NR_futex || t->sys_nr == NR_sched_yield)
+		return 0;
 	if (!named && t->sys_nr == NR_close && ret == 0) {
 		key = (__u64)tgid << 32 | (__u32)t->sys_fd;
 		bpf_map_delete_elem(&fds, &key);
@@ -1125,6 +1187,7 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 	__u32 cpu = bpf_get_smp_processor_id(), pid, last;
 	struct thread_state *t;
 	__u8 ft, tt;
+	bool walk;
 
 	if (is_traced(prev->tgid)) {
 		pid = prev->pid;
@@ -1139,9 +1202,15 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 				t->runnable_since = 0;
 			}
 			if (offcpu_stacks) {	/* prev is current here */
+				walk = offcpu_stack_every <= 1 ||
+				       bpf_get_prandom_u32() % offcpu_stack_every == 0 ||
+				       now - t->last_walk > WS_STACK_FLOOR_NS;
+				if (walk)
+					t->last_walk = now;
 				t->off_since = now;
-				t->off_kstack = offcpu_kstacks ? stack_id(ctx, 0) :
-						WS_NO_STACK;
+				t->off_kstack = !offcpu_kstacks ? WS_NO_STACK :
+						walk ? stack_id(ctx, 0) :
+						WS_STACK_UNSAMPLED;
 				t->off_ustack = WS_NO_STACK;
 				if (t->in_sys) {
 					t->off_sys_nr = t->sys_nr;
@@ -1153,12 +1222,13 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 					t->off_sys_nr = -1;
 					t->off_sys_kind = FK_OTHER;
 				}
-				t->off_uip = 0;
+				/* the user IP always: an unsampled period is
+				 * grouped with sampled ones by it */
+				t->off_uip = user_ip(prev);
 				if (offcpu_user_stacks)
-					t->off_ustack = stack_id(ctx,
-							BPF_F_USER_STACK);
-				else
-					t->off_uip = user_ip(prev);
+					t->off_ustack = walk ?
+						stack_id(ctx, BPF_F_USER_STACK) :
+						WS_STACK_UNSAMPLED;
 				t->off_in_write = t->write_start != 0;
 				t->off_comp = t->write_start ? cur_comp(t) : 0;
 			}

@@ -179,6 +179,10 @@ struct ws_write_rec {
 
 enum ws_tuning {
 	WS_WARM_GAP_NS = 10000,
+	/* with off-CPU stacks sampled 1 in N, a thread whose last walk is
+	 * older than this gets one anyway: a rare or idle thread's periods
+	 * are not all left without a stack (at most 100 walks/s a thread) */
+	WS_STACK_FLOOR_NS = 10000000,
 };
 
 /* One per traced syscall (see WS_IO_* in walscope.bpf.c for the list). */
@@ -322,6 +326,9 @@ struct ws_offcpu_key {
 
 enum ws_stack_id {
 	WS_NO_STACK = -1,	/* not taken (a lost stack is -errno, not -EPERM) */
+	/* an off-CPU period whose stacks were not walked (1 in N are): it
+	 * takes the stacks of the sampled periods like it; no errno is this */
+	WS_STACK_UNSAMPLED = -4096,
 };
 
 struct ws_offcpu_val {

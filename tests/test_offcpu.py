@@ -60,3 +60,23 @@ def test_stack_map_misses_are_counted_and_shown(tmp_path):
     assert f"stack {s['lost_events']['stack']}" in p.stdout
     assert "[kernel_stack_lost]" in (tmp_path / "o" / "offcpu-stacks.folded").read_text()
     assert "not kept" in p.stderr
+
+
+def test_sampled_stacks_keep_totals_and_place_the_rest(tmp_path):
+    """--offcpu-stack-every 8: stacks are walked for a fraction of the
+    periods (1 in 8 at random, plus one a thread every 10 ms), the others'
+    time goes to the stacks sampled for the same thread, user IP and
+    syscall: every sleep still lands under the kernel's nanosleep path."""
+    sleeps, sleep_s = 400, 0.001
+    p = trace_known_offcpu(tmp_path, ["-q", "--offcpu-stack-every", "8"], sleeps, sleep_s, 0.2)
+    assert p.returncode == 0, p.stderr[-2000:]
+    me = json.loads((tmp_path / "m.json").read_text())
+    info = json.loads((tmp_path / "o" / "summary.json").read_text())["offcpu_stacks"]
+    assert info["stack_every"] == 8 and info["periods"] >= sleeps
+    assert 0 < info["sampled_periods"] < 0.5 * info["periods"], info
+    stacks = folded(tmp_path / "o" / "offcpu-stacks.folded")
+    slept = sum(n for st, n in stacks if st[1] == "[blocked]" and "do_nanosleep" in st)
+    assert sleeps * sleep_s * 1e6 <= slept <= me["sleep_wall_s"] * 1e6, (slept, me)
+    # the folded total is the periods' total: nothing dropped by the spreading
+    total = sum(n for _, n in stacks)
+    assert abs(total - info["blocked_us"] - info["runnable_us"]) <= len(stacks) + 1

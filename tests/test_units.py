@@ -134,7 +134,7 @@ def test_compensation_arithmetic(tmp_path):
     assert "queue" in s["unreliable_components"] or s["components"]["queue"]["overhead_fraction"] < 0.5
     assert s["components"]["crc"]["sum_ns"] == 2_000
     assert s["components_raw"]["crc"]["sum_ns"] == 12_000
-    assert s["groups"] == {"leaders": 1, "followers": 1}
+    assert s["groups"] == {"leaders": 1, "followers": 1, "source": "EnterAsBatchGroupLeader"}
 
 
 def test_cold_hits_are_charged_the_cold_cost(tmp_path):
@@ -199,6 +199,21 @@ def test_probe_site_classes():
     # the inner WriteToWAL(const WriteBatch&) runs inside the group-level one
     wal = [p.name for p in res.probes if p.name.startswith("rocksdb::DBImpl::WriteToWAL(")]
     assert len(wal) == 1 and "WriteGroup const&" in wal[0], wal
+    assert not res.groups_unprobed and "memtable" not in res.sampled_split
+
+
+def test_writes_mode_probes_boundaries_and_wal_calls_only():
+    """--mode writes: WriteImpl and the WAL calls; group roles and queue
+    come from syscalls, memtable and a waiter's spin from samples."""
+    from collectors import symbols as S
+    res = S.resolve_rocksdb(["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"], "writes")
+    assert {p.spec.phase for p in res.probes} == {"PH_WRITE", "PH_WAL"}
+    assert {p.name.split("(")[0] for p in res.probes} == {
+        "rocksdb::DBImpl::WriteImpl", "rocksdb::DBImpl::WriteToWAL",
+        "rocksdb::DBImpl::ConcurrentWriteToWAL", "rocksdb::DBImpl::SyncWAL",
+        "rocksdb::DBImpl::FlushWAL"}
+    assert res.groups_unprobed
+    assert res.sampled_split == {"crc": "wal_append", "memtable": "other", "queue": "other"}
 
 
 def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
@@ -269,9 +284,38 @@ def test_sampled_split_moves_a_share_of_the_parent():
                       "wal_append_ns": [1000, 50], "wal_append_adj_ns": [800, 40]})
     w = apply_split(w, f)
     assert list(w["crc_ns"]) == [200, 10] and list(w["wal_append_ns"]) == [800, 40]
-    assert list(w["crc_adj_ns"]) == [160, 8]
+    # the share is of the parent as measured (probe handling was sampled
+    # too): the same time leaves the compensated parent
+    assert list(w["crc_adj_ns"]) == [200, 10] and list(w["wal_append_adj_ns"]) == [600, 30]
     few = split_fractions(samples.head(5), {"crc": "wal_append"})
     assert not few["crc"]["applied"] and few["crc"]["fraction"] == 0.0
+
+
+def test_two_sampled_shares_of_one_parent_are_taken_from_it_as_measured():
+    """--mode writes splits memtable and a waiting writer's spin (queue)
+    out of other: both shares are of the same samples, so both apply to
+    other as measured, not one after the other; queue counts only the
+    waiting symbols, not a leader's WriteThread:: bookkeeping."""
+    from collectors.attribution import apply_split
+    from collectors.sampling import split_fractions
+    syms = (["rocksdb::MemTable::Add"] * 20 + ["rocksdb::WriteThread::AwaitState"] * 10
+            + ["rocksdb::WriteThread::ExitAsBatchGroupLeader"] * 5 + ["[kernel]"] * 15)
+    samples = pd.DataFrame({
+        "in_write": [True] * 50, "phase_comp": ["other"] * 50, "symbol": syms,
+        "component": ["memtable"] * 20 + ["queue"] * 15 + ["kernel"] * 15})
+    f = split_fractions(samples, {"memtable": "other", "queue": "other"})
+    assert f["memtable"]["fraction"] == 0.4 and f["queue"]["fraction"] == 0.2
+    w = pd.DataFrame({c: [0] for c in ("memtable_ns", "memtable_adj_ns",
+                                        "queue_ns", "queue_adj_ns")})
+    w["other_ns"], w["other_adj_ns"], w["queue_ns"] = [1000], [900], [300]
+    w = apply_split(w, f)
+    assert int(w["memtable_ns"][0]) == 400 and int(w["queue_ns"][0]) == 500
+    assert int(w["other_ns"][0]) == 400 and int(w["other_adj_ns"][0]) == 300
+    # a compensated parent smaller than the shares: nothing goes negative
+    w2 = pd.DataFrame({"memtable_ns": [0], "memtable_adj_ns": [0], "queue_ns": [0],
+                       "queue_adj_ns": [0], "other_ns": [1000], "other_adj_ns": [500]})
+    w2 = apply_split(w2, f)
+    assert int(w2["other_adj_ns"][0]) == 0 and int(w2["queue_adj_ns"][0]) == 100
 
 
 def test_samples_in_io_syscalls_take_the_engines_components():

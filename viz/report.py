@@ -349,7 +349,9 @@ def types_figure(runs: list[Run]) -> go.Figure | None:
 
 
 def groups_figure(runs: list[Run]) -> go.Figure | None:
-    runs = [r for r in runs if "queue_ns" in r.writes]
+    # a run whose group roles are unknown (--mode writes without a WAL)
+    runs = [r for r in runs if "queue_ns" in r.writes
+            and r.summary.get("groups", {}).get("leaders") is not None]
     if not runs:
         return None
     fig = make_subplots(rows=1, cols=2, subplot_titles=(

@@ -43,17 +43,18 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
 # tools this slow get at most this many reps (strace: ~100x on sync=false)
 SLOW_TOOLS = {"strace": 3}
 
+# the uprobes of --mode full as attached by default (AddRecord, the inner
+# WriteToWAL and the single-stepped crc32c::Extend are not), each timed
 BPFTRACE_FULL = """
 uprobe:{lib}:_ZN7rocksdb6DBImpl9WriteImplE*, uprobe:{lib}:*JoinBatchGroup*,
-uprobe:{lib}:*AwaitState*, uprobe:{lib}:_ZN7rocksdb6DBImpl10WriteToWALE*,
-uprobe:{lib}:*log6Writer9AddRecord*, uprobe:{lib}:_ZN7rocksdb6crc32c6ExtendE*,
+uprobe:{lib}:*AwaitState*, uprobe:{lib}:*DBImpl10WriteToWALERKNS_11WriteThread10WriteGroup*,
 uprobe:{lib}:*WriteBatchInternal10InsertInto*
 /comm == "db_bench"/ {{ @s[tid, probe] = nsecs; }}
 uretprobe:{lib}:_ZN7rocksdb6DBImpl9WriteImplE*, uretprobe:{lib}:*JoinBatchGroup*,
-uretprobe:{lib}:*AwaitState*, uretprobe:{lib}:_ZN7rocksdb6DBImpl10WriteToWALE*,
-uretprobe:{lib}:*log6Writer9AddRecord*, uretprobe:{lib}:_ZN7rocksdb6crc32c6ExtendE*,
+uretprobe:{lib}:*AwaitState*, uretprobe:{lib}:*DBImpl10WriteToWALERKNS_11WriteThread10WriteGroup*,
 uretprobe:{lib}:*WriteBatchInternal10InsertInto*
 /comm == "db_bench"/ {{ @n[probe] = count(); }}
+uprobe:{lib}:*EnterAsBatchGroupLeader* /comm == "db_bench"/ {{ @leaders = count(); }}
 """.format(lib=LIB)
 
 
@@ -88,6 +89,16 @@ def cell(r: dict) -> str:
     ci = median_ci(r["ratios"])
     lo, hi = ci if ci else (min(r["ratios"]), max(r["ratios"]))
     return f"{r['median']:.2f} [{lo:.2f}, {hi:.2f}]" + ("" if ci else " (range)")
+
+
+def added_cell(r: dict) -> str:
+    """A cell of the added-latency table ("-" for cells measured before it)."""
+    xs = r.get("added_us")
+    if not xs:
+        return "-"
+    ci = median_ci(xs)
+    lo, hi = ci if ci else (min(xs), max(xs))
+    return f"{statistics.median(xs):.1f} [{lo:.1f}, {hi:.1f}]" + ("" if ci else " (range)")
 
 
 def db_bench(db: str, args: list[str]) -> list[str]:
@@ -174,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         for wname in a.workloads.split(","):
             wl = WORKLOADS[wname]
             for tool in tools:
-                ratios, extras = [], []
+                ratios, extras, bases, added = [], [], [], []
+                threads = int(next(x for x in wl if x.startswith("--threads="))
+                              .split("=")[1])
                 for rep in range(min(a.reps, SLOW_TOOLS.get(tool, a.reps))):
                     # A/B interleaved, the order alternating so that a
                     # drift between the two runs of a pair cancels out
@@ -186,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                         base, _ = run_tool("untraced", wl, tmp)
                     ratios.append(val / base)
                     extras.append(extra)
+                    bases.append(base)
+                    # what the tool adds to each write's latency (ops/sec is
+                    # all threads'): comparable across disks, where the ratio
+                    # depends on how long the untraced write takes
+                    added.append(threads * (1 / val - 1 / base) * 1e6)
                     print(f"{wname:16} {tool:16} rep {rep}: {val:9.0f} / {base:9.0f} "
                           f"= {val / base:.3f}", flush=True)
                 if not ratios:   # --reps 0: nothing measured
@@ -193,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                 results.setdefault(wname, {})[tool] = {
                     "ratios": ratios, "median": statistics.median(ratios),
                     "spread": max(ratios) - min(ratios),
+                    "untraced_ops": bases, "added_us": added,
+                    "added_us_median": statistics.median(added),
                     "collector_cpu_s": statistics.median(
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
                     "lost": sum(e.get("lost", 0) for e in extras),
@@ -211,6 +231,17 @@ def main(argv: list[str] | None = None) -> int:
     for wname, per in results.items():
         cells = [cell(per[t]) if t in per else "-" for t in tools]
         lines.append(f"| {wname} | " + " | ".join(cells) + " |")
+    lines += ["", "Latency added to each write, us (threads / traced ops/s - threads / "
+              "untraced ops/s, per pair; median [95% interval]), and the untraced "
+              "ops/s of the pairs (median):", "",
+              "| workload | untraced ops/s | " + " | ".join(tools) + " |",
+              "|---|---|" + "---|" * len(tools)]
+    for wname, per in results.items():
+        bases = [b for t in tools if t in per for b in per[t].get("untraced_ops", [])]
+        cells = [added_cell(per[t]) if t in per else "-" for t in tools]
+        lines.append(f"| {wname} | {statistics.median(bases):.0f} | " if bases else
+                     f"| {wname} | - | ")
+        lines[-1] += " | ".join(cells) + " |"
     table = "\n".join(lines)
     print("\nthroughput traced / untraced, median [95% interval of the median], "
           "pairs per cell in overhead.json; untraced-again is an untraced run against "

@@ -95,9 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack-entries", type=positive_int, default=0,
                    help=argparse.SUPPRESS)  # tests: force stack map misses
     p.add_argument("--sample-hz", type=int, metavar="HZ",
-                   help="perf sampling frequency per CPU (default: 99 in "
+                   help="perf sampling frequency per CPU (default: 49 in "
                         "sample mode, where faster sampling perturbed 4-thread "
-                        "sync=false db_bench by 5-12%%; 499 for --stacks bpf and "
+                        "sync=false db_bench by 3-12%%; 499 for --stacks bpf and "
                         "the sampled CRC split; else off)")
     p.add_argument("--stacks", choices=("off", "auto", "bpf", "dwarf"), default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "

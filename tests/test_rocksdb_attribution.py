@@ -100,7 +100,7 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
 def test_sample_mode_attaches_no_uprobe(tmp_path):
     """--mode sample: perf sampling and the fork/exit tracepoints only (no
     uprobe, no syscall tracepoint, nothing on the scheduler); still
-    classifies, at its default 99 Hz."""
+    classifies, at its default 49 Hz."""
     proc = subprocess.Popen(TRACE + ["-q", "--mode", "sample", "-o", str(tmp_path / "o"),
                                      "--", "db_bench", f"--db={tmp_path}/db",
                                      "--benchmarks=fillrandom", "--num=300000",

@@ -103,7 +103,7 @@ def test_sample_mode_attaches_no_uprobe(tmp_path):
     classifies, at its default 49 Hz."""
     proc = subprocess.Popen(TRACE + ["-q", "--mode", "sample", "-o", str(tmp_path / "o"),
                                      "--", "db_bench", f"--db={tmp_path}/db",
-                                     "--benchmarks=fillrandom", "--num=300000",
+                                     "--benchmarks=fillrandom", "--num=800000",
                                      "--sync=false"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     links = ""

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from collectors.run import SAMPLE_MODE_HZ
 from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
 
 # total time db_bench's own threads spend in a syscall, timed by tracepoints;
@@ -157,7 +158,7 @@ def test_sample_mode_attaches_nothing_to_the_scheduler(tmp_path):
     assert not names & {"ws_sched_switch", "ws_sched_wakeup", "ws_sys_enter", "ws_sys_exit"}
     assert "add --sched" in out and "threads (kernel)" in out
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert s["sched"] is False and "offcpu_stacks" not in s and s["sample_hz"] == 99
+    assert s["sched"] is False and "offcpu_stacks" not in s and s["sample_hz"] == SAMPLE_MODE_HZ
     # the samples' on-CPU estimate (samples / Hz) and the kernel's on-CPU
     # time of the same threads: two methods, one quantity (~250 samples)
     sampled = sum(v["est_cpu_ns"] for v in s["sample_breakdown"].values())

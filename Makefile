@@ -12,7 +12,7 @@ INCLUDES := -I$(OUTPUT) -Iprobes
 LIBS := -lbpf -lelf -lz
 
 APPS := walscope-collect walscope-calibrate
-HEADERS := probes/walscope.h probes/file_kind.h
+HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
 .PHONY: all clean test demo readme
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \

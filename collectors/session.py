@@ -139,8 +139,10 @@ class Collector:
         self.proc.stdin.write(f"pid {pid}\n")
         self.proc.stdin.flush()
         line = self._readline(10)
-        if line != f"ok pid {pid}":
-            raise SessionError(f"collector did not take pid {pid}: {self.last_error()}")
+        if line != f"ok pid {pid}":   # "err pid N: why", or the collector died
+            why = line[len("err "):] if line and line.startswith("err ") \
+                else self.last_error()
+            raise SessionError(f"collector did not take pid {pid}: {why}")
 
     def stop(self, timeout: float = 60) -> int:
         try:

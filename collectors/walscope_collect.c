@@ -4,37 +4,24 @@
  * resolved, follow the traced process trees, and stream fixed-size records
  * to one file per record type in the output folder.
  *
- * Usage: walscope-collect -o DIR [options] < commands
- *   --attach FILE       uprobes to attach, one per line, tab-separated:
- *                       enter|exit <phase> <file offset> <path> <name>
- *   --cpu-types STR     one letter per CPU: P, E or U (uniform)
- *   --ringbuf-mb N      ring buffer size (power of two, default 16)
- *   --ringbuf-kb N      the same in KiB (tests use it to force drops)
- *   --min-runq-ns N     run-queue waits shorter than N: no record
- *   --sample-hz N       sample traced threads N times a second per CPU
- *   --writes-io-only    io records only for syscalls inside writes
- *   --no-syscalls       no syscall tracepoints: samples and off-CPU periods
- *                       read the syscall in progress from saved registers
- *   --offcpu-sums       sum off-CPU time per thread, syscall and user IP;
- *                       offcpu.bin at exit
- *   --offcpu-stacks     the same, per kernel stack too
- *   --offcpu-user-stacks  the same, walking user stacks (frame pointers)
- *   --offcpu-stack-every N  walk the stacks of 1 in N off-CPU periods
- *   --groups-unprobed  no write-group probes: a write that calls the WAL
- *                      leads; futex waits and yields outside probed phases
- *                      are its queue
- *   --no-sched          no sched_switch/sched_wakeup programs (no run-queue,
- *                       migration or off-CPU figures)
- *   --sample-stacks     samples take user and kernel stack ids
- *   --stack-entries N   stack map size (tests use it to force misses)
- *   -v                  libbpf debug output
- * Commands on stdin, one per line: "pid N" (trace N and its future
- * children), "quit".  EOF on stdin also ends the collection.  stdout says
- * "ready" once attached and "ok pid N" per pid; errors go to stderr.
+ * Usage: walscope-collect -o DIR [options] < commands   (--help lists them)
+ *
+ * Commands on stdin, one per line; each gets exactly one reply line on
+ * stdout, "ok ..." or "err ...: reason":
+ *   pid N     trace process N and its future children  -> "ok pid N"
+ *   quit      stop (EOF on stdin too)                   -> "ok quit"
+ * stdout says "ready" once everything is attached.  Errors are also
+ * printed to stderr, prefixed "walscope-collect:".
+ *
+ * Exit status: 0 on success, 1 when the probes cannot be loaded or an
+ * option is unusable (2 for bad usage, from argp), 3 when writing the
+ * output failed, 4 when polling the ring buffer failed.  collector.json is
+ * written whatever happened after load, so the Python side can tell.
  *
  * Records are appended as they arrive and flushed after every poll, so a
  * crash loses at most the last partial record, which readers drop.
  */
+#include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -58,13 +45,39 @@
 #include "file_kind.h"
 #include "walscope.skel.h"
 
-#define MAX_ATTACH 256
-#define STACK_DEPTH 127
+
 #define POLL_MS 20	/* records are not announced: poll this often */
 
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_SETUP = 1,		/* cannot load, attach or open the output */
+	EXIT_USAGE = 2,
+	EXIT_WRITE = 3,		/* writing the output failed */
+	EXIT_POLL = 4,		/* polling the ring buffer failed */
+};
+
+static struct env {
+	const char *outdir;
+	const char *attach_file;
+	const char *cpu_types;
+	unsigned long ringbuf_kb;
+	unsigned long min_runq_ns;
+	unsigned long sample_hz;
+	unsigned long stack_entries;
+	unsigned long stack_every;
+	bool writes_io_only;
+	bool no_syscalls;
+	bool offcpu, offcpu_kstacks, offcpu_user;
+	bool sample_stacks;
+	bool no_sched;
+	bool groups_unprobed;
+	bool verbose;
+} env = {
+	.ringbuf_kb = 16 << 10,
+	.stack_every = 1,
+};
+
 static volatile sig_atomic_t exiting;
-static bool verbose;
-static const char *outdir;
 
 struct out_file {
 	const char *name;
@@ -84,7 +97,171 @@ static struct out_file outs[] = {
 #define NR_OUTS (sizeof(outs) / sizeof(outs[0]))
 
 static unsigned long long bad_records;
-static int write_error;
+static int write_error;		/* errno of the first failed write */
+static int poll_error;		/* errno of a failed ring buffer poll */
+
+/* the uprobes attached from --attach, however many */
+struct probe {
+	char *name;		/* "enter|exit <demangled name>" */
+	struct bpf_link *link;
+	int err;		/* -errno, 0 if attached */
+};
+
+static struct probe *probes;
+static size_t nr_probes, cap_probes;
+
+const char *argp_program_version = "walscope-collect";
+static const char doc[] =
+"Load walscope's BPF probes, attach the uprobes in --attach, follow the "
+"process trees named on stdin (\"pid N\"), and write one record file per "
+"record type to -o DIR until \"quit\" or EOF on stdin.";
+
+enum {
+	OPT_ATTACH = 0x100, OPT_CPU_TYPES, OPT_RINGBUF_MB, OPT_RINGBUF_KB,
+	OPT_MIN_RUNQ, OPT_SAMPLE_HZ, OPT_WRITES_IO_ONLY, OPT_NO_SYSCALLS,
+	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
+	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
+};
+
+static const struct argp_option opts[] = {
+	{ "output", 'o', "DIR", 0, "Run folder to write (must exist)", 0 },
+	{ "attach", OPT_ATTACH, "FILE", 0, "Uprobes to attach, one per line, "
+	  "tab-separated: enter|exit PHASE OFFSET PATH NAME", 0 },
+	{ "cpu-types", OPT_CPU_TYPES, "STR", 0,
+	  "One letter per CPU: P, E or U (uniform)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF_MB, "N", 0,
+	  "Ring buffer size in MiB, a power of two (default 16)", 0 },
+	{ "ringbuf-kb", OPT_RINGBUF_KB, "N", 0,
+	  "Ring buffer size in KiB (tests use it to force drops)", 0 },
+	{ "min-runq-ns", OPT_MIN_RUNQ, "N", 0,
+	  "Run-queue waits shorter than N ns get no record", 0 },
+	{ "sample-hz", OPT_SAMPLE_HZ, "N", 0,
+	  "Sample traced threads N times a second per CPU (0: off)", 0 },
+	{ "writes-io-only", OPT_WRITES_IO_ONLY, NULL, 0,
+	  "io records only for syscalls inside writes", 0 },
+	{ "no-syscalls", OPT_NO_SYSCALLS, NULL, 0, "No syscall tracepoints: "
+	  "samples and off-CPU periods read the syscall from saved registers", 0 },
+	{ "offcpu-sums", OPT_OFFCPU_SUMS, NULL, 0,
+	  "Sum off-CPU time per thread, syscall and user IP (offcpu.bin)", 0 },
+	{ "offcpu-stacks", OPT_OFFCPU_STACKS, NULL, 0,
+	  "Off-CPU sums per kernel stack too", 0 },
+	{ "offcpu-user-stacks", OPT_OFFCPU_USER, NULL, 0,
+	  "Off-CPU sums per kernel and user stack (frame pointers)", 0 },
+	{ "offcpu-stack-every", OPT_STACK_EVERY, "N", 0,
+	  "Walk the stacks of 1 in N off-CPU periods (default 1)", 0 },
+	{ "groups-unprobed", OPT_GROUPS_UNPROBED, NULL, 0, "No write-group "
+	  "probes: a write that calls the WAL leads; its futex waits and yields "
+	  "outside probed phases are its queue", 0 },
+	{ "no-sched", OPT_NO_SCHED, NULL, 0,
+	  "No sched_switch/sched_wakeup programs", 0 },
+	{ "sample-stacks", OPT_SAMPLE_STACKS, NULL, 0,
+	  "Samples take user and kernel stack ids", 0 },
+	{ "stack-entries", OPT_STACK_ENTRIES, "N", 0,
+	  "Stack map size (tests use it to force misses)", 0 },
+	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
+	{},
+};
+
+/* a whole decimal number in [lo, hi], or an argp error naming the option */
+static unsigned long parse_ulong(struct argp_state *state, const char *opt,
+				 const char *arg, unsigned long lo,
+				 unsigned long hi)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi)
+		argp_error(state, "--%s: expected a whole number from %lu to "
+			   "%lu, got '%s'", opt, lo, hi, arg);
+	return v;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'o':
+		env.outdir = arg;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case OPT_ATTACH:
+		env.attach_file = arg;
+		break;
+	case OPT_CPU_TYPES:
+		if (strlen(arg) > WS_MAX_CPUS ||
+		    strspn(arg, "PEU") != strlen(arg))
+			argp_error(state, "--cpu-types: one letter P, E or U "
+				   "per CPU, at most %d, got '%s'",
+				   WS_MAX_CPUS, arg);
+		env.cpu_types = arg;
+		break;
+	case OPT_RINGBUF_MB:
+		env.ringbuf_kb = parse_ulong(state, "ringbuf-mb", arg, 1,
+					     1024) << 10;
+		break;
+	case OPT_RINGBUF_KB:
+		env.ringbuf_kb = parse_ulong(state, "ringbuf-kb", arg, 4,
+					     1024 << 10);
+		break;
+	case OPT_MIN_RUNQ:
+		env.min_runq_ns = parse_ulong(state, "min-runq-ns", arg, 0,
+					      ULONG_MAX);
+		break;
+	case OPT_SAMPLE_HZ:
+		env.sample_hz = parse_ulong(state, "sample-hz", arg, 0, 100000);
+		break;
+	case OPT_STACK_EVERY:
+		env.stack_every = parse_ulong(state, "offcpu-stack-every", arg,
+					      1, UINT_MAX);
+		break;
+	case OPT_STACK_ENTRIES:
+		env.stack_entries = parse_ulong(state, "stack-entries", arg, 1,
+						1 << 24);
+		break;
+	case OPT_WRITES_IO_ONLY:
+		env.writes_io_only = true;
+		break;
+	case OPT_NO_SYSCALLS:
+		env.no_syscalls = true;
+		break;
+	case OPT_OFFCPU_USER:
+		env.offcpu_user = true;
+		/* fall through */
+	case OPT_OFFCPU_STACKS:
+		env.offcpu_kstacks = true;
+		/* fall through */
+	case OPT_OFFCPU_SUMS:
+		env.offcpu = true;
+		break;
+	case OPT_GROUPS_UNPROBED:
+		env.groups_unprobed = true;
+		break;
+	case OPT_NO_SCHED:
+		env.no_sched = true;
+		break;
+	case OPT_SAMPLE_STACKS:
+		env.sample_stacks = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env.outdir)
+			argp_error(state, "-o DIR is required");
+		if (env.ringbuf_kb & (env.ringbuf_kb - 1))
+			argp_error(state, "the ring buffer must be a power of "
+				   "two from 4 KiB to 1024 MiB");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = { opts, parse_opt, NULL, doc, NULL, NULL, NULL };
 
 static void on_signal(int sig)
 {
@@ -94,18 +271,33 @@ static void on_signal(int sig)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose)
+	if (level == LIBBPF_DEBUG && !env.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
 
-static void die_write(const char *name)
+/* the first write error stops the collection; every one is reported once */
+static void fail_write(const char *name)
 {
+	int err = errno ? errno : EIO;
+
 	if (!write_error)
 		fprintf(stderr, "walscope-collect: writing %s/%s: %s\n",
-			outdir, name, strerror(errno));
-	write_error = errno ? errno : EIO;
+			env.outdir, name, strerror(err));
+	write_error = err;
 	exiting = 1;
+}
+
+/* one reply line per command: the Python side waits for it */
+static void reply(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -123,7 +315,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (fwrite(data, outs[type].size, 1, outs[type].f) != 1)
-		die_write(outs[type].name);
+		fail_write(outs[type].name);
 	outs[type].n++;
 	return 0;
 }
@@ -134,7 +326,7 @@ static void flush_outputs(void)
 
 	for (i = 1; i < NR_OUTS; i++)
 		if (outs[i].f && fflush(outs[i].f))
-			die_write(outs[i].name);
+			fail_write(outs[i].name);
 }
 
 /* fds already open in a process we attach to: give them their kinds */
@@ -155,7 +347,7 @@ static void seed_fds(struct walscope_bpf *skel, __u32 pid)
 
 	snprintf(dir, sizeof(dir), "/proc/%u/fd", pid);
 	d = opendir(dir);
-	if (!d)
+	if (!d)		/* gone already: add_pid's map update says so */
 		return;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
@@ -163,7 +355,7 @@ static void seed_fds(struct walscope_bpf *skel, __u32 pid)
 		fd = atoi(de->d_name);
 		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
 		if (stat(link, &st))
-			continue;
+			continue;	/* closed meanwhile */
 		n = readlink(link, path, sizeof(path) - 1);
 		if (n < 0)
 			continue;
@@ -172,8 +364,10 @@ static void seed_fds(struct walscope_bpf *skel, __u32 pid)
 		fi.ino = st.st_ino;
 		fi.kind = ws_file_kind(path, S_ISDIR(st.st_mode));
 		key = (__u64)pid << 32 | (__u32)fd;
-		bpf_map__update_elem(skel->maps.fds, &key, sizeof(key), &fi,
-				     sizeof(fi), BPF_ANY);
+		if (bpf_map__update_elem(skel->maps.fds, &key, sizeof(key),
+					 &fi, sizeof(fi), BPF_ANY))
+			fprintf(stderr, "walscope-collect: pid %u fd %d: fd "
+				"map full, its file kind is unknown\n", pid, fd);
 	}
 	closedir(d);
 }
@@ -181,15 +375,16 @@ static void seed_fds(struct walscope_bpf *skel, __u32 pid)
 /*
  * Run the task iterator: a ws_task_rec for each thread of process tgid (of
  * every traced process if 0), phase as given.  Its records go through the
- * ring buffer like any other.
+ * ring buffer like any other.  Returns 0 or -errno.
  */
-static void sweep_tasks(struct walscope_bpf *skel, __u32 tgid, __u32 phase)
+static int sweep_tasks(struct walscope_bpf *skel, __u32 tgid, __u32 phase)
 {
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info info = {};
 	struct bpf_link *link;
 	char buf[64];
-	int fd;
+	ssize_t n;
+	int fd, err = 0;
 
 	if (tgid) {
 		info.task.pid = tgid;
@@ -198,21 +393,23 @@ static void sweep_tasks(struct walscope_bpf *skel, __u32 tgid, __u32 phase)
 	}
 	skel->data->sweep_phase = phase;
 	link = bpf_program__attach_iter(skel->progs.ws_task_sweep, &opts);
-	if (!link) {
-		fprintf(stderr, "walscope-collect: task iterator: %s\n",
-			strerror(errno));
-		return;
-	}
+	if (!link)
+		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd >= 0) {
-		while (read(fd, buf, sizeof(buf)) > 0)
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
 			;
+		if (n < 0)
+			err = -errno;
 		close(fd);
 	}
 	bpf_link__destroy(link);
+	return err;
 }
 
-static int add_pid(struct walscope_bpf *skel, __u32 pid)
+static void add_pid(struct walscope_bpf *skel, __u32 pid)
 {
 	__u8 one = 1;
 	int err;
@@ -224,50 +421,74 @@ static int add_pid(struct walscope_bpf *skel, __u32 pid)
 	if (err) {
 		fprintf(stderr, "walscope-collect: cannot trace pid %u: %s\n",
 			pid, strerror(-err));
-		return err;
+		reply("err pid %u: %s", pid, strerror(-err));
+		return;
 	}
-	sweep_tasks(skel, pid, WS_TASK_BASELINE);
-	printf("ok pid %u\n", pid);
-	fflush(stdout);
-	return 0;
+	err = sweep_tasks(skel, pid, WS_TASK_BASELINE);
+	if (err) {	/* traced, but its threads' baseline is missing */
+		fprintf(stderr, "walscope-collect: pid %u: task iterator: %s\n",
+			pid, strerror(-err));
+		reply("err pid %u: task iterator: %s", pid, strerror(-err));
+		return;
+	}
+	reply("ok pid %u", pid);
 }
 
+/* one command line; returns 1 for "quit" */
 static int handle_command(struct walscope_bpf *skel, char *line)
 {
 	unsigned long pid;
 	char *end;
 
 	line[strcspn(line, "\r\n")] = 0;
-	if (!strcmp(line, "quit"))
+	if (!strcmp(line, "quit")) {
+		reply("ok quit");
 		return 1;
+	}
 	if (!strncmp(line, "pid ", 4)) {
+		errno = 0;
 		pid = strtoul(line + 4, &end, 10);
-		if (*end || !pid || pid > INT_MAX) {
+		if (errno || end == line + 4 || *end || !pid || pid > INT_MAX) {
 			fprintf(stderr, "walscope-collect: bad pid '%s'\n",
 				line + 4);
+			reply("err pid %s: not a process id", line + 4);
 			return 0;
 		}
 		add_pid(skel, pid);
 		return 0;
 	}
-	if (line[0])
-		fprintf(stderr, "walscope-collect: unknown command '%s'\n",
-			line);
+	fprintf(stderr, "walscope-collect: unknown command '%s'\n", line);
+	reply("err unknown command '%s'", line);
 	return 0;
 }
 
-/* read what stdin has, run complete lines; 1 on EOF or "quit" */
-static int read_commands(struct walscope_bpf *skel, char *buf, size_t cap,
+/*
+ * Read what stdin has and run the complete lines; 1 on EOF or "quit".  The
+ * buffer grows with a line, so no command is ever cut.
+ */
+static int read_commands(struct walscope_bpf *skel, char **buf, size_t *cap,
 			 size_t *used)
 {
-	ssize_t n = read(0, buf + *used, cap - 1 - *used);
-	char *nl, *start;
+	char *nl, *start, *bigger;
+	ssize_t n;
 
-	if (n <= 0)
-		return n == 0 || (errno != EINTR && errno != EAGAIN);
+	if (*cap - *used < 256) {
+		bigger = realloc(*buf, *cap * 2);
+		if (!bigger) {
+			fprintf(stderr, "walscope-collect: out of memory\n");
+			return 1;
+		}
+		*buf = bigger;
+		*cap *= 2;
+	}
+	n = read(0, *buf + *used, *cap - 1 - *used);
+	if (n < 0)
+		return errno != EINTR && errno != EAGAIN;
+	if (n == 0)
+		return 1;
 	*used += n;
-	buf[*used] = 0;
-	start = buf;
+	(*buf)[*used] = 0;
+	start = *buf;
 	while ((nl = strchr(start, '\n'))) {
 		*nl = 0;
 		if (handle_command(skel, start))
@@ -275,44 +496,63 @@ static int read_commands(struct walscope_bpf *skel, char *buf, size_t cap,
 		start = nl + 1;
 	}
 	*used = strlen(start);
-	memmove(buf, start, *used + 1);
-	if (*used >= cap - 1)	/* a line too long to be a command */
-		*used = 0;
+	memmove(*buf, start, *used + 1);
 	return 0;
 }
 
-struct attach_result {
-	char name[300];
-	int err;
-};
+static int add_probe(const char *name, struct bpf_link *link, int err)
+{
+	struct probe *bigger;
 
-static struct bpf_link *links[MAX_ATTACH];
-static struct attach_result results[MAX_ATTACH];
-static int nr_links;
+	if (nr_probes == cap_probes) {
+		cap_probes = cap_probes ? cap_probes * 2 : 64;
+		bigger = realloc(probes, cap_probes * sizeof(*probes));
+		if (!bigger)
+			return -ENOMEM;
+		probes = bigger;
+	}
+	probes[nr_probes].name = strdup(name);
+	if (!probes[nr_probes].name)
+		return -ENOMEM;
+	probes[nr_probes].link = link;
+	probes[nr_probes].err = err;
+	nr_probes++;
+	return 0;
+}
 
+/*
+ * Attach every line of the file.  A probe that cannot be attached is
+ * reported and recorded (collector.json's attach list); a line that cannot
+ * be read, or memory running out, fails the whole collection.
+ */
 static int attach_uprobes(struct walscope_bpf *skel, const char *file)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
-	char line[PATH_MAX + 512], kind[16], path[PATH_MAX], name[256];
+	char kind[16], path[PATH_MAX], name[PATH_MAX];
 	unsigned long long offset;
-	unsigned int phase;
 	struct bpf_program *prog;
 	struct bpf_link *link;
+	char *line = NULL, label[PATH_MAX + 16];
+	size_t cap = 0;
+	unsigned int phase;
+	int lineno = 0, err = 0;
 	FILE *f;
-	int ok = 0;
 
 	f = fopen(file, "r");
 	if (!f) {
 		fprintf(stderr, "walscope-collect: %s: %s\n", file,
 			strerror(errno));
-		return -1;
+		return -errno;
 	}
-	while (fgets(line, sizeof(line), f) && nr_links < MAX_ATTACH) {
-		if (sscanf(line, "%15[^\t]\t%u\t%llu\t%4095[^\t]\t%255[^\n]",
-			   kind, &phase, &offset, path, name) != 5) {
-			fprintf(stderr, "walscope-collect: bad attach line: %s",
-				line);
-			continue;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		if (sscanf(line, "%15[^\t]\t%u\t%llu\t%4095[^\t]\t%4095[^\n]",
+			   kind, &phase, &offset, path, name) != 5 ||
+		    (strcmp(kind, "enter") && strcmp(kind, "exit"))) {
+			fprintf(stderr, "walscope-collect: %s:%d: not an attach "
+				"line: %s", file, lineno, line);
+			err = -EINVAL;
+			break;
 		}
 		opts.retprobe = !strcmp(kind, "exit");
 		opts.bpf_cookie = phase;
@@ -320,21 +560,25 @@ static int attach_uprobes(struct walscope_bpf *skel, const char *file)
 				       skel->progs.ws_phase_enter;
 		link = bpf_program__attach_uprobe_opts(prog, -1, path, offset,
 						       &opts);
-		snprintf(results[nr_links].name, sizeof(results[0].name),
-			 "%s %s", kind, name);
-		if (!link) {
-			results[nr_links].err = -errno;
-			fprintf(stderr,
-				"walscope-collect: cannot attach %s %s: %s\n",
-				kind, name, strerror(errno));
-		} else {
-			links[nr_links] = link;
-			ok++;
+		snprintf(label, sizeof(label), "%s %s", kind, name);
+		if (!link)
+			fprintf(stderr, "walscope-collect: cannot attach %s: "
+				"%s\n", label, strerror(errno));
+		err = add_probe(label, link, link ? 0 : -errno);
+		if (err) {
+			bpf_link__destroy(link);
+			fprintf(stderr, "walscope-collect: out of memory\n");
+			break;
 		}
-		nr_links++;
 	}
+	if (!err && ferror(f)) {
+		err = -errno;
+		fprintf(stderr, "walscope-collect: reading %s: %s\n", file,
+			strerror(errno));
+	}
+	free(line);
 	fclose(f);
-	return ok;
+	return err;
 }
 
 static int open_sampling(struct walscope_bpf *skel, int hz,
@@ -352,11 +596,18 @@ static int open_sampling(struct walscope_bpf *skel, int hz,
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
 			     PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno != ENODEV)	/* a possible CPU not online */
+				fprintf(stderr, "walscope-collect: cpu %d: "
+					"perf_event_open: %s\n", cpu,
+					strerror(errno));
 			continue;
+		}
 		plinks[cpu] = bpf_program__attach_perf_event(
 			skel->progs.ws_sample, fd);
 		if (!plinks[cpu]) {
+			fprintf(stderr, "walscope-collect: cpu %d: sampler: "
+				"%s\n", cpu, strerror(errno));
 			close(fd);
 			continue;
 		}
@@ -365,46 +616,61 @@ static int open_sampling(struct walscope_bpf *skel, int hz,
 	return n;
 }
 
-/* stacks referenced by samples, as id, depth, 127 ips */
-static void dump_stacks(struct walscope_bpf *skel)
+/* a file of the run folder, for writing; NULL (reported) on failure */
+static FILE *open_out(const char *name)
 {
 	char path[PATH_MAX];
-	__u64 ips[STACK_DEPTH];
-	__u32 key, next, *prev = NULL, hdr[2];
-	int fd = bpf_map__fd(skel->maps.stacks);
 	FILE *f;
-	int i;
 
-	snprintf(path, sizeof(path), "%s/stacks.bin", outdir);
+	snprintf(path, sizeof(path), "%s/%s", env.outdir, name);
 	f = fopen(path, "w");
+	if (!f)
+		fail_write(name);
+	return f;
+}
+
+/* fclose that reports a failed final flush */
+static void close_out(FILE *f, const char *name)
+{
+	if (ferror(f) | fclose(f))
+		fail_write(name);
+}
+
+/* the stack map as struct ws_stack_ent records (stacks.bin) */
+static void dump_stacks(struct walscope_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.stacks);
+	struct ws_stack_ent e;
+	__u32 next, *prev = NULL;
+	FILE *f = open_out("stacks.bin");
+
 	if (!f)
 		return;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, ips))
-			continue;
-		for (i = 0; i < STACK_DEPTH && ips[i]; i++)
+		e.id = next;
+		prev = &e.id;
+		memset(e.ips, 0, sizeof(e.ips));
+		if (bpf_map_lookup_elem(fd, &e.id, e.ips))
+			continue;	/* deleted meanwhile: nothing to keep */
+		for (e.depth = 0; e.depth < WS_STACK_DEPTH && e.ips[e.depth];
+		     e.depth++)
 			;
-		hdr[0] = key;
-		hdr[1] = i;
-		fwrite(hdr, sizeof(hdr), 1, f);
-		fwrite(ips, sizeof(ips), 1, f);
+		if (fwrite(&e, sizeof(e), 1, f) != 1) {
+			fail_write("stacks.bin");
+			break;
+		}
 	}
-	fclose(f);
+	close_out(f, "stacks.bin");
 }
 
-/* the offcpu map, as struct ws_offcpu_ent records */
+/* the offcpu map, as struct ws_offcpu_ent records (offcpu.bin) */
 static void dump_offcpu(struct walscope_bpf *skel)
 {
 	struct ws_offcpu_key *prev = NULL, next;
-	struct ws_offcpu_ent e;
 	int fd = bpf_map__fd(skel->maps.offcpu);
-	char path[PATH_MAX];
-	FILE *f;
+	struct ws_offcpu_ent e;
+	FILE *f = open_out("offcpu.bin");
 
-	snprintf(path, sizeof(path), "%s/offcpu.bin", outdir);
-	f = fopen(path, "w");
 	if (!f)
 		return;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -412,27 +678,49 @@ static void dump_offcpu(struct walscope_bpf *skel)
 		prev = &e.key;
 		if (bpf_map_lookup_elem(fd, &e.key, &e.val))
 			continue;
-		fwrite(&e, sizeof(e), 1, f);
+		if (fwrite(&e, sizeof(e), 1, f) != 1) {
+			fail_write("offcpu.bin");
+			break;
+		}
 	}
-	fclose(f);
+	close_out(f, "offcpu.bin");
 }
 
+/* a JSON string: quotes, backslashes and control characters escaped */
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* collector.json: counters, record counts, errors, attach results */
 static void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 {
-	int nr_cpus = libbpf_num_possible_cpus(), i, c;
+	int nr_cpus = libbpf_num_possible_cpus(), c;
 	__u64 *vals = calloc(nr_cpus, sizeof(__u64));
-	char path[PATH_MAX];
-	FILE *f;
+	struct rusage ru;
+	size_t i;
 	__u32 k;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/collector.json", outdir);
-	f = fopen(path, "w");
-	if (!f || !vals) {
-		fprintf(stderr, "walscope-collect: %s: %s\n", path,
-			strerror(errno));
+	if (!vals) {
+		errno = ENOMEM;
+		fail_write("collector.json");
+		return;
+	}
+	f = open_out("collector.json");
+	if (!f) {
 		free(vals);
-		if (f)
-			fclose(f);
 		return;
 	}
 	fprintf(f, "{\n  \"counters\": [");
@@ -446,141 +734,110 @@ static void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sum);
 	}
 	fprintf(f, "],\n  \"records\": {");
-	for (i = 1; i < (int)NR_OUTS; i++)
+	for (i = 1; i < NR_OUTS; i++)
 		fprintf(f, "%s\"%s\": %llu", i > 1 ? ", " : "", outs[i].name,
 			outs[i].n);
 	fprintf(f, "},\n  \"bad_records\": %llu,\n", bad_records);
 	fprintf(f, "  \"write_error\": %d,\n", write_error);
-	{
-		struct rusage ru;
-
-		getrusage(RUSAGE_SELF, &ru);
-		fprintf(f, "  \"cpu_user_s\": %.3f,\n  \"cpu_sys_s\": %.3f,\n"
-			   "  \"max_rss_kb\": %ld,\n",
-			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-			ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
-			ru.ru_maxrss);
-	}
+	fprintf(f, "  \"poll_error\": %d,\n", poll_error);
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(f, "  \"cpu_user_s\": %.3f,\n  \"cpu_sys_s\": %.3f,\n"
+		   "  \"max_rss_kb\": %ld,\n",
+		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
 	fprintf(f, "  \"sampled_cpus\": %d,\n  \"cpus\": %d,\n", nsampled,
 		ncpu);
 	fprintf(f, "  \"attach\": [");
-	for (i = 0; i < nr_links; i++)
-		fprintf(f, "%s\n    {\"probe\": \"%s\", \"err\": %d}",
-			i ? "," : "", results[i].name, results[i].err);
+	for (i = 0; i < nr_probes; i++) {
+		fprintf(f, "%s\n    {\"probe\": ", i ? "," : "");
+		json_string(f, probes[i].name);
+		fprintf(f, ", \"err\": %d}", probes[i].err);
+	}
 	fprintf(f, "\n  ]\n}\n");
-	fclose(f);
+	close_out(f, "collector.json");
 	free(vals);
 }
 
-static void usage(void)
+/* rodata and map sizes from the options, programs not needed left out */
+static void configure(struct walscope_bpf *skel)
 {
-	fprintf(stderr,
-		"usage: walscope-collect -o DIR [--attach FILE] [--cpu-types STR]\n"
-		"       [--ringbuf-mb N] [--min-runq-ns N] [--sample-hz N]\n"
-		"       [--writes-io-only] [--no-syscalls] [--offcpu-sums]\n"
-		"       [--offcpu-stacks] [--offcpu-user-stacks] [--sample-stacks]\n"
-		"       [--stack-entries N] [--no-sched] [--groups-unprobed]\n"
-		"       [--offcpu-stack-every N]\n"
-		"       [-v]\n");
+	int i;
+
+	if (env.cpu_types)
+		for (i = 0; env.cpu_types[i] && i < WS_MAX_CPUS; i++)
+			skel->rodata->cpu_types[i] =
+				env.cpu_types[i] == 'P' ? CT_P :
+				env.cpu_types[i] == 'E' ? CT_E : CT_UNIFORM;
+	skel->rodata->min_runq_ns = env.min_runq_ns;
+	skel->rodata->io_all = !env.writes_io_only;
+	skel->rodata->regs_syscalls = env.no_syscalls;
+	skel->rodata->wakeup_bytes = (env.ringbuf_kb << 10) / 4;
+	skel->rodata->offcpu_stacks = env.offcpu;
+	skel->rodata->offcpu_kstacks = env.offcpu_kstacks;
+	skel->rodata->offcpu_user_stacks = env.offcpu_user;
+	skel->rodata->sample_stacks = env.sample_stacks;
+	skel->rodata->groups_unprobed = env.groups_unprobed;
+	skel->rodata->offcpu_stack_every = env.stack_every;
+	bpf_map__set_max_entries(skel->maps.events, env.ringbuf_kb << 10);
+	if (env.stack_entries)
+		bpf_map__set_max_entries(skel->maps.stacks, env.stack_entries);
+	if (!env.sample_hz)
+		bpf_program__set_autoload(skel->progs.ws_sample, false);
+	if (env.no_syscalls) {
+		bpf_program__set_autoload(skel->progs.ws_sys_enter, false);
+		bpf_program__set_autoload(skel->progs.ws_sys_exit, false);
+	}
+	if (env.no_sched) {
+		bpf_program__set_autoload(skel->progs.ws_sched_switch, false);
+		bpf_program__set_autoload(skel->progs.ws_sched_wakeup, false);
+		bpf_program__set_autoload(skel->progs.ws_sched_wakeup_new,
+					  false);
+	}
+	/* the task iterator runs on demand (sweep_tasks), never attached */
+	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
+}
+
+/* poll the ring buffer and stdin until quit, EOF, a signal or an error */
+static void collect(struct walscope_bpf *skel, struct ring_buffer *rb)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	size_t cap = 1024, used = 0;
+	char *buf = malloc(cap);
+	int err;
+
+	if (!buf) {
+		fprintf(stderr, "walscope-collect: out of memory\n");
+		return;
+	}
+	while (!exiting) {
+		err = ring_buffer__poll(rb, POLL_MS);
+		if (err < 0 && err != -EINTR) {
+			poll_error = -err;
+			fprintf(stderr, "walscope-collect: polling the ring "
+				"buffer: %s\n", strerror(-err));
+			break;
+		}
+		flush_outputs();
+		if (poll(&pfd, 1, 0) > 0 &&
+		    read_commands(skel, &buf, &cap, &used))
+			break;
+	}
+	free(buf);
 }
 
 int main(int argc, char **argv)
 {
-	const char *attach_file = NULL, *cpu_types = NULL;
-	unsigned long ringbuf_kb = 16 << 10, min_runq = 0, sample_hz = 0;
-	unsigned long stack_entries = 0, stack_every = 1;
+	int ncpu = libbpf_num_possible_cpus(), nsampled = 0, i;
 	struct bpf_link **sample_links = NULL;
-	bool writes_io_only = false, no_syscalls = false;
-	bool offcpu = false, offcpu_kstacks = false, offcpu_user = false;
-	bool sample_stacks = false, no_sched = false, groups_unprobed = false;
-	struct walscope_bpf *skel;
 	struct ring_buffer *rb = NULL;
-	struct pollfd pfd = { .fd = 0, .events = POLLIN };
-	char path[PATH_MAX], line[256];
-	int ncpu = libbpf_num_possible_cpus(), nsampled = 0;
-	bool stdin_open = true;
-	size_t used = 0;
-	int err, i;
+	struct walscope_bpf *skel;
+	int err, code = EXIT_SETUP;
 	size_t k;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "-v")) {
-			verbose = true;
-			continue;
-		}
-		if (!strcmp(a, "--writes-io-only")) {
-			writes_io_only = true;
-			continue;
-		}
-		if (!strcmp(a, "--no-syscalls")) {
-			no_syscalls = true;
-			continue;
-		}
-		if (!strcmp(a, "--groups-unprobed")) {
-			groups_unprobed = true;
-			continue;
-		}
-		if (!strcmp(a, "--no-sched")) {
-			no_sched = true;
-			continue;
-		}
-		if (!strcmp(a, "--offcpu-sums")) {
-			offcpu = true;
-			continue;
-		}
-		if (!strcmp(a, "--offcpu-stacks")) {
-			offcpu = offcpu_kstacks = true;
-			continue;
-		}
-		if (!strcmp(a, "--sample-stacks")) {
-			sample_stacks = true;
-			continue;
-		}
-		if (!strcmp(a, "--offcpu-user-stacks")) {
-			offcpu = offcpu_kstacks = offcpu_user = true;
-			continue;
-		}
-		if (!v) {
-			usage();
-			return 2;
-		}
-		i++;
-		if (!strcmp(a, "-o"))
-			outdir = v;
-		else if (!strcmp(a, "--attach"))
-			attach_file = v;
-		else if (!strcmp(a, "--cpu-types"))
-			cpu_types = v;
-		else if (!strcmp(a, "--ringbuf-mb"))
-			ringbuf_kb = strtoul(v, NULL, 10) << 10;
-		else if (!strcmp(a, "--ringbuf-kb"))	/* tests: force drops */
-			ringbuf_kb = strtoul(v, NULL, 10);
-		else if (!strcmp(a, "--min-runq-ns"))
-			min_runq = strtoul(v, NULL, 10);
-		else if (!strcmp(a, "--sample-hz"))
-			sample_hz = strtoul(v, NULL, 10);
-		else if (!strcmp(a, "--offcpu-stack-every"))
-			stack_every = strtoul(v, NULL, 10);
-		else if (!strcmp(a, "--stack-entries"))	/* tests: force misses */
-			stack_entries = strtoul(v, NULL, 10);
-		else {
-			usage();
-			return 2;
-		}
-	}
-	if (!outdir) {
-		usage();
-		return 2;
-	}
-	if (ringbuf_kb < 4 || (ringbuf_kb & (ringbuf_kb - 1)) ||
-	    ringbuf_kb > (1024 << 10)) {
-		fprintf(stderr, "walscope-collect: the ring buffer must be a "
-				"power of two from 4 KiB to 1024 MiB\n");
-		return 2;
-	}
+	argp_err_exit_status = EXIT_USAGE;
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return EXIT_USAGE;
 	libbpf_set_print(libbpf_print);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -590,47 +847,15 @@ int main(int argc, char **argv)
 	if (!skel) {
 		fprintf(stderr, "walscope-collect: cannot open BPF object: %s\n",
 			strerror(errno));
-		return 1;
+		return EXIT_SETUP;
 	}
-	if (cpu_types)
-		for (i = 0; cpu_types[i] && i < WS_MAX_CPUS; i++)
-			skel->rodata->cpu_types[i] =
-				cpu_types[i] == 'P' ? CT_P :
-				cpu_types[i] == 'E' ? CT_E : CT_UNIFORM;
-	skel->rodata->min_runq_ns = min_runq;
-	skel->rodata->io_all = !writes_io_only;
-	skel->rodata->regs_syscalls = no_syscalls;
-	skel->rodata->wakeup_bytes = (ringbuf_kb << 10) / 4;
-	skel->rodata->offcpu_stacks = offcpu;
-	skel->rodata->offcpu_kstacks = offcpu_kstacks;
-	skel->rodata->offcpu_user_stacks = offcpu_user;
-	skel->rodata->sample_stacks = sample_stacks;
-	skel->rodata->groups_unprobed = groups_unprobed;
-	skel->rodata->offcpu_stack_every = stack_every ? stack_every : 1;
-	bpf_map__set_max_entries(skel->maps.events, ringbuf_kb << 10);
-	if (stack_entries)
-		bpf_map__set_max_entries(skel->maps.stacks, stack_entries);
-	if (!sample_hz)
-		bpf_program__set_autoload(skel->progs.ws_sample, false);
-	if (no_syscalls) {
-		bpf_program__set_autoload(skel->progs.ws_sys_enter, false);
-		bpf_program__set_autoload(skel->progs.ws_sys_exit, false);
-	}
-	if (no_sched) {
-		bpf_program__set_autoload(skel->progs.ws_sched_switch, false);
-		bpf_program__set_autoload(skel->progs.ws_sched_wakeup, false);
-		bpf_program__set_autoload(skel->progs.ws_sched_wakeup_new,
-					  false);
-	}
-
+	configure(skel);
 	err = walscope_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "walscope-collect: cannot load BPF programs: %s\n",
 			strerror(-err));
 		goto out;
 	}
-	/* the task iterator runs on demand (sweep_tasks), never attached */
-	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
 	/* tracepoints: auto-attach; the generic uprobe programs are skipped */
 	err = walscope_bpf__attach(skel);
 	if (err) {
@@ -638,62 +863,58 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	if (attach_file && attach_uprobes(skel, attach_file) < 0) {
-		err = -ENOENT;
+	if (env.attach_file && attach_uprobes(skel, env.attach_file))
 		goto out;
-	}
-	if (sample_hz) {
+	if (env.sample_hz) {
 		sample_links = calloc(ncpu, sizeof(*sample_links));
-		nsampled = open_sampling(skel, sample_hz, sample_links, ncpu);
-		if (!nsampled)
-			fprintf(stderr, "walscope-collect: perf sampling "
-					"unavailable: %s\n", strerror(errno));
-	}
-	for (k = 1; k < NR_OUTS; k++) {
-		snprintf(path, sizeof(path), "%s/%s", outdir, outs[k].name);
-		outs[k].f = fopen(path, "w");
-		if (!outs[k].f) {
-			fprintf(stderr, "walscope-collect: %s: %s\n", path,
-				strerror(errno));
-			err = -errno;
+		if (!sample_links) {
+			fprintf(stderr, "walscope-collect: out of memory\n");
 			goto out;
 		}
+		nsampled = open_sampling(skel, env.sample_hz, sample_links,
+					 ncpu);
+		if (!nsampled)
+			fprintf(stderr, "walscope-collect: perf sampling "
+					"unavailable on every CPU\n");
+	}
+	for (k = 1; k < NR_OUTS; k++) {
+		outs[k].f = open_out(outs[k].name);
+		if (!outs[k].f)
+			goto out;
 		setvbuf(outs[k].f, NULL, _IOFBF, 1 << 20);
 	}
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL,
 			      NULL);
 	if (!rb) {
-		err = -errno;
-		fprintf(stderr, "walscope-collect: cannot open ring buffer\n");
+		fprintf(stderr, "walscope-collect: cannot open ring buffer: "
+			"%s\n", strerror(errno));
 		goto out;
 	}
-	printf("ready\n");
-	fflush(stdout);
+	reply("ready");
 
-	while (!exiting) {
-		err = ring_buffer__poll(rb, POLL_MS);
-		if (err < 0 && err != -EINTR) {
-			fprintf(stderr, "walscope-collect: polling: %s\n",
-				strerror(-err));
-			break;
-		}
-		flush_outputs();
-		if (stdin_open && poll(&pfd, 1, 0) > 0 &&
-		    read_commands(skel, line, sizeof(line), &used)) {
-			stdin_open = false;
-			exiting = 1;
-		}
-	}
-	sweep_tasks(skel, 0, WS_TASK_FINAL);	/* the threads still alive */
+	collect(skel, rb);
+	err = sweep_tasks(skel, 0, WS_TASK_FINAL);	/* threads still alive */
+	if (err)
+		fprintf(stderr, "walscope-collect: final task sweep: %s\n",
+			strerror(-err));
 	/* drain what is left */
-	while (ring_buffer__consume(rb) > 0)
+	while ((err = ring_buffer__consume(rb)) > 0)
 		;
+	if (err < 0 && !poll_error) {
+		poll_error = -err;
+		fprintf(stderr, "walscope-collect: draining the ring buffer: "
+			"%s\n", strerror(-err));
+	}
 	flush_outputs();
-	err = write_error ? 3 : 0;
 	dump_stacks(skel);
-	if (offcpu)
+	if (env.offcpu)
 		dump_offcpu(skel);
+	for (k = 1; k < NR_OUTS; k++) {
+		close_out(outs[k].f, outs[k].name);
+		outs[k].f = NULL;
+	}
 	write_summary(skel, ncpu, nsampled);
+	code = write_error ? EXIT_WRITE : poll_error ? EXIT_POLL : EXIT_OK;
 out:
 	for (k = 1; k < NR_OUTS; k++)
 		if (outs[k].f)
@@ -704,8 +925,11 @@ out:
 			bpf_link__destroy(sample_links[i]);
 		free(sample_links);
 	}
-	for (i = 0; i < nr_links; i++)
-		bpf_link__destroy(links[i]);
+	for (k = 0; k < nr_probes; k++) {
+		bpf_link__destroy(probes[k].link);
+		free(probes[k].name);
+	}
+	free(probes);
 	walscope_bpf__destroy(skel);
-	return err < 0 ? 1 : err;
+	return code;
 }

@@ -127,13 +127,61 @@ enum ws_cpu_type {
 	CT_E = 2,
 };
 
-/* write record flags */
-#define WS_WF_LEADER	0x1	/* EnterAsBatchGroupLeader was called */
-#define WS_WF_TRUNC	0x2	/* phase stack overflowed or desynchronised */
-#define WS_WF_PARTIAL	0x4	/* emitted at thread exit, write never returned */
-#define WS_WF_ROLLBACK	0x8	/* SQLite: ended by ROLLBACK */
-#define WS_WF_EXPLICIT	0x10	/* SQLite: opened by BEGIN (else autocommit) */
-#define WS_WF_WROTE	0x20	/* a write or sync syscall happened inside */
+/* write record flags (ws_write_rec.flags) */
+enum ws_write_flag {
+	WS_WF_LEADER = 0x1,	/* led its write group (EnterAsBatchGroupLeader,
+				 * or called the WAL with groups unprobed) */
+	WS_WF_TRUNC = 0x2,	/* phase stack overflowed or desynchronised */
+	WS_WF_PARTIAL = 0x4,	/* emitted at thread exit, write never returned */
+	WS_WF_ROLLBACK = 0x8,	/* SQLite: ended by ROLLBACK */
+	WS_WF_EXPLICIT = 0x10,	/* SQLite: opened by BEGIN (else autocommit) */
+	WS_WF_WROTE = 0x20,	/* a write or sync syscall happened inside */
+};
+
+/*
+ * x86_64 syscall numbers (the only architecture walscope targets), grouped
+ * by what the BPF side makes of them.  The first three groups are traced
+ * (an io record each; inside a write, a component); the last is only
+ * recognised.  Python names syscalls from these enums (WS_NR_<name>).
+ */
+enum ws_sys_write {		/* data into a file: *_write_io */
+	WS_NR_write = 1,
+	WS_NR_pwrite64 = 18,
+	WS_NR_writev = 20,
+	WS_NR_pwritev = 296,
+	WS_NR_pwritev2 = 328,
+};
+
+enum ws_sys_sync {		/* data to stable storage: *_sync_io */
+	WS_NR_fsync = 74,
+	WS_NR_fdatasync = 75,
+	WS_NR_sync_file_range = 277,
+};
+
+enum ws_sys_other {		/* file lifecycle, locks, sleeps */
+	WS_NR_close = 3,
+	WS_NR_nanosleep = 35,
+	WS_NR_fcntl = 72,
+	WS_NR_flock = 73,
+	WS_NR_ftruncate = 77,
+	WS_NR_unlink = 87,
+	WS_NR_clock_nanosleep = 230,
+	WS_NR_openat = 257,
+	WS_NR_unlinkat = 263,
+	WS_NR_fallocate = 285,
+};
+
+enum ws_sys_untraced {
+	WS_NR_sched_yield = 24,	/* a RocksDB writer waiting for its leader */
+	WS_NR_futex = 202,	/* ... and blocking for it */
+	/* the uprobe machinery's own syscalls (Linux 6.11+ and 6.18+): the
+	 * uretprobe trampoline enters the kernel through uretprobe(2), an
+	 * optimized uprobe through uprobe(2).  They are part of a probe hit,
+	 * whose whole cost the calibrator measures: not counted again as the
+	 * application's untraced syscalls */
+	WS_NR_uretprobe = 335,
+	WS_NR_uprobe = 336,
+};
 
 /*
  * One per write: a DBImpl::WriteImpl call (RocksDB) or a transaction
@@ -183,9 +231,10 @@ enum ws_tuning {
 	 * older than this gets one anyway: a rare or idle thread's periods
 	 * are not all left without a stack (at most 100 walks/s a thread) */
 	WS_STACK_FLOOR_NS = 10000000,
+	WS_STACK_DEPTH = 127,	/* frames kept per stack (the kernel's maximum) */
 };
 
-/* One per traced syscall (see WS_IO_* in walscope.bpf.c for the list). */
+/* One per traced syscall (enum ws_sys_write, ws_sys_sync, ws_sys_other). */
 struct ws_io_rec {
 	__u32 rec_type;
 	__u32 pid;
@@ -340,6 +389,14 @@ struct ws_offcpu_val {
 struct ws_offcpu_ent {
 	struct ws_offcpu_key key;
 	struct ws_offcpu_val val;
+};
+
+/* one entry of stacks.bin, the stack map as the collector dumps it at exit:
+ * ips leaf first, depth of them valid, the rest zero */
+struct ws_stack_ent {
+	__u32 id;		/* stack map id, as records and the offcpu map hold it */
+	__u32 depth;
+	__u64 ips[WS_STACK_DEPTH];
 };
 
 #define WS_MAX_CPUS	256

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * files.bpf.h - syscalls by class, files by kind: what a traced syscall
+ * does (write, sync, other), which file an fd is (file_kind.h rules), the
+ * syscall a task is in from its saved registers, and openat/unlink records.
+ */
+#ifndef __WS_FILES_H
+#define __WS_FILES_H
+
+static __always_inline int io_class(long nr)
+{
+	switch (nr) {
+	case WS_NR_write:
+	case WS_NR_pwrite64:
+	case WS_NR_writev:
+	case WS_NR_pwritev:
+	case WS_NR_pwritev2:
+		return IOC_WRITE;
+	case WS_NR_fsync:
+	case WS_NR_fdatasync:
+	case WS_NR_sync_file_range:
+		return IOC_SYNC;
+	case WS_NR_close:
+	case WS_NR_openat:
+	case WS_NR_unlink:
+	case WS_NR_unlinkat:
+	case WS_NR_ftruncate:
+	case WS_NR_fallocate:
+	case WS_NR_fcntl:
+	case WS_NR_flock:
+	case WS_NR_nanosleep:
+	case WS_NR_clock_nanosleep:
+		return IOC_OTHER;
+	}
+	return IOC_NONE;
+}
+
+static __always_inline bool has_fd(long nr)
+{
+	return nr != WS_NR_openat && nr != WS_NR_unlink && nr != WS_NR_unlinkat &&
+	       nr != WS_NR_nanosleep && nr != WS_NR_clock_nanosleep;
+}
+
+static __always_inline bool is_log_kind(__u16 kind)
+{
+	return kind == FK_JOURNAL || kind == FK_WAL;
+}
+
+/* an open file of a task, NULL if none */
+static __always_inline struct file *task_fd_file(struct task_struct *task,
+						 int fd)
+{
+	struct file **fdarr;
+	struct file *f = NULL;
+	unsigned int max;
+
+	fdarr = BPF_CORE_READ(task, files, fdt, fd);
+	max = BPF_CORE_READ(task, files, fdt, max_fds);
+	if (fd < 0 || (unsigned int)fd >= max)
+		return NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fdarr[fd]))
+		return NULL;
+	return f;
+}
+
+static __always_inline struct file *fd_file(int fd)
+{
+	return task_fd_file(bpf_get_current_task_btf(), fd);
+}
+
+static __always_inline bool inode_is_dir(struct inode *ino)
+{
+	umode_t mode = BPF_CORE_READ(ino, i_mode);
+
+	return (mode & 00170000) == 0040000;
+}
+
+/* inode and directory bit of an fd of the current task */
+static __always_inline __u64 fd_inode(int fd, bool *is_dir)
+{
+	struct file *f = fd_file(fd);
+	struct inode *ino;
+
+	*is_dir = false;
+	if (!f)
+		return 0;
+	ino = BPF_CORE_READ(f, f_inode);
+	if (!ino)
+		return 0;
+	*is_dir = inode_is_dir(ino);
+	return BPF_CORE_READ(ino, i_ino);
+}
+
+/* enum ws_file_kind of an fd of a task, from its file name */
+static __always_inline __u16 fd_kind(struct task_struct *task, int fd)
+{
+	struct file *f = task_fd_file(task, fd);
+	const unsigned char *name;
+	struct inode *ino;
+	__u32 zero = 0;
+	char *buf;
+
+	buf = bpf_map_lookup_elem(&name_buf, &zero);
+	if (!f || !buf)
+		return FK_OTHER;
+	ino = BPF_CORE_READ(f, f_inode);
+	name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (!ino || !name ||
+	    bpf_probe_read_kernel_str(buf, WS_PATH_LEN, name) < 0)
+		return FK_OTHER;
+	return ws_file_kind(buf, inode_is_dir(ino));
+}
+
+/*
+ * The syscall a task is in (the current one: its files are read unlocked),
+ * from the user registers saved at kernel entry: a syscall entry stores its number in orig_ax and -ENOSYS in
+ * ax until it returns.  Interrupts and faults store a vector or an error
+ * code in orig_ax but leave the user's ax, so they pass only when user code
+ * happened to hold -ENOSYS there.  -1 when not in a syscall.
+ */
+static __always_inline __s32 saved_syscall(struct task_struct *task,
+					   __u16 *kind)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	long nr, ax;
+
+	*kind = FK_OTHER;
+	if (!regs)
+		return -1;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	ax = BPF_CORE_READ(regs, ax);
+	if (nr < 0 || nr > 1023 || ax != -ENOSYS)
+		return -1;
+	if (io_class(nr) != IOC_NONE && has_fd(nr))
+		*kind = fd_kind(task, (int)BPF_CORE_READ(regs, di));
+	return nr;
+}
+
+/* returns the file kind of the path (FK_OTHER if it could not be read) */
+static __always_inline __u16 emit_open(struct thread_state *t, __u32 tgid,
+				       __u32 tid, __u64 now, long ret)
+{
+	struct ws_open_rec *r;
+	struct fd_info fi = {};
+	bool is_dir = false;
+	__u64 key;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(CNT_LOST_OPEN);
+		/* the fd still needs its kind; without the path it is "other" */
+		return FK_OTHER;
+	}
+	r->rec_type = WS_REC_OPEN;
+	r->pid = tgid;
+	r->tid = tid;
+	r->nr = t->sys_nr;
+	r->ts_ns = t->sys_start;
+	r->ret = ret;
+	r->ino = 0;
+	r->__pad0 = 0;
+	r->__pad1 = 0;
+	if (bpf_probe_read_user_str(r->path, sizeof(r->path),
+				    (void *)t->sys_arg) < 0)
+		r->path[0] = 0;
+	if (t->sys_nr == WS_NR_openat && ret >= 0) {
+		r->ino = fd_inode((int)ret, &is_dir);
+		fi.ino = r->ino;
+		fi.kind = ws_file_kind(r->path, is_dir);
+		key = (__u64)tgid << 32 | (__u32)ret;
+		if (bpf_map_update_elem(&fds, &key, &fi, BPF_ANY))
+			count(CNT_FDS_FULL);
+		t->sys_fd = (__s32)ret;
+		t->sys_kind = fi.kind;
+		t->sys_ino = fi.ino;
+	} else {
+		fi.kind = ws_file_kind(r->path, false);
+	}
+	r->kind = fi.kind;
+	bpf_ringbuf_submit(r, rb_flags());
+	return fi.kind;
+}
+
+#endif /* __WS_FILES_H */

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * maps.bpf.h - the loader's parameters (const volatile, set before load),
+ * every map, and the helpers that touch the shared ones: the ring buffer,
+ * counters, the traced-process set, the thread table.
+ */
+#ifndef __WS_MAPS_H
+#define __WS_MAPS_H
+
+/* set by the loader before load */
+const volatile __u8 cpu_types[WS_MAX_CPUS] = {};
+const volatile __u64 min_runq_ns = 0;	/* shorter run-queue waits: no record */
+const volatile bool io_all = true;	/* io records outside writes too */
+/* wake the collector only when this much is waiting; else it polls */
+const volatile __u64 wakeup_bytes = 1 << 20;
+const volatile bool offcpu_stacks = false;	/* fill the offcpu map */
+const volatile bool offcpu_kstacks = false;	/* ... with kernel stacks */
+/* walk user stacks by frame pointer; else keep only the user IP (objects
+ * without frame pointers give garbage frames that flood the stack map) */
+const volatile bool offcpu_user_stacks = false;
+/* walk the stacks of 1 in this many off-CPU periods, at random (a kernel
+ * stack walk costs ~4 us here, and a synced write blocks ~3 times) */
+const volatile __u32 offcpu_stack_every = 1;
+const volatile bool sample_stacks = false;	/* samples take stack ids */
+/* no syscall tracepoints (their slow path costs every task of the machine
+ * ~0.2 us a syscall): samples and off-CPU periods read the syscall in
+ * progress from the task's saved user registers */
+const volatile bool regs_syscalls = false;
+/* the write-group probes are not attached (--mode writes): a RocksDB write
+ * leads its group if it calls the WAL, and its futex waits and yields
+ * outside any probed phase are its queue (AwaitState's yield and block) */
+const volatile bool groups_unprobed = false;
+/* what the task iterator is run for (set by the collector between runs) */
+__u32 sweep_phase = WS_TASK_BASELINE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);	/* resized by the loader */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} traced SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);		/* tid */
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);		/* tgid << 32 | fd */
+	__type(value, struct fd_info);
+} fds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct busy_clock);
+} busy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} zero_state SEC(".maps");
+
+struct {	/* a file name being classified */
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[WS_PATH_LEN]);
+} name_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);	/* resized by the loader */
+	__type(key, __u32);
+	__uint(value_size, WS_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ws_offcpu_key);
+	__type(value, struct ws_offcpu_val);
+} offcpu SEC(".maps");
+
+/*
+ * Waking the collector per record costs a context switch per record on the
+ * traced machine's CPUs; it polls every few ms instead, and is woken only
+ * when the ring fills past wakeup_bytes.
+ */
+static __always_inline __u64 rb_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool is_traced(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+static __always_inline __u8 cpu_type(__u32 cpu)
+{
+	if (cpu >= WS_MAX_CPUS)
+		return CT_UNIFORM;
+	barrier_var(cpu);	/* keep the mask: the verifier needs it */
+	return cpu_types[cpu & (WS_MAX_CPUS - 1)];
+}
+
+static __always_inline struct thread_state *get_thread(__u32 tid, __u32 tgid,
+						       bool create)
+{
+	struct thread_state *t;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t || !create)
+		return t;
+	t = bpf_map_lookup_elem(&zero_state, &zero);
+	if (!t)
+		return NULL;
+	if (bpf_map_update_elem(&threads, &tid, t, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		count(CNT_THREADS_FULL);
+		return NULL;
+	}
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t) {
+		t->rec.pid = tgid;
+		t->rec.tid = tid;
+	}
+	return t;
+}
+
+#endif /* __WS_MAPS_H */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * partition.bpf.h - the core: a write's duration partitioned into
+ * components.  Time is charged lazily at every transition to the component
+ * that was current, so the components add up to the duration exactly; the
+ * queue's overlap with leaders' WAL syncs and writes is kept beside it.
+ */
+#ifndef __WS_PARTITION_H
+#define __WS_PARTITION_H
+
+static __always_inline __u8 phase_comp(__u8 phase)
+{
+	switch (phase) {
+#define WS_PC_CASE(p, c)	case p: return c;
+	WS_PHASE_COMPS(WS_PC_CASE)
+#undef WS_PC_CASE
+	default:
+		return RC_OTHER;
+	}
+}
+
+static __always_inline __u8 stack_comp(struct thread_state *t)
+{
+	__u8 d = t->depth;
+
+	if (d == 0 || d > WS_MAX_DEPTH)
+		return RC_OTHER;
+	return phase_comp(t->stack[(d - 1) & (WS_MAX_DEPTH - 1)]);
+}
+
+static __always_inline __u8 cur_comp(struct thread_state *t)
+{
+	if (t->in_sys && t->sys_comp != 0xff)
+		return t->sys_comp;
+	return stack_comp(t);
+}
+
+/* charge [last_ts, now) to the current component */
+static __always_inline void charge(struct thread_state *t, __u64 now)
+{
+	__u8 c;
+
+	if (!t->write_start)
+		return;
+	if (now > t->last_ts) {
+		c = cur_comp(t);
+		if (c < WS_MAX_COMP) {
+			barrier_var(c);	/* keep the mask: the verifier's bound */
+			t->rec.comp_ns[c & (WS_MAX_COMP - 1)] +=
+				now - t->last_ts;
+		}
+		t->last_ts = now;
+	}
+}
+
+static __always_inline __u64 busy_now(struct busy_clock *b, int i, __u64 now)
+{
+	__u64 v;
+
+	i &= 1;
+	v = b->cum[i];
+	if (b->active[i] > 0 && now > b->since[i])
+		v += now - b->since[i];
+	return v;
+}
+
+static __always_inline void busy_enter(int i, __u64 now)
+{
+	__u32 zero = 0;
+	struct busy_clock *b = bpf_map_lookup_elem(&busy, &zero);
+
+	if (!b)
+		return;
+	i &= 1;
+	if (__sync_fetch_and_add(&b->active[i], 1) == 0)
+		b->since[i] = now;
+}
+
+static __always_inline void busy_exit(int i, __u64 now)
+{
+	__u32 zero = 0;
+	struct busy_clock *b = bpf_map_lookup_elem(&busy, &zero);
+
+	if (!b)
+		return;
+	i &= 1;
+	if (__sync_fetch_and_add(&b->active[i], -1) == 1 && now > b->since[i])
+		__sync_fetch_and_add(&b->cum[i], now - b->since[i]);
+}
+
+/* the current component changes from old to new: queue overlap bookkeeping */
+static __always_inline void comp_switch(struct thread_state *t, __u8 old,
+					__u8 new, __u64 now)
+{
+	__u32 zero = 0;
+	struct busy_clock *b;
+
+	if (t->rec.engine != WS_ENGINE_ROCKSDB ||
+	    (old == RC_QUEUE) == (new == RC_QUEUE))
+		return;
+	b = bpf_map_lookup_elem(&busy, &zero);
+	if (!b)
+		return;
+	if (new == RC_QUEUE) {
+		t->q_snap[0] = busy_now(b, 0, now);
+		t->q_snap[1] = busy_now(b, 1, now);
+	} else {
+		t->rec.q_behind_sync_ns += busy_now(b, 0, now) - t->q_snap[0];
+		t->rec.q_behind_walw_ns += busy_now(b, 1, now) - t->q_snap[1];
+	}
+}
+
+static __always_inline void add_cpu_slice(struct thread_state *t, __u64 now)
+{
+	__u64 from = t->oncpu_since;
+	__u8 ct;
+
+	if (!t->write_start || !from || !t->last_cpu)
+		return;
+	if (from < t->write_start)
+		from = t->write_start;
+	if (now <= from)
+		return;
+	ct = cpu_type(t->last_cpu - 1);
+	t->rec.cpu_ns[ct & 3] += now - from;
+}
+
+static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
+					__u32 tid, __u64 now, __u16 engine)
+{
+	__builtin_memset(&t->rec, 0, sizeof(t->rec));
+	t->rec.rec_type = WS_REC_WRITE;
+	t->rec.pid = tgid;
+	t->rec.tid = tid;
+	t->rec.engine = engine;
+	t->rec.start_ns = now;
+	t->rec.cpu_start = bpf_get_smp_processor_id();
+	if (engine == WS_ENGINE_ROCKSDB)
+		t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
+	t->rec.cold_hits = t->hit_cold;	/* the hit that begins it */
+	t->write_start = now;
+	t->last_ts = now;
+	t->depth = 0;
+	if (!t->oncpu_since) {	/* first sight of this thread */
+		t->oncpu_since = now;
+		t->last_cpu = t->rec.cpu_start + 1;
+	}
+}
+
+static __always_inline void end_write(struct thread_state *t, __u64 now,
+				      __u16 flags)
+{
+	charge(t, now);
+	comp_switch(t, cur_comp(t), RC_OTHER, now);
+	add_cpu_slice(t, now);
+	t->rec.dur_ns = now - t->write_start;
+	t->rec.cpu_end = bpf_get_smp_processor_id();
+	t->rec.flags |= flags;
+	/* an autocommit SQLite statement that wrote nothing is a read */
+	if ((t->rec.engine == WS_ENGINE_ROCKSDB ||
+	     (t->rec.flags & (WS_WF_EXPLICIT | WS_WF_WROTE))) &&
+	    bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
+		count(CNT_LOST_WRITE);
+	t->write_start = 0;
+	t->depth = 0;
+	t->write_depth = 0;
+	t->txn_end_depth = 0;
+	t->txn_end_flags = 0;
+}
+
+/* a probe hit: cold if the thread's previous one was long enough ago */
+static __always_inline void note_hit(struct thread_state *t, __u64 now)
+{
+	t->hit_cold = now - t->last_hit > WS_WARM_GAP_NS;
+	t->last_hit = now;
+	if (t->write_start)
+		t->rec.cold_hits += t->hit_cold;
+}
+
+#endif /* __WS_PARTITION_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * uprobes.bpf.h - the two generic uprobe programs: every probe point
+ * attaches one of them with its phase (enum ws_phase) in the attach cookie.
+ */
+#ifndef __WS_UPROBES_H
+#define __WS_UPROBES_H
+
+SEC("uprobe")
+int BPF_KPROBE(ws_phase_enter)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u8 phase, parent, comp;
+	struct thread_state *t;
+
+	if (!is_traced(tgid))
+		return 0;
+	count(CNT_UPROBE);
+	now = bpf_ktime_get_ns();
+	cookie = bpf_get_attach_cookie(ctx);
+	phase = cookie;
+	t = get_thread(tid, tgid, true);
+	if (!t)
+		return 0;
+	note_hit(t, now);
+	if (phase == PH_SQL_STEP)
+		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
+	if (phase == PH_WRITE) {
+		if (t->write_depth++ == 0)
+			begin_write(t, tgid, tid, now, WS_ENGINE_ROCKSDB);
+		else if (t->write_start) {	/* nested: all of it inside */
+			t->rec.hits_par[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+			t->rec.hits_in[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+		}
+		return 0;
+	}
+	if (!t->write_start)
+		return 0;
+	parent = cur_comp(t);
+	if (phase == PH_WAL && groups_unprobed)	/* only a leader writes it */
+		t->rec.flags |= WS_WF_LEADER;
+	if (phase == PH_LEADER) {
+		t->rec.flags |= WS_WF_LEADER;
+		t->rec.hits_one[parent & (WS_MAX_COMP - 1)]++;
+		return 0;
+	}
+	charge(t, now);
+	comp = phase_comp(phase);
+	t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
+	t->rec.hits_in[comp & (WS_MAX_COMP - 1)]++;
+	if (t->depth >= WS_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		t->rec.flags |= WS_WF_TRUNC;
+		return 0;
+	}
+	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = phase;
+	t->depth++;
+	if (!t->in_sys)
+		comp_switch(t, parent, comp, now);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(ws_phase_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct thread_state *t;
+	__u8 phase, old;
+
+	if (!is_traced(tgid))
+		return 0;
+	count(CNT_URETPROBE);
+	now = bpf_ktime_get_ns();
+	phase = bpf_get_attach_cookie(ctx);
+	t = get_thread(tid, tgid, false);
+	if (!t)
+		return 0;
+	note_hit(t, now);
+	if (phase == PH_WRITE) {
+		if (t->write_depth == 0)
+			return 0;
+		if (--t->write_depth == 0 && t->write_start)
+			end_write(t, now, 0);
+		return 0;
+	}
+	if (!t->write_start)
+		return 0;
+	if (phase == PH_SQL_STEP)
+		return sql_step_exit(ctx, t, now);
+	if (t->depth == 0 ||
+	    t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)] != phase) {
+		count(CNT_PHASE_MISMATCH);
+		t->rec.flags |= WS_WF_TRUNC;
+		return 0;
+	}
+	charge(t, now);
+	old = cur_comp(t);
+	t->depth--;
+	if (!t->in_sys)
+		comp_switch(t, old, cur_comp(t), now);
+	return 0;
+}
+
+#endif /* __WS_UPROBES_H */

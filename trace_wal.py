@@ -23,7 +23,7 @@ if (os.path.exists(VENV_PY) and os.path.realpath(sys.prefix)
     os.execv(VENV_PY, [VENV_PY, os.path.realpath(__file__)] + sys.argv[1:])
 sys.path.insert(0, HERE)
 
-from collectors.cli import main  # noqa: E402
+from runners.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -81,8 +81,8 @@ import json, sys, time
 sys.path.insert(0, {str(ROOT)!r})
 sys.argv = ["x"]
 from bench.analysis_memory import PeakByPhase
-from collectors.heap import keep_heap_small
-from collectors import calibration, run as RUN
+from analysis.heap import keep_heap_small
+from analysis import run as RUN
 from viz import flamegraph, report
 from pathlib import Path
 keep_heap_small()
@@ -90,8 +90,7 @@ d = Path({str(run_dir)!r})
 m = PeakByPhase()
 t = time.monotonic()
 m.phase = "analyse"
-s = RUN.analyse(d, calibration.get(), engine="rocksdb")
-RUN.write_outputs(d, {{**json.loads((d / "summary.json").read_text()), **s}})
+s = RUN.analyse(d)
 m.phase = "flame graphs"
 flamegraph.render_run(d)
 m.phase = "report"

@@ -2,7 +2,9 @@
 
 Runs .output/walscope-calibrate (which traces itself with the real BPF
 programs) and keeps the result in /var/cache/walscope/, so each run pays
-for it once per machine; ``--recalibrate`` refreshes it.
+for it once per machine; ``--recalibrate`` refreshes it.  The tracer
+copies the figures into the run folder (calibration.json); what they mean
+per write is analysis/compensation.py's business.
 """
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from collectors.attribution import Calibration, derived_costs
 from collectors.records import ROOT
 
 TOOL = ROOT / ".output" / "walscope-calibrate"
@@ -77,16 +78,16 @@ def _measure(iterations: int, rounds: int, warm: bool = False) -> dict[str, Any]
     return out
 
 
-def get(refresh: bool = False) -> Calibration:
+def get(refresh: bool = False) -> dict[str, Any]:
+    """This machine's figures (measure()'s), from the cache or measured now;
+    "source" says which."""
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     path = CACHE_DIR / f"calibration-v{FORMAT}-{machine_key()}.json"
     if not refresh and path.exists():
         try:
-            data = json.loads(path.read_text())
-            return Calibration.from_dict({**data, "source": f"cache {path}"})
+            return {**json.loads(path.read_text()), "source": f"cache {path}"}
         except (OSError, json.JSONDecodeError):
             pass
     data = measure()
-    data.update(derived_costs(data))   # the warm and cold figures: from_dict
     path.write_text(json.dumps(data, indent=2) + "\n")
-    return Calibration.from_dict({**data, "source": "measured"})
+    return {**data, "source": "measured"}

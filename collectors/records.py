@@ -166,6 +166,30 @@ def no_stack() -> int:
     return stack_id_value("WS_NO_STACK")
 
 
+def write_flag(name: str) -> int:
+    """A write record flag bit (enum ws_write_flag, WS_WF_<name>)."""
+    return enum_values("ws_write_flag")["WS_WF_" + name.upper()]
+
+
+# the header's syscall groups (enum ws_sys_<group>): write, sync and other
+# are traced, untraced ones are only recognised
+SYSCALL_GROUPS = ("write", "sync", "other", "untraced")
+
+
+def syscalls(group: str | None = None) -> dict[int, str]:
+    """number -> name of the syscalls the BPF side names (one group, or all)."""
+    out: dict[int, str] = {}
+    for g in (group,) if group else SYSCALL_GROUPS:
+        for k, v in enum_values(f"ws_sys_{g}").items():
+            out[v] = k[len("WS_NR_"):]
+    return out
+
+
+def stack_depth() -> int:
+    """Frames kept per stack (WS_STACK_DEPTH)."""
+    return enum_values("ws_tuning")["WS_STACK_DEPTH"]
+
+
 def counter_names() -> list[str]:
     names = enum_names("ws_counter", "CNT_")
     return [names[i] for i in sorted(names)]
@@ -215,3 +239,26 @@ def torn_bytes(run_dir: str | os.PathLike) -> dict[str, int]:
             if rest:
                 out[fname] = rest
     return out
+
+
+def read_stack_map(run_dir: str | os.PathLike) -> dict[int, list[int]]:
+    """stacks.bin (struct ws_stack_ent, the collector's dump of the stack
+    map): id -> ips, leaf first."""
+    path = Path(run_dir) / "stacks.bin"
+    if not path.exists():
+        return {}
+    dt = struct_dtype("ws_stack_ent")
+    raw = path.read_bytes()
+    ents = np.frombuffer(raw, dtype=dt, count=len(raw) // dt.itemsize)
+    return {int(e["id"]): [int(x) for x in e["ips"][:int(e["depth"])]] for e in ents}
+
+
+def read_offcpu(run_dir: str | os.PathLike) -> np.ndarray:
+    """offcpu.bin (struct ws_offcpu_ent, the collector's dump of the offcpu
+    map): off-CPU time summed per key."""
+    dt = struct_dtype("ws_offcpu_ent")
+    path = Path(run_dir) / "offcpu.bin"
+    if not path.exists():
+        return np.zeros(0, dtype=dt)
+    raw = path.read_bytes()
+    return np.frombuffer(raw, dtype=dt, count=len(raw) // dt.itemsize)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from collectors import topology  # noqa: E402
-from collectors.run import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
+from runners.trace import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
 from runners import dbbench_output  # noqa: E402
 from runners.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--user", help="run workloads as this user (default SUDO_USER)")
     ap.add_argument("--no-report", action="store_true")
     a = ap.parse_args(argv)
-    from collectors.heap import keep_heap_small
+    from analysis.heap import keep_heap_small
     keep_heap_small()
     try:
         sc = load(a.scenario)

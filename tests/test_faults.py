@@ -126,6 +126,7 @@ def test_workload_killed_mid_run(tmp_path):
 
 def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
     """kill -9 of trace_wal.py: the collector sees EOF, flushes, detaches."""
+    from analysis.__main__ import main as analyse
     from viz import report
     out = tmp_path / "o"
     proc = _start(tmp_path, out)
@@ -139,6 +140,8 @@ def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
     assert not _pids_of(f"walscope-collect -o {out}")
     assert (out / "writes.bin").stat().st_size > 0
     html = tmp_path / "r.html"
+    assert report.main([str(out), "-o", str(html)]) == 1   # not analysed: said so
+    assert analyse(["-q", str(out)]) == 0
     assert report.main([str(out), "-o", str(html)]) == 0
     s = json.loads((out / "summary.json").read_text())
     assert s["partial_run"] and s["writes"]["count"] > 100

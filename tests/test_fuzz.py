@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from collectors import records as R
-from collectors.attribution import Calibration, io_frame, writes_frame
+from analysis.compensation import Calibration
+from analysis.io import io_frame
+from analysis.writes import writes_frame
 from runners.scenario import ScenarioError, load
 
 BUDGET = int(os.environ.get("WALSCOPE_FUZZ_EXAMPLES", "150"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from collectors.run import SAMPLE_MODE_HZ
+from runners.defaults import SAMPLE_MODE_HZ
 from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
 
 # total time db_bench's own threads spend in a syscall, timed by tracepoints;
@@ -128,7 +128,7 @@ def test_write_time_from_registers_matches_bpftrace(tmp_path):
 
 @pytest.mark.parametrize("nr", [1, 202, 75])
 def test_syscall_names_cover_any_syscall(nr):
-    from collectors.attribution import syscall_name
+    from analysis.syscalls import name as syscall_name
     assert syscall_name(nr) == {1: "write", 202: "futex", 75: "fdatasync"}[nr]
 
 

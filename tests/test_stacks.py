@@ -5,7 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from collectors import stacks
+from analysis import stacks
+from collectors import frame_pointers
 from tests.conftest import run_trace
 
 SRC = """
@@ -30,12 +31,12 @@ def build(tmp: Path, flags: list[str]) -> str:
 def test_frame_pointer_detection(tmp_path):
     fp = build(tmp_path, ["-fno-omit-frame-pointer"])
     nofp = build(tmp_path, ["-fomit-frame-pointer"])
-    assert stacks.frame_pointer_share(fp) > stacks.frame_pointer_share(nofp)
-    assert stacks.choose("auto", [nofp]) == "dwarf"
-    assert stacks.choose("bpf", [nofp]) == "bpf"
+    assert frame_pointers.frame_pointer_share(fp) > frame_pointers.frame_pointer_share(nofp)
+    assert frame_pointers.choose("auto", [nofp]) == "dwarf"
+    assert frame_pointers.choose("bpf", [nofp]) == "bpf"
     # Debian's librocksdb keeps no frame pointers: auto takes dwarf
-    assert stacks.choose("auto", ["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"]) == "dwarf"
-    assert stacks.frame_pointer_share("/nonexistent") == 0.0
+    assert frame_pointers.choose("auto", ["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"]) == "dwarf"
+    assert frame_pointers.frame_pointer_share("/nonexistent") == 0.0
 
 
 def test_truncation_rule():

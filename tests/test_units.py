@@ -11,7 +11,10 @@ import pytest
 
 from collectors import records as R
 from collectors import topology as T
-from collectors.attribution import Calibration, summarize, writes_frame, io_frame
+from analysis.compensation import Calibration
+from analysis.io import io_frame
+from analysis.summary import summarize
+from analysis.writes import writes_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -162,7 +165,7 @@ def test_cold_hits_are_charged_the_cold_cost(tmp_path):
 
 
 def test_readme_generated_blocks_are_current():
-    from collectors import readme
+    from runners import docs as readme
     text = (ROOT / "README.md").read_text()
     assert readme.render(text) == text, "run `make readme`"
 
@@ -246,7 +249,7 @@ def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
 
 
 def test_transactions_labelled_by_the_workload_log():
-    from collectors.attribution import by_type, label_transactions
+    from analysis.writes import by_type, label_transactions
     w = pd.DataFrame({"tid": [7, 7, 8, 7], "start_ns": [100, 300, 310, 900],
                       "dur_ns": [50, 60, 70, 10], "dur_adj_ns": [40, 50, 60, 5],
                       "x_adj_ns": [1, 2, 3, 4]})
@@ -272,8 +275,8 @@ def test_sqlite_symbols_of_the_system_library():
 
 
 def test_sampled_split_moves_a_share_of_the_parent():
-    from collectors.attribution import apply_split
-    from collectors.sampling import split_fractions
+    from analysis.sampling import split_fractions
+    from analysis.writes import apply_split
     samples = pd.DataFrame({
         "in_write": [True] * 40 + [False] * 10,
         "phase_comp": ["wal_append"] * 30 + ["memtable"] * 10 + ["wal_append"] * 10,
@@ -296,8 +299,8 @@ def test_two_sampled_shares_of_one_parent_are_taken_from_it_as_measured():
     out of other: both shares are of the same samples, so both apply to
     other as measured, not one after the other; queue counts only the
     waiting symbols, not a leader's WriteThread:: bookkeeping."""
-    from collectors.attribution import apply_split
-    from collectors.sampling import split_fractions
+    from analysis.sampling import split_fractions
+    from analysis.writes import apply_split
     syms = (["rocksdb::MemTable::Add"] * 20 + ["rocksdb::WriteThread::AwaitState"] * 10
             + ["rocksdb::WriteThread::ExitAsBatchGroupLeader"] * 5 + ["[kernel]"] * 15)
     samples = pd.DataFrame({
@@ -319,7 +322,7 @@ def test_two_sampled_shares_of_one_parent_are_taken_from_it_as_measured():
 
 
 def test_samples_in_io_syscalls_take_the_engines_components():
-    from collectors.sampling import classify_symbol, syscall_component
+    from analysis.sampling import classify_symbol, syscall_component
     assert syscall_component(75, "wal") == "wal_sync_io"
     assert syscall_component(1, "wal") == "wal_write_io"
     assert syscall_component(75, "dir") == "wal_sync_io"   # RocksDB syncs the WAL's dir

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from viz import folded, flamegraph, report
+from analysis import folded
+from viz import flamegraph, report
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("WALSCOPE_REGEN_GOLDEN") == "1"  # rewrite the golden files

@@ -18,8 +18,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from viz.folded import write_folded  # noqa: E402
-
 TITLES = {"phase": "WAL write phases (us, probe overhead compensated)",
           "offcpu": "Off-CPU: runnable and blocked time (us)",
           "offcpu-stacks": "Off-CPU stacks: blocked and runnable time (us)",
@@ -51,16 +49,23 @@ def render(folded: Path, svg: Path, title: str, countname: str = "us") -> Path:
     return svg
 
 
+def folded_files(run_dir: Path) -> dict[str, Path]:
+    """kind -> the run's *.folded file (the analysis wrote them)."""
+    return {k: run_dir / f"{k}.folded" for k in TITLES
+            if (run_dir / f"{k}.folded").exists()}
+
+
 def render_run(run_dir: Path) -> dict[str, Path]:
+    """flame-<kind>.svg beside each folded file of the run folder."""
     out = {}
-    for kind, folded in write_folded(run_dir).items():
+    for kind, folded in folded_files(run_dir).items():
         out[kind] = render(folded, run_dir / f"flame-{kind}.svg", TITLES[kind],
                            "samples" if kind.startswith("oncpu") else "us")
     return out
 
 
 def render_diff(a: Path, b: Path, svg: Path, kind: str = "phase") -> Path:
-    fa, fb = write_folded(a).get(kind), write_folded(b).get(kind)
+    fa, fb = folded_files(a).get(kind), folded_files(b).get(kind)
     if not fa or not fb:
         raise RenderError(f"no {kind} stacks in one of {a}, {b}")
     diff = svg.with_suffix(".folded")

@@ -26,20 +26,13 @@ from plotly.subplots import make_subplots
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-ROCKSDB_COMPONENTS = ["queue", "wal_sync_io", "wal_write_io", "wal_append", "crc",
-                      "memtable", "sched_runq", "other"]
-SQLITE_COMPONENTS = ["journal_sync_io", "journal_write_io", "db_sync_io", "db_write_io",
-                     "dir_sync_io", "journal_lifecycle", "checkpoint", "lock_wait",
-                     "sql_exec"]
-# one order for every figure: RocksDB's, then SQLite's own
-COMPONENTS = ROCKSDB_COMPONENTS[:-2] + SQLITE_COMPONENTS + ["sched_runq", "other"]
-COLORS = {"queue": "#9467bd", "wal_sync_io": "#d62728", "wal_write_io": "#ff7f0e",
-          "wal_append": "#e7ba52", "crc": "#8c564b", "memtable": "#2ca02c",
-          "sched_runq": "#1f77b4", "other": "#7f7f7f",
-          "journal_sync_io": "#d62728", "journal_write_io": "#ff7f0e",
-          "db_sync_io": "#843c39", "db_write_io": "#e7969c", "dir_sync_io": "#7b4173",
-          "journal_lifecycle": "#bcbd22", "checkpoint": "#17becf",
-          "lock_wait": "#9467bd", "sql_exec": "#2ca02c"}
+from analysis import components  # noqa: E402
+from analysis.aggregate import Dist  # noqa: E402
+from analysis.columns import ParquetColumns  # noqa: E402
+from analysis.components import QUEUE_PARTS  # noqa: E402
+
+COMPONENTS = list(components.DISPLAY_ORDER)
+COLORS = components.COLORS
 TIMELINE_POINTS = 4000      # per scenario
 CDF_POINTS = 400
 
@@ -57,7 +50,6 @@ class Run:
         io = path / "io.parquet"
         self.io = pd.DataFrame()
         if io.exists():  # the timeline shows at most TIMELINE_POINTS of them
-            from collectors.columns import ParquetColumns
             parts = [b[b["thread"].str.startswith("rocksdb:") & (b["bytes"] > 0)]
                      for b in ParquetColumns(io).batches(["ts_ns", "thread", "bytes"])]
             self.io = pd.concat(parts) if parts else self.io
@@ -78,8 +70,8 @@ class Run:
 # run's table is never loaded whole
 WRITE_COLUMNS = ("start_ns", "dur_ns", "dur_adj_ns", "leader", "engine", "explicit",
                  "txn_type", "app_latency_ns", "on_p_ns", "on_e_ns", "on_uniform_ns",
-                 "mig_p_to_e", "mig_e_to_p", "mig_same_type", "queue_ns",
-                 "queue_behind_sync_ns", "queue_behind_wal_write_ns", "queue_other_ns")
+                 "mig_p_to_e", "mig_e_to_p", "mig_same_type", "queue_ns") + tuple(
+                     f"{p}_ns" for p in QUEUE_PARTS)
 
 
 REPORT_ROWS = 500_000      # above this, writes are sampled (never the CDF or tail)
@@ -116,10 +108,8 @@ class Tail:
 
 def read_writes(path: Path) -> tuple[pd.DataFrame, Any, Tail, int]:
     """(writes or every step-th write, every write's latency as a
-    collectors.aggregate.Dist in ns, the writes at or above p99, step):
+    analysis.aggregate.Dist in ns, the writes at or above p99, step):
     bounded memory whatever the run's length."""
-    from collectors.aggregate import Dist
-    from collectors.columns import ParquetColumns
     cols = ParquetColumns(path)
     want = [c for c in cols.columns if c in WRITE_COLUMNS or c.endswith("_adj_ns")]
     dcol = "dur_adj_ns" if "dur_adj_ns" in cols else "dur_ns"
@@ -143,23 +133,14 @@ def read_writes(path: Path) -> tuple[pd.DataFrame, Any, Tail, int]:
     return pd.concat(sample), dur, tail, step
 
 
-def recover(run_dir: Path) -> None:
-    """A run whose tracer died before analysing: build it from the records."""
-    from collectors.attribution import Calibration
-    from collectors.run import analyse, write_outputs
-    summary = analyse(run_dir, Calibration())
-    summary["partial_run"] = True
-    summary.setdefault("elapsed_s", None)
-    write_outputs(run_dir, summary)
-
-
 def find_runs(paths: list[Path]) -> list[Run]:
     found: list[tuple[Path, str]] = []
     for p in paths:
         if not p.exists():
             raise ReportError(f"{p}: no such folder")
         if not (p / "summary.json").exists() and (p / "writes.bin").exists():
-            recover(p)
+            raise ReportError(f"{p}: not analysed yet (its tracer died?): run "
+                              f"`python -m analysis {p}` first")
         if (p / "summary.json").exists():
             found.append((p, p.name))
             continue
@@ -361,7 +342,7 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
         fig.add_bar(x=names, y=[float(r.writes.loc[r.writes["leader"] == lead, "dur_adj_ns"]
                                       .mean() or 0) / 1e3 if len(r.writes) else 0
                                 for r in runs], name=label, row=1, col=1)
-    for part in ("queue_behind_sync", "queue_behind_wal_write", "queue_other"):
+    for part in QUEUE_PARTS:
         vals = []
         for r in runs:
             f = r.writes[~r.writes["leader"]] if len(r.writes) else r.writes
@@ -482,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                          "else ./report.html)")
     a = ap.parse_args(argv)
     out = a.output or (a.runs[0] / "report.html" if len(a.runs) == 1 else Path("report.html"))
-    from collectors.heap import keep_heap_small
+    from analysis.heap import keep_heap_small
     keep_heap_small()
     try:
         runs = find_runs(a.runs)

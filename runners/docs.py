@@ -15,24 +15,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def usage() -> str:
     os.environ["COLUMNS"] = "80"
-    from collectors.cli import build_parser
+    from runners.cli import build_parser
     return "```\n" + build_parser().format_help().rstrip() + "\n```"
 
 
 def schema() -> str:
     """Parquet columns of each file: the frames built from no records."""
     import tempfile
-    from collectors import attribution as A
-    from collectors import sampling, threadtime
+    from analysis import io, sampling, sched, threadtime
+    from analysis import writes as W
+    from analysis.compensation import Calibration
     rows = ["| file | columns |", "|---|---|"]
     with tempfile.TemporaryDirectory() as d:
-        frames = {"writes.parquet": A.writes_frame(Path(d), A.Calibration()),
-                  "writes.parquet (SQLite)": A.label_transactions(
-                      A.writes_frame(Path(d), A.Calibration(), "sqlite"),
-                      A.read_txlog(Path(d) / "none.csv")),
-                  "io.parquet": A.io_frame(Path(d)),
-                  "sched.parquet": A.sched_frame(Path(d), {}),
-                  "samples.parquet (sample mode)": sampling.samples_frame(Path(d), {}),
+        frames = {"writes.parquet": W.writes_frame(Path(d), Calibration()),
+                  "writes.parquet (SQLite)": W.label_transactions(
+                      W.writes_frame(Path(d), Calibration(), "sqlite"),
+                      W.read_txlog(Path(d) / "none.csv")),
+                  "io.parquet": io.io_frame(Path(d)),
+                  "sched.parquet": sched.sched_frame(Path(d), {}),
+                  "samples.parquet (sample mode)": sampling.samples_frame(Path(d)),
                   "threads.parquet": threadtime.threads_frame(Path(d))}
     for name, df in frames.items():
         rows.append(f"| {name} | " + ", ".join(f"`{c}`" for c in df.columns) + " |")

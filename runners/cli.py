@@ -1,4 +1,4 @@
-"""Command line of trace_wal.py (README's usage section is generated from it)."""
+"""Command line of trace_wal.py (docs/trace_wal.8.md's usage is generated from it)."""
 from __future__ import annotations
 
 import argparse
@@ -7,9 +7,7 @@ import sys
 from pathlib import Path
 
 from collectors import symbols
-
-# off-CPU periods whose stacks are walked: 1 in this many (run.py's default)
-DEFAULT_OFFCPU_STACK_EVERY = 8
+from runners import defaults
 
 EXAMPLES = """\
 examples:
@@ -95,11 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack-entries", type=positive_int, default=0,
                    help=argparse.SUPPRESS)  # tests: force stack map misses
     p.add_argument("--sample-hz", type=int, metavar="HZ",
-                   help="perf sampling frequency per CPU (default: 49 in "
-                        "sample mode, where faster sampling perturbed 4-thread "
-                        "sync=false db_bench by 3-12%%; 499 for --stacks bpf and "
-                        "the sampled CRC split; else off)")
-    p.add_argument("--stacks", choices=("off", "auto", "bpf", "dwarf"), default="off",
+                   help=f"perf sampling frequency per CPU (default: "
+                        f"{defaults.SAMPLE_MODE_HZ} in sample mode, where faster "
+                        "sampling perturbed 4-thread sync=false db_bench by "
+                        f"3-12%%; {defaults.SAMPLE_HZ} for --stacks bpf and the "
+                        "sampled CRC split; else off)")
+    p.add_argument("--stacks", choices=defaults.STACK_METHODS, default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "
                         "probed object keeps frame pointers) (default: off)")
@@ -110,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "on in full mode, off in writes and sample; sample mode "
                         "sums off-CPU time by syscall without stacks)")
     p.add_argument("--offcpu-stack-every", type=positive_int, metavar="N",
-                   default=DEFAULT_OFFCPU_STACK_EVERY,
+                   default=defaults.OFFCPU_STACK_EVERY,
                    help="walk the stacks of 1 in N off-CPU periods, chosen at "
                         "random (a kernel stack walk costs ~4 us here and a "
                         "synced write blocks ~3 times); the others' time is "
@@ -146,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from collectors.run import TraceError, TraceOptions, trace
+    from runners.trace import TraceError, TraceOptions, trace
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     # stops it cleanly on Ctrl-C or SIGTERM would then do nothing
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    from collectors.heap import keep_heap_small
+    from analysis.heap import keep_heap_small
     keep_heap_small()
     try:
         result = trace(opts)

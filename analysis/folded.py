@@ -1,4 +1,5 @@
-"""Folded stacks (FlameGraph's `frame;frame count` format) from a run folder.
+"""Folded stacks (FlameGraph's `frame;frame count` format) from a run folder:
+the *.folded files viz/flamegraph.py renders.
 
 phase:   stacks synthesised from walscope's own phase nesting, weighted by
          compensated microseconds: exact, needs no unwinding.
@@ -12,6 +13,13 @@ from collections import Counter
 from pathlib import Path
 
 import pandas as pd
+
+from analysis.columns import ParquetColumns
+from analysis.components import QUEUE_PARTS
+
+# writes.parquet columns the phase stacks read (with every *_adj_ns)
+PHASE_COLUMNS = ("leader", "explicit", "txn_type", "queue_ns") + tuple(
+    f"{p}_ns" for p in QUEUE_PARTS)
 
 # component -> frames under WriteImpl, the way the attribution sees them
 PHASE_FRAMES: dict[str, tuple[str, ...]] = {
@@ -142,21 +150,13 @@ def oncpu_stacks(samples: pd.DataFrame) -> Counter:
     return out
 
 
-def write_folded(run_dir: Path) -> dict[str, Path]:
-    """All folded files of a run folder; returns kind -> path."""
+def write_folded(run_dir: Path, root: str = "command") -> dict[str, Path]:
+    """All folded files of a run folder (root: the phase stacks' root frame,
+    the traced command's name); returns kind -> path."""
     run_dir = Path(run_dir)
     paths = {}
-    from collectors.columns import ParquetColumns
-    from viz.report import WRITE_COLUMNS
     wcols = ParquetColumns(run_dir / "writes.parquet")
-    want = [c for c in wcols.columns if c in WRITE_COLUMNS or c.endswith("_adj_ns")]
-    root = "command"
-    try:
-        import json
-        cmd = json.loads((run_dir / "summary.json").read_text()).get("command") or []
-        root = Path(cmd[0]).name if cmd else root
-    except (OSError, ValueError):
-        pass
+    want = [c for c in wcols.columns if c in PHASE_COLUMNS or c.endswith("_adj_ns")]
     phase: Counter = Counter()   # a batch at a time: bounded for any run
     for batch in wcols.batches(want):
         phase.update(phase_us(batch, root))
@@ -173,7 +173,7 @@ def write_folded(run_dir: Path) -> dict[str, Path]:
     stacks["offcpu"] = rounded(us)
     if (run_dir / "samples.parquet").exists():
         stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
-    # written by the tracer itself (collectors/stacks.py), taken as is
+    # folded from the records by analysis.run (stacks.py, offcpu.py)
     for kind in ("oncpu-stacks", "offcpu-stacks"):
         if (run_dir / f"{kind}.folded").exists():
             paths[kind] = run_dir / f"{kind}.folded"

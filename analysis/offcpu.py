@@ -27,74 +27,25 @@ sampled stack shows ``[stack not sampled]``.
 """
 from __future__ import annotations
 
-import bisect
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from collectors import records as R
-from collectors.attribution import syscall_name
-from collectors.sampling import Symbolizer
-from viz.folded import clean_frame
 
-STACK_DEPTH = 127
+from analysis import components, syscalls
+from analysis.folded import clean_frame
+from analysis.symbols import RunSymbols
+from collectors import records as R
+
 # frames of the tracing itself, above the scheduler, are dropped
 SCHED_LEAF = "__schedule"
 
 
-def read_stack_map(run_dir: Path) -> dict[int, list[int]]:
-    """stacks.bin (collector's dump_stacks): id -> ips, leaf first."""
-    path = Path(run_dir) / "stacks.bin"
-    out: dict[int, list[int]] = {}
-    if not path.exists():
-        return out
-    raw = path.read_bytes()
-    rec = 8 + STACK_DEPTH * 8
-    for i in range(0, len(raw) - rec + 1, rec):
-        sid, depth = np.frombuffer(raw[i:i + 8], dtype=np.uint32)
-        ips = np.frombuffer(raw[i + 8:i + rec], dtype=np.uint64)[:depth]
-        out[int(sid)] = [int(x) for x in ips]
-    return out
-
-
-def read_offcpu(run_dir: Path) -> np.ndarray:
-    dt = R.struct_dtype("ws_offcpu_ent")
-    path = Path(run_dir) / "offcpu.bin"
-    if not path.exists():
-        return np.zeros(0, dtype=dt)
-    raw = path.read_bytes()
-    n = len(raw) // dt.itemsize
-    return np.frombuffer(raw[:n * dt.itemsize], dtype=dt)
-
-
-class KernelSymbols:
-    """Addresses to names from /proc/kallsyms (read as root, at run time)."""
-
-    def __init__(self, path: str = "/proc/kallsyms"):
-        addrs, names = [], []
-        with open(path) as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) < 3 or parts[1] not in "tTwW":
-                    continue
-                a = int(parts[0], 16)
-                if a:
-                    addrs.append(a)
-                    names.append(parts[2])
-        order = np.argsort(np.array(addrs, dtype=np.uint64), kind="stable")
-        self.addrs = [addrs[i] for i in order]
-        self.names = [names[i] for i in order]
-
-    def name(self, ip: int) -> str:
-        i = bisect.bisect_right(self.addrs, ip) - 1
-        return self.names[i] if i >= 0 else "[kernel]"
-
-
-def kernel_frames(ips: list[int], ksyms: KernelSymbols) -> list[str]:
+def kernel_frames(ips: list[int], sym: RunSymbols) -> list[str]:
     """Root first, the frames above __schedule (tracing's own) dropped."""
-    names = [ksyms.name(ip) for ip in ips]   # leaf first
+    names = [sym.kernel(ip) for ip in ips]   # leaf first
     if SCHED_LEAF in names:
         names = names[names.index(SCHED_LEAF):]
     return list(reversed(names))
@@ -127,15 +78,13 @@ def sampled_shares(ents: np.ndarray, unsampled: int
     return out
 
 
-def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
-         user_stacks: bool = False,
-         ksyms: KernelSymbols | None = None) -> tuple[Counter, dict[str, Any]]:
+def fold(run_dir: Path, engine: str = "rocksdb",
+         user_stacks: bool = False) -> tuple[Counter, dict[str, Any]]:
     """(folded stacks -> us, what summary.json says about them)."""
-    ents = read_offcpu(run_dir)
-    stacks = read_stack_map(run_dir)
-    comps = R.components(engine)
-    ksyms = ksyms or KernelSymbols()
-    usym = Symbolizer()
+    ents = R.read_offcpu(run_dir)
+    stacks = R.read_stack_map(run_dir)
+    comps = components.names(engine)
+    sym = RunSymbols(run_dir)
     out: Counter = Counter()
     kinds = R.file_kinds()
     info: dict[str, Any] = {
@@ -148,7 +97,7 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
 
     def kernel(kid: int) -> list[str]:
         if kid not in kframes:
-            kframes[kid] = kernel_frames(stacks[kid], ksyms)
+            kframes[kid] = kernel_frames(stacks[kid], sym)
         return kframes[kid]
     info["sampled_periods"] = 0
     for e in ents:
@@ -166,11 +115,11 @@ def fold(run_dir: Path, maps: dict[int, list], engine: str = "rocksdb",
                 ips = stacks[uid] if user_stacks else stacks[uid][:1]
             else:
                 ips = [int(k["user_ip"])] if k["user_ip"] else []
-            return [usym.name(maps.get(pid, []), ip).split("(")[0] for ip in reversed(ips)]
+            return [sym.user(pid, ip).split("(")[0] for ip in reversed(ips)]
         nr = int(k["sys_nr"])
         sysf = "[no syscall]"
         if nr >= 0:
-            sysf = syscall_name(nr)
+            sysf = syscalls.name(nr)
             kind = kinds.get(int(k["sys_kind"]), "other")
             if kind != "other":
                 sysf += f"({kind})"

@@ -1,0 +1,104 @@
+"""Probe-overhead compensation: what a probe hit costs, and where it lands.
+
+walscope-calibrate (collectors/walscope_calibrate.c, run by
+collectors/calibration.py) measures the costs on the machine; the tracer
+stores them in the run folder (calibration.json), so a run is compensated
+the same way wherever it is analysed.  Each write record counts its probe
+hits and traced syscalls per component (ws_write_rec.hits_*, sys_*), and
+``writes.writes_frame_from`` subtracts hits x cost from each component.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CALIBRATION_FILE = "calibration.json"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Probe cost per hit, split by where it lands (see walscope_calibrate.c)."""
+    pair_in_ns: float = 0.0    # entry+return pair: cost inside the window
+    pair_out_ns: float = 0.0   # entry+return pair: cost outside the window
+    one_ns: float = 0.0        # entry-only probe
+    uprobe_ns: float = 0.0
+    uretprobe_ns: float = 0.0
+    stepped_pair_in_ns: float = 0.0  # inside cost at a single-stepped site
+    stepped_components: tuple[str, ...] = ()  # their pairs cost stepped_pair_in_ns
+    sql_pair_in_ns: float = 0.0   # sqlite3_step pair (reads the SQL text too)
+    sql_pair_out_ns: float = 0.0
+    sys_in_ns: float = 0.0     # a traced syscall: cost inside its window
+    sys_out_ns: float = 0.0    # ... and in the component it interrupted
+    sys_ign_ns: float = 0.0    # any syscall: the kernel's tracepoint slow path
+    band: float = 0.0          # +- fraction: warm vs cold probe costs
+    source: str = "none"
+    # the same costs measured warm (a tight loop) and cold (after evicting
+    # the caches); the fields above are their midpoints.  When both are
+    # known, each write is charged between them by its share of cold hits
+    warm: tuple[tuple[str, float], ...] = ()
+    cold: tuple[tuple[str, float], ...] = ()
+
+    def cost(self, key: str, cold_share: np.ndarray) -> np.ndarray:
+        """A per-hit cost for each write: warm + cold_share * (cold - warm),
+        or the midpoint where warm and cold were not measured."""
+        w, c = dict(self.warm).get(key), dict(self.cold).get(key)
+        if w is None or c is None:
+            return np.full(len(cold_share), float(getattr(self, key)))
+        return w + cold_share * (c - w)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any] | None) -> "Calibration":
+        """From walscope-calibrate's figures (calibration.json), or from a
+        summary.json's calibration: the per-hit costs are derived again."""
+        if not d:
+            return Calibration()
+        keys = Calibration.__dataclass_fields__.keys()
+        out: dict[str, Any] = {k: d[k] for k in keys
+                               if k in d and k not in ("warm", "cold", "stepped_components")}
+        out.update(derived_costs(d))
+        out["stepped_components"] = tuple(d.get("stepped_components", ()))
+        for end in ("warm", "cold"):
+            if isinstance(d.get(end), dict):
+                out[end] = tuple(sorted(derived_costs(d[end]).items()))
+        return Calibration(**out)
+
+
+# per-hit cost fields that have warm and cold measurements
+HIT_COSTS = ("pair_in_ns", "pair_out_ns", "one_ns", "stepped_pair_in_ns",
+             "sql_pair_in_ns", "sql_pair_out_ns", "sys_in_ns", "sys_out_ns",
+             "sys_ign_ns")
+
+
+def derived_costs(m: dict[str, Any]) -> dict[str, float]:
+    """walscope-calibrate's figures as Calibration's per-hit costs.  A
+    traced syscall's window shows none of its cost (it is all in the
+    tracepoint programs around it): noise around 0 becomes 0."""
+    out = {k: float(m[k]) for k in HIT_COSTS if k in m}
+    if "sys_ns" in m:
+        out["sys_in_ns"] = max(0.0, float(m.get("sys_in_ns", 0)))
+        out["sys_out_ns"] = max(0.0, float(m["sys_ns"]) - out["sys_in_ns"])
+    if "sql_pair_ns" in m and "sql_pair_in_ns" in m:
+        out["sql_pair_out_ns"] = max(0.0, float(m["sql_pair_ns"]) - float(m["sql_pair_in_ns"]))
+    out["sys_ign_ns"] = max(0.0, out.get("sys_ign_ns", 0.0))
+    return out
+
+
+def load(run_dir: Path) -> Calibration:
+    """The run's calibration (calibration.json); none (no compensation)
+    when it was traced with --no-calibrate."""
+    try:
+        return Calibration.from_dict(json.loads((Path(run_dir) / CALIBRATION_FILE).read_text()))
+    except FileNotFoundError:
+        return Calibration()
+    except (OSError, ValueError, TypeError) as e:
+        raise ValueError(f"{run_dir}/{CALIBRATION_FILE}: unreadable ({e})") from None
+
+
+def to_dict(cal: Calibration) -> dict[str, Any]:
+    """What calibration.json and summary.json's calibration hold."""
+    return {**cal.__dict__, "stepped_components": list(cal.stepped_components),
+            "warm": dict(cal.warm), "cold": dict(cal.cold)}

@@ -1,0 +1,87 @@
+"""One row per traced syscall (io.parquet): which file, which thread,
+how long, how many bytes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import syscalls
+from collectors import records as R
+
+
+def cpu_type_letters() -> dict[int, str]:
+    """enum ws_cpu_type value -> U (uniform), P or E; ? for anything else."""
+    names = R.enum_names("ws_cpu_type", "CT_")
+    return {v: n[0].upper() for v, n in names.items()}
+
+
+def opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFrame:
+    o = R.read_records(run_dir, "ws_open_rec")
+    opens = o[(o["nr"] == syscalls.number("openat")) & (o["ret"] >= 0)]
+    df = pd.DataFrame({
+        "ts_ns": opens["ts_ns"].astype(np.int64),
+        "pid": opens["pid"].astype(np.int64),
+        "fd": opens["ret"].astype(np.int64),
+        "path": [p.decode(errors="replace") for p in opens["path"]],
+    })
+    if seeded:
+        pre = pd.DataFrame([(0, pid, fd, path) for (pid, fd), path in seeded.items()],
+                           columns=["ts_ns", "pid", "fd", "path"])
+        df = pd.concat([pre, df], ignore_index=True)
+    return df.sort_values("ts_ns", kind="stable")
+
+
+def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
+             ) -> pd.DataFrame:
+    opens = opens_frame(run_dir, seeded or {})
+    return io_frame_from(R.read_records(run_dir, "ws_io_rec"), opens,
+                         named_frame(run_dir))
+
+
+def named_frame(run_dir: Path) -> pd.DataFrame:
+    """(tid, ts_ns) -> path of every openat/unlink record."""
+    o = R.read_records(run_dir, "ws_open_rec")
+    return pd.DataFrame({"tid": o["tid"].astype(np.int64),
+                         "ts_ns": o["ts_ns"].astype(np.int64),
+                         "own_path": [p.decode(errors="replace") for p in o["path"]]}
+                        ).drop_duplicates(["tid", "ts_ns"])
+
+
+def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame
+                  ) -> pd.DataFrame:
+    """io_frame of some io records; opens and named from the whole run."""
+    kinds = R.file_kinds()
+    names = syscalls.traced()
+    letters = cpu_type_letters()
+    df = pd.DataFrame({
+        "ts_ns": io["ts_ns"].astype(np.int64),
+        "pid": io["pid"].astype(np.int64),
+        "tid": io["tid"].astype(np.int64),
+        "syscall": pd.Categorical([names.get(int(x), str(x)) for x in io["nr"]]),
+        "lat_ns": io["lat_ns"].astype(np.int64),
+        "ret": io["ret"].astype(np.int64),
+        "fd": io["fd"].astype(np.int64),
+        "ino": io["ino"].astype(np.int64),
+        "kind": pd.Categorical([kinds.get(int(k), "other") for k in io["kind"]]),
+        "in_write": io["in_write"].astype(bool),
+        "cpu": io["cpu"].astype(np.int32),
+        "cpu_type": [letters.get(int(c), "?") for c in io["cpu_type"]],
+        "thread": [c.decode(errors="replace") for c in io["comm"]],
+    })
+    df["bytes"] = np.where(df["syscall"].isin(syscalls.writes()) & (df["ret"] > 0),
+                           df["ret"], 0)
+    df = df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+    if len(df) and len(opens):
+        df = pd.merge_asof(df, opens, on="ts_ns", by=["pid", "fd"],
+                           direction="backward")
+        df["path"] = df["path"].fillna("")
+    else:
+        df["path"] = ""
+    # openat/unlink rows: the path their own record carries
+    if len(df) and len(named):
+        own = df[["tid", "ts_ns"]].merge(named, how="left", on=["tid", "ts_ns"])["own_path"]
+        own.index = df.index
+        df["path"] = own.where(own.notna() & (own != ""), df["path"])
+    return df

@@ -1,0 +1,210 @@
+"""Analyse a run folder: the collector's records in, Parquet tables, folded
+stacks and summary.json out.
+
+A pure function of the folder's files: the records (*.bin), what the tracer
+wrote beside them (run.json: how it traced; calibration.json: probe costs;
+symbols.json: names of the addresses; fds.json: files open at attach;
+perf-script.txt: perf's stacks) and the workload's own txlog.csv.  It needs
+no root, no running kernel and no traced object, so a folder copied from
+another host is analysed the same way.  A run whose tracer died before
+analysing (no run.json "end") is analysed as partial.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis import columns as C
+from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
+from analysis import threadtime
+from analysis import writes as W
+from analysis.io import io_frame_from, named_frame, opens_frame
+from analysis.sched import sched_frame_from
+from collectors import records as R
+
+RUN_INFO = "run.json"      # written by the tracer (runners/trace.py)
+SUMMARY = "summary.json"
+PERF_SCRIPT = "perf-script.txt"
+OPEN_FILES = "fds.json"
+# a workload may log its own transactions here (WALSCOPE_RUN_DIR/txlog.csv:
+# tid,start_ns,end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
+TXLOG = "txlog.csv"
+
+
+class AnalysisError(RuntimeError):
+    """The folder is not a run folder, or is unreadable: one line."""
+
+
+def read_run_info(run_dir: Path) -> dict[str, Any]:
+    """run.json, or {} for a folder whose tracer wrote none."""
+    try:
+        return json.loads((run_dir / RUN_INFO).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise AnalysisError(f"{run_dir}/{RUN_INFO}: unreadable ({e})") from None
+
+
+def seeded_paths(run_dir: Path) -> dict[tuple[int, int], str]:
+    """(pid, fd) -> path of the files open when tracing began (fds.json)."""
+    try:
+        raw = json.loads((run_dir / OPEN_FILES).read_text())
+    except FileNotFoundError:
+        return {}
+    return {(int(pid), int(fd)): path for pid, fds in raw.items() for fd, path in fds.items()}
+
+
+def analyse(run_dir: Path) -> dict[str, Any]:
+    """Write the run folder's Parquet tables, folded stacks and summary.json;
+    returns the summary."""
+    run_dir = Path(run_dir)
+    if not any((run_dir / f).exists() for f in R.RECORD_FILES.values()):
+        raise AnalysisError(f"{run_dir}: no walscope records (*.bin) in it")
+    info = read_run_info(run_dir)
+    try:
+        cal = compensation.load(run_dir)
+    except ValueError as e:
+        raise AnalysisError(str(e)) from None
+    summary = tables(run_dir, cal, info)
+    root = "command"
+    if info.get("summary", {}).get("command"):
+        root = Path(info["summary"]["command"][0]).name
+    method = info.get("oncpu_stacks", "off")
+    if method != "off":
+        summary["oncpu_stacks"] = fold_oncpu(run_dir, method, info)
+    if info.get("offcpu", "off") != "off":
+        summary["offcpu_stacks"] = fold_offcpu(run_dir, summary["engine"],
+                                               info["offcpu"] == "user-stacks",
+                                               info.get("offcpu_stack_every", 1))
+    folded.write_folded(run_dir, root)
+    summary.update(info.get("summary", {}))
+    if "end" not in info:   # the tracer died: what it would have added is unknown
+        summary["partial_run"] = True
+        summary.setdefault("elapsed_s", None)
+    write_summary(run_dir, summary)
+    return summary
+
+
+def tables(run_dir: Path, cal: compensation.Calibration,
+           info: dict[str, Any]) -> dict[str, Any]:
+    """Parquet files from the records; returns the summary (not yet written)."""
+    counters, rep = S.collector_counters(run_dir)
+    engine = info.get("engine") or W.records_engine(run_dir)
+    sample_hz = info.get("sample_hz", 0)
+    split = info.get("sampled_split", {})
+    groups_unprobed = info.get("groups_unprobed", False)
+    # records -> Parquet a chunk at a time; summaries read columns back
+    txlog = run_dir / TXLOG
+    log = W.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
+    empty_w = np.zeros(0, R.struct_dtype("ws_write_rec"))
+    samples = sampling.samples_frame(run_dir, engine) if sample_hz else None
+    fractions = sampling.split_fractions(samples, split) \
+        if split and samples is not None else {}
+
+    def writes_chunks():
+        for chunk in R.iter_records(run_dir, "ws_write_rec"):
+            w = W.apply_split(W.writes_frame_from(chunk, cal, engine), fractions)
+            yield W.label_transactions(w, log) if log is not None else w
+    empty = W.writes_frame_from(empty_w, cal, engine)
+    if log is not None:
+        empty = W.label_transactions(empty, log)
+    C.write_chunks(run_dir / "writes.parquet", writes_chunks(), empty)
+    opens = opens_frame(run_dir, seeded_paths(run_dir))
+    named = named_frame(run_dir)
+    names: dict[int, str] = {}
+
+    def io_chunks():
+        for chunk in R.iter_records(run_dir, "ws_io_rec"):
+            df = io_frame_from(chunk, opens, named)
+            names.update(zip(df["tid"], df["thread"]))
+            yield df
+    C.write_chunks(run_dir / "io.parquet", io_chunks(),
+                   io_frame_from(np.zeros(0, R.struct_dtype("ws_io_rec")), opens, named))
+
+    def sched_chunks():
+        for chunk in R.iter_records(run_dir, "ws_sched_rec"):
+            yield sched_frame_from(chunk, names)
+    C.write_chunks(run_dir / "sched.parquet", sched_chunks(),
+                   sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
+    writes = C.ParquetColumns(run_dir / "writes.parquet")
+    io = C.ParquetColumns(run_dir / "io.parquet")
+    summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed)
+    if log is not None:
+        summary["by_type"] = W.by_type(writes.frame(
+            ["txn_type", "dur_ns", "app_latency_ns"]
+            + [c for c in writes.columns if c.endswith("_adj_ns")]))
+    threads = threadtime.threads_frame(run_dir)
+    threads.to_parquet(run_dir / "threads.parquet", index=False)
+    summary["thread_time"] = threadtime.summarize(threads, engine)
+    if fractions:
+        summary["sampled_split"] = fractions
+    if samples is not None:
+        samples.to_parquet(run_dir / "samples.parquet", index=False)
+        summary["sample_breakdown"] = sampling.breakdown(samples, sample_hz)
+        summary["sample_hz"] = sample_hz
+    summary["collector"] = {k: rep.get(k) for k in
+                            ("records", "bad_records", "write_error", "attach",
+                             "cpu_user_s", "cpu_sys_s", "max_rss_kb")}
+    summary["partial_run"] = not rep or bool(R.torn_bytes(run_dir))
+    failed = [a["probe"] for a in rep.get("attach", []) if a.get("err")]
+    summary["probes_failed"] = failed
+    for f in failed:
+        warn(f"could not attach {f}")
+    lost = {k: v for k, v in summary["lost_events"].items() if v}
+    ring = {k: v for k, v in lost.items() if k not in ("stack", "offcpu")}
+    if ring:
+        warn(f"WARNING: events lost: {ring}; consider a larger --ringbuf-mb")
+    if lost.keys() - ring.keys():
+        warn(f"WARNING: stacks or off-CPU periods not kept (map full): "
+             f"{ {k: lost[k] for k in lost.keys() - ring.keys()} }")
+    return summary
+
+
+def warn(msg: str) -> None:
+    print(f"walscope: {msg}", file=sys.stderr)
+
+
+def fold_oncpu(run_dir: Path, method: str, info: dict[str, Any]) -> dict[str, Any]:
+    """oncpu-stacks.folded; returns what summary.json says about it."""
+    out: dict[str, Any] = {"method": method}
+    try:
+        if method == "dwarf":
+            if info.get("oncpu_stacks_error"):
+                raise OSError(info["oncpu_stacks_error"])
+            folded_stacks, total, trunc = stacks.fold_perf(run_dir / PERF_SCRIPT)
+        else:
+            folded_stacks, total, trunc = stacks.fold_bpf(run_dir)
+    except OSError as e:
+        warn(f"no on-CPU stacks: {e}")
+        return {**out, "samples": 0, "truncated": 0, "error": str(e)}
+    (run_dir / "oncpu-stacks.folded").write_text(folded.fold(folded_stacks))
+    if total and trunc / total > 0.2:
+        warn(f"{trunc} of {total} on-CPU stacks are truncated "
+             f"({method} unwinding; see summary.json oncpu_stacks)")
+    out.update(samples=total, truncated=trunc)
+    if info.get("oncpu_stacks_note"):
+        out["note"] = info["oncpu_stacks_note"]
+    return out
+
+
+def fold_offcpu(run_dir: Path, engine: str, user_stacks: bool,
+                stack_every: int) -> dict[str, Any]:
+    """offcpu-stacks.folded; returns what summary.json says about it."""
+    try:
+        folded_stacks, info = offcpu.fold(run_dir, engine, user_stacks)
+        info["stack_every"] = stack_every
+    except OSError as e:
+        warn(f"no off-CPU stacks: {e}")
+        return {"error": str(e)}
+    (run_dir / "offcpu-stacks.folded").write_text(folded.fold(folded.rounded(folded_stacks)))
+    return info
+
+
+def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
+    tmp = run_dir / (SUMMARY + ".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    tmp.replace(run_dir / SUMMARY)

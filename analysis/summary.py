@@ -1,0 +1,207 @@
+"""summary.json's numbers from writes.parquet and io.parquet, read a batch
+at a time (memory stays bounded whatever the run's length)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import aggregate as G
+from analysis import components, compensation, syscalls
+from analysis.compensation import Calibration
+from collectors import records as R
+
+QUEUE_PARTS = components.QUEUE_PARTS
+UNRELIABLE_FRACTION = 0.5   # compensation above this share of a component
+# what summarize() reads of io.parquet
+IO_SUMMARY_COLUMNS = ("kind", "syscall", "in_write", "lat_ns", "bytes")
+# what the BPF side could not follow (its maps' limits, unmatched probes)
+TRACKING_GAPS = ("threads_full", "fds_full", "depth_overflow", "phase_mismatch")
+
+
+def stats(values: np.ndarray, total: float) -> dict[str, float]:
+    d = G.Dist()
+    d.add(values)
+    return d.stats(total)
+
+
+def _batches(table: Any, names: list[str]):
+    """A DataFrame as one batch, or ParquetColumns a batch at a time."""
+    if isinstance(table, pd.DataFrame):
+        yield table
+    else:
+        yield from table.batches(names)
+
+
+class _IoSums:
+    """Counts, ns and bytes of io rows by (syscall set, kinds, inside writes)."""
+
+    def __init__(self, picks: dict[str, tuple[set[str], set[str], bool]]):
+        self.picks = picks
+        self.out = {k: {"count": 0, "sum_ns": 0, "bytes": 0} for k in picks}
+
+    def add(self, io: pd.DataFrame) -> None:
+        for k, (calls, kinds, inside) in self.picks.items():
+            m = io["syscall"].isin(calls) & io["kind"].isin(kinds)
+            if inside:
+                m &= io["in_write"]
+            d = io[m]
+            o = self.out[k]
+            o["count"] += int(len(d))
+            o["sum_ns"] += int(d["lat_ns"].sum())
+            o["bytes"] += int(d["bytes"].sum())
+
+
+LOG_KINDS = {"journal", "wal"}
+
+
+def io_picks(engine: str) -> dict[str, tuple[set[str], set[str], bool]]:
+    """summary.json's I/O sums: name -> (syscalls, file kinds, inside writes
+    only)."""
+    w, s = syscalls.writes(), syscalls.syncs()
+    if engine == "sqlite":
+        return {
+            "journal_write": (w, LOG_KINDS, True),
+            "journal_sync": (s, LOG_KINDS, True),
+            "db_write": (w, {"db", "other"}, True),
+            "db_sync": (s, {"db", "other"}, True),
+            "dir_sync": (s, {"dir"}, True),
+            "journal_unlink": ({"unlink", "unlinkat"}, {"journal"}, True),
+            "journal_truncate": ({"ftruncate"}, LOG_KINDS, True),
+            "journal_open": ({"openat"}, {"journal"}, True),
+        }
+    return {
+        "wal_sync_in": (s, {"wal"}, True),
+        "wal_sync_all": (s, {"wal"}, False),
+        "wal_write": (w, {"wal"}, False),
+        "dir_sync": (s, {"dir"}, False),
+    }
+
+
+def group_roles(n: int, leaders: int, engine: str, groups_unprobed: bool
+                ) -> dict[str, Any]:
+    """summary.json's groups: leaders, followers and where the roles came
+    from (None when no write called the WAL and nothing else tells)."""
+    g: dict[str, Any] = {"leaders": leaders, "followers": n - leaders}
+    if engine != "rocksdb":
+        return g
+    g["source"] = "wal_calls" if groups_unprobed else "EnterAsBatchGroupLeader"
+    if groups_unprobed and n and not leaders:   # disableWAL: nobody calls it
+        g["leaders"] = g["followers"] = None
+    return g
+
+
+def summarize(writes: Any, io: Any, counters: dict[str, int],
+              cal: Calibration, engine: str = "rocksdb",
+              groups_unprobed: bool = False) -> dict[str, Any]:
+    """summary.json's numbers.  writes and io: DataFrames, or ParquetColumns
+    of a long run (read a batch at a time: memory stays bounded).
+    groups_unprobed: a leader is a write that called the WAL (--mode
+    writes); with no such write (disableWAL) the roles are not known."""
+    comps = components.names(engine)
+    names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
+             + [f"{c}_{x}" for c in comps for x in ("ns", "adj_ns", "overhead_ns")]
+             + [f"{p}_ns" for p in QUEUE_PARTS]
+             + (["checkpoint_ns", "explicit", "rollback", "statements"]
+                if engine == "sqlite" else []))
+    dist = {k: G.Dist() for k in ["dur_ns", "dur_adj_ns"]
+            + [f"{c}_ns" for c in comps] + [f"{c}_adj_ns" for c in comps]
+            + [f"{p}_ns" for p in QUEUE_PARTS]}
+    sums = {k: 0 for k in ["leader", "partial", "truncated", "probe_hits", "checkpoints",
+                           "explicit", "rollback", "statements"]
+            + [f"{c}_overhead_ns" for c in comps]}
+    n = 0
+    for b in _batches(writes, names):
+        n += len(b)
+        for k, d in dist.items():
+            d.add(b[k].to_numpy())
+        for k in ("leader", "partial", "truncated", "probe_hits"):
+            sums[k] += int(b[k].sum())
+        for c in comps:
+            sums[f"{c}_overhead_ns"] += float(b[f"{c}_overhead_ns"].sum())
+        if engine == "sqlite":
+            sums["checkpoints"] += int((b["checkpoint_ns"] > 0).sum())
+            for k in ("explicit", "rollback", "statements"):
+                sums[k] += int(b[k].sum())
+    iosums = _IoSums(io_picks(engine))
+    for b in _batches(io, list(IO_SUMMARY_COLUMNS)):
+        iosums.add(b)
+    total_raw, total_adj = dist["dur_ns"].sum, dist["dur_adj_ns"].sum
+    raw = {c: dist[f"{c}_ns"].stats(total_raw) for c in comps}
+    adj = {c: dist[f"{c}_adj_ns"].stats(total_adj) for c in comps}
+    unreliable = []
+    for c in comps:
+        over = sums[f"{c}_overhead_ns"]
+        raw_sum = raw[c]["sum_ns"]
+        frac = over / raw_sum if raw_sum else 0.0
+        adj[c]["overhead_ns"] = int(over)
+        adj[c]["overhead_uncertainty_ns"] = int(over * cal.band)
+        adj[c]["overhead_fraction"] = frac
+        adj[c]["unreliable"] = bool(raw_sum and frac > UNRELIABLE_FRACTION)
+        if adj[c]["unreliable"]:
+            unreliable.append(c)
+    queue = {p: dist[f"{p}_ns"].stats(total_raw) for p in QUEUE_PARTS}
+    out: dict[str, Any] = {"engine": engine}
+    io_out = iosums.out
+    if engine == "sqlite":
+        out["sqlite"] = {**io_out, "checkpoints": sums["checkpoints"],
+                         "explicit": sums["explicit"], "autocommit": n - sums["explicit"],
+                         "rollbacks": sums["rollback"], "statements": sums["statements"]}
+        io_out = {k: {"count": 0, "sum_ns": 0, "bytes": 0} for k in io_picks("rocksdb")}
+    leaders = sums["leader"]
+    out.update({
+        "writes": {
+            "count": n,
+            "partial": sums["partial"],
+            "truncated": sums["truncated"],
+            "duration": dist["dur_ns"].stats(total_raw),
+            "duration_adj": dist["dur_adj_ns"].stats(total_adj),
+            "percentiles_exact": dist["dur_ns"].exact,
+        },
+        "components": adj,
+        "components_raw": raw,
+        "unreliable_components": unreliable,
+        "queue_breakdown": queue,
+        "wal": {
+            # count/sum_ns: the write path's syncs (what rocksdb.wal.synced
+            # counts); all_*: every WAL sync, e.g. at close, too
+            "sync": {"count": io_out["wal_sync_in"]["count"],
+                     "sum_ns": io_out["wal_sync_in"]["sum_ns"],
+                     "all_count": io_out["wal_sync_all"]["count"],
+                     "all_sum_ns": io_out["wal_sync_all"]["sum_ns"]},
+            "write": io_out["wal_write"],
+            "dir_sync": {"count": io_out["dir_sync"]["count"],
+                         "sum_ns": io_out["dir_sync"]["sum_ns"]},
+        },
+        "groups": group_roles(n, leaders, engine, groups_unprobed),
+        "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
+                        if k.startswith("lost_")},
+        # what the BPF side could not follow (its maps' limits, unmatched probes)
+        "tracking_gaps": {k: counters.get(k, 0) for k in TRACKING_GAPS},
+        "probe_hits": {
+            "uprobe": counters.get("uprobe", 0),
+            "uretprobe": counters.get("uretprobe", 0),
+            "in_writes": sums["probe_hits"],
+            "per_write": sums["probe_hits"] / n if n else 0.0,
+        },
+        "calibration": {**compensation.to_dict(cal),
+                        "warm_gap_ns": R.enum_values("ws_tuning")["WS_WARM_GAP_NS"]},
+        "estimated_overhead_ns": int(
+            counters.get("uprobe", 0) * cal.uprobe_ns
+            + counters.get("uretprobe", 0) * cal.uretprobe_ns),
+    })
+    return out
+
+
+def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:
+    """Counters by name, and the collector's own report (empty if it died)."""
+    p = run_dir / "collector.json"
+    try:
+        rep = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}, {}
+    names = R.counter_names()
+    return dict(zip(names, rep.get("counters", []))), rep

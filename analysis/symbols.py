@@ -1,0 +1,28 @@
+"""Names of the addresses a run's records refer to, as the tracer resolved
+them on the tracing host (symbols.json, written by collectors.symbolize)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SYMBOLS = "symbols.json"
+
+
+class RunSymbols:
+    """user(pid, ip) and kernel(ip) names; "[unknown]" / "[kernel]" for an
+    address the tracer did not resolve (a run whose tracer died)."""
+
+    def __init__(self, run_dir: Path):
+        try:
+            raw = json.loads((Path(run_dir) / SYMBOLS).read_text())
+        except FileNotFoundError:
+            raw = {}
+        self._user = {int(pid): {int(ip, 16): n for ip, n in names.items()}
+                      for pid, names in raw.get("user", {}).items()}
+        self._kernel = {int(ip, 16): n for ip, n in raw.get("kernel", {}).items()}
+
+    def user(self, pid: int, ip: int) -> str:
+        return self._user.get(pid, {}).get(ip, "[unknown]")
+
+    def kernel(self, ip: int) -> str:
+        return self._kernel.get(ip, "[kernel]")

@@ -1,0 +1,50 @@
+"""Syscall names, from the header's enums (probes/walscope.h: ws_sys_write,
+ws_sys_sync, ws_sys_other, ws_sys_untraced) and, for any other number,
+the system's x86_64 unistd header (samples and off-CPU periods read every
+syscall from saved registers in --mode sample)."""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from collectors import records as R
+
+UNISTD = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
+
+
+@functools.lru_cache(maxsize=1)
+def _unistd() -> dict[int, str]:
+    if not UNISTD.exists():
+        return {}
+    return {int(m.group(2)): m.group(1)
+            for m in re.finditer(r"#define __NR_(\w+) (\d+)", UNISTD.read_text())}
+
+
+@functools.lru_cache(maxsize=1)
+def traced() -> dict[int, str]:
+    """number -> name of the syscalls walscope traces (an io record each)."""
+    return {**R.syscalls("write"), **R.syscalls("sync"), **R.syscalls("other")}
+
+
+@functools.lru_cache(maxsize=None)
+def name(nr: int) -> str:
+    """Any x86_64 syscall's name."""
+    return R.syscalls().get(nr) or _unistd().get(nr) or f"syscall_{nr}"
+
+
+@functools.lru_cache(maxsize=1)
+def writes() -> frozenset[str]:
+    """Names of the syscalls that write data (*_write_io)."""
+    return frozenset(R.syscalls("write").values())
+
+
+@functools.lru_cache(maxsize=1)
+def syncs() -> frozenset[str]:
+    """Names of the syscalls that sync data (*_sync_io)."""
+    return frozenset(R.syscalls("sync").values())
+
+
+def number(syscall: str) -> int:
+    """The number of a syscall the header names."""
+    return {n: nr for nr, n in R.syscalls().items()}[syscall]

@@ -1,0 +1,128 @@
+"""The breakdown table trace_wal.py prints (80 columns)."""
+from __future__ import annotations
+
+from typing import Any
+
+from analysis import threadtime
+from analysis.components import QUEUE_PARTS
+
+
+def fmt_ns(ns: float) -> str:
+    if ns >= 1e9:
+        return f"{ns / 1e9:.2f}s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f}ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f}us"
+    return f"{ns:.0f}ns"
+
+
+OFFCPU_ROWS = 6
+
+
+def format_sample_table(summary: dict[str, Any]) -> str:
+    """--mode sample: on-CPU shares from samples; off-CPU time (blocked until
+    the wakeup, then runnable) of the same threads by syscall in progress."""
+    b = summary.get("sample_breakdown", {})
+    lines = [f"{'on-CPU (sampled)':<20}{'samples':>9}{'share':>8}{'est. time':>12}"]
+    for c, v in sorted(b.items(), key=lambda kv: -kv[1]["samples"]):
+        lines.append(f"{c:<20}{v['samples']:>9}{v['share'] * 100:>7.1f}%"
+                     f"{fmt_ns(v['est_cpu_ns']):>12}")
+    info = summary.get("offcpu_stacks", {})
+    off = info.get("by_syscall", [])
+    if off:
+        lines.append(f"{'off-CPU (switches)':<20}{'periods':>9}{'blocked':>12}{'runnable':>12}")
+        for r in off[:OFFCPU_ROWS]:
+            lines.append(f"{r['syscall']:<20}{r['periods']:>9}"
+                         f"{fmt_ns(r['blocked_us'] * 1e3):>12}{fmt_ns(r['runnable_us'] * 1e3):>12}")
+        if len(off) > OFFCPU_ROWS:
+            rest = off[OFFCPU_ROWS:]
+            lines.append(f"{f'({len(rest)} more)':<20}{sum(r['periods'] for r in rest):>9}"
+                         f"{fmt_ns(sum(r['blocked_us'] for r in rest) * 1e3):>12}"
+                         f"{fmt_ns(sum(r['runnable_us'] for r in rest) * 1e3):>12}")
+    lines += threadtime.table_lines(summary.get("thread_time", {}), fmt_ns)
+    if not summary.get("sched", True):
+        lines.append("off-CPU time by syscall: add --sched (hooks every context switch)")
+    lines.append(losses_line(summary))
+    return "\n".join(lines)
+
+
+def losses_line(summary: dict[str, Any]) -> str:
+    """Every loss, by source, in one line ("lost: none" when there is none)."""
+    lost = {k: v for k, v in summary.get("lost_events", {}).items() if v}
+    gaps = {k: v for k, v in summary.get("tracking_gaps", {}).items() if v}
+    if not lost and not gaps:
+        return "lost: none (ring buffer, stack and offcpu maps, thread/fd tracking)"
+    parts = [f"{k} {v}" for k, v in lost.items()] + [f"{k} {v}" for k, v in gaps.items()]
+    return "lost: " + ", ".join(parts) + " (summary.json lost_events, tracking_gaps)"
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """The breakdown table, 80 columns."""
+    if not summary["writes"]["count"] and summary.get("sample_breakdown"):
+        return format_sample_table(summary)
+    comps = summary["components"]
+    raw = summary["components_raw"]
+    lines = [f"{'component':<16}{'count':>8}{'mean':>9}{'p50':>9}{'p99':>9}"
+             f"{'p99.9':>9}{'share':>7}{'raw mean':>10}"]
+    order = sorted(comps, key=lambda c: -comps[c]["sum_ns"])
+    for c in order:
+        s = comps[c]
+        flag = "!" if s.get("unreliable") else " "
+        lines.append(f"{c:<15}{flag}{s['count']:>8}{fmt_ns(s['mean_ns']):>9}"
+                     f"{fmt_ns(s['p50_ns']):>9}{fmt_ns(s['p99_ns']):>9}"
+                     f"{fmt_ns(s['p999_ns']):>9}{s['share'] * 100:>6.1f}%"
+                     f"{fmt_ns(raw[c]['mean_ns']):>10}")
+    d = summary["writes"]["duration_adj"]
+    sq = summary.get("sqlite")
+    total = "txn (total)" if sq else "write (total)"
+    lines.append(f"{total:<16}{summary['writes']['count']:>8}"
+                 f"{fmt_ns(d['mean_ns']):>9}{fmt_ns(d['p50_ns']):>9}"
+                 f"{fmt_ns(d['p99_ns']):>9}{fmt_ns(d['p999_ns']):>9}{'100.0%':>7}"
+                 f"{fmt_ns(summary['writes']['duration']['mean_ns']):>10}")
+    q = summary["queue_breakdown"]
+    qs = sum(q[p]["sum_ns"] for p in QUEUE_PARTS)
+    if qs:
+        lines.append("queue behind: " + ", ".join(
+            f"{p.replace('queue_behind_', '').replace('queue_', '')} "
+            f"{q[p]['sum_ns'] / qs * 100:.0f}%" for p in QUEUE_PARTS))
+    g = summary["groups"]
+    w = summary["wal"]
+    if sq:
+        lines.append(
+            f"transactions: {sq['explicit']} BEGIN..COMMIT, {sq['autocommit']} "
+            f"autocommit, {sq['rollbacks']} rolled back; journal: "
+            f"{sq['journal_sync']['count']} syncs, {sq['journal_write']['count']} writes, "
+            f"{sq['journal_unlink']['count']} unlinks; db: {sq['db_sync']['count']} "
+            f"syncs; dir: {sq['dir_sync']['count']} syncs; "
+            f"{sq['checkpoints']} with a checkpoint")
+        for typ, v in summary.get("by_type", {}).items():
+            lines.append(f"  {typ:<14}{v['count']:>7} txns, mean {fmt_ns(v['mean_adj_ns'])}"
+                         f" (workload's own: {fmt_ns(v['app_mean_ns'])})")
+    else:
+        roles = (f"{g['leaders']} leaders, {g['followers']} followers"
+                 if g["leaders"] is not None else
+                 "roles not known (no write called the WAL; --mode full counts them)")
+        lines.append(f"groups: {roles}; WAL: {w['sync']['count']} syncs, "
+                     f"{w['write']['count']} writes, {w['write']['bytes']} B")
+    for comp, f in summary.get("sampled_split", {}).items():
+        if f.get("applied"):
+            lines.append(f"{comp}: {f['fraction'] * 100:.1f}% (+-{f['stderr'] * 100:.1f}) of "
+                         f"{f['parent']}, from {f['samples']} samples (no probes)")
+        else:
+            lines.append(f"{comp}: inside {f['parent']} (too few samples to split: "
+                         f"{f['samples']})")
+    over = sum(c.get("overhead_ns", 0) for c in comps.values())
+    band = summary.get("calibration", {}).get("band", 0.0)
+    n = summary["writes"]["count"]
+    if over and n:
+        lines.append(f"probe overhead removed: {fmt_ns(over / n)} per "
+                     f"{'transaction' if sq else 'write'} (+-{band * 100:.0f}%: "
+                     "warm vs cold caches)")
+    if summary["unreliable_components"]:
+        lines.append("! probe overhead is over half of these components: "
+                     + ", ".join(summary["unreliable_components"])
+                     + (" (try --mode sample)" if summary.get("mode") == "writes"
+                        else " (try --mode writes or sample)"))
+    lines.append(losses_line(summary))
+    return "\n".join(lines)

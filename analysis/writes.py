@@ -1,0 +1,191 @@
+"""One row per write (RocksDB) or transaction (SQLite): writes.parquet.
+
+Everything here is derived from the records and the calibration; the
+component partition itself was made in the kernel (comp_ns sums to dur_ns
+by construction) and is only checked here, never re-derived.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import components
+from analysis.compensation import HIT_COSTS, Calibration
+from collectors import records as R
+
+QUEUE_PARTS = components.QUEUE_PARTS
+
+
+def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
+                 ) -> pd.DataFrame:
+    """One row per write (RocksDB) or transaction (SQLite) of that engine."""
+    return writes_frame_from(R.read_records(run_dir, "ws_write_rec"), cal, engine)
+
+
+def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
+                      ) -> pd.DataFrame:
+    """writes_frame of some write records (a chunk of the file)."""
+    w = w[w["engine"] == R.enum_values("ws_engine")["WS_ENGINE_" + engine.upper()]]
+    comps = components.names(engine)
+    n = len(comps)
+    df = pd.DataFrame({
+        "start_ns": w["start_ns"].astype(np.int64),
+        "pid": w["pid"].astype(np.int32),
+        "tid": w["tid"].astype(np.int32),
+        "dur_ns": w["dur_ns"].astype(np.int64),
+        "leader": (w["flags"] & R.write_flag("leader")).astype(bool),
+        "truncated": (w["flags"] & R.write_flag("trunc")).astype(bool),
+        "partial": (w["flags"] & R.write_flag("partial")).astype(bool),
+    })
+    # clamp (2^58 ns is 9 years): a corrupt record must not wrap negative
+    comp = np.minimum(w["comp_ns"][:, :n], 2**58).astype(np.int64)
+    for i, c in enumerate(comps):
+        df[f"{c}_ns"] = comp[:, i]
+    # the queue split: overlap with a leader's sync / WAL write, capped
+    q = comp[:, comps.index("queue")] if "queue" in comps else np.zeros(len(w), np.int64)
+    behind_sync = np.minimum(w["q_behind_sync_ns"].astype(np.int64), q)
+    behind_walw = np.minimum(w["q_behind_walw_ns"].astype(np.int64), q - behind_sync)
+    df["queue_behind_sync_ns"] = behind_sync
+    df["queue_behind_wal_write_ns"] = behind_walw
+    df["queue_other_ns"] = q - behind_sync - behind_walw
+    # scheduler effects by core type
+    cpu_ns = w["cpu_ns"].astype(np.int64)
+    df["on_p_ns"], df["on_e_ns"], df["on_uniform_ns"] = cpu_ns[:, 1], cpu_ns[:, 2], cpu_ns[:, 0]
+    mig = w["mig"].astype(np.int64)
+    df["mig_p_to_e"] = mig[:, 1, 2]
+    df["mig_e_to_p"] = mig[:, 2, 1]
+    df["mig_same_type"] = mig[:, 0, 0] + mig[:, 1, 1] + mig[:, 2, 2]
+    df["migrations"] = mig.sum(axis=(1, 2))
+    # probe hits inside the write, and the overhead they cost per component
+    hin = w["hits_in"][:, :n].astype(np.int64)
+    hpar = w["hits_par"][:, :n].astype(np.int64)
+    hone = w["hits_one"][:, :n].astype(np.int64)
+    sin = w["sys_in"][:, :n].astype(np.int64)
+    spar = w["sys_par"][:, :n].astype(np.int64)
+    sign = w["sys_ign"][:, :n].astype(np.int64)
+    hits = 2 * hin.sum(axis=1) + hone.sum(axis=1)
+    df["probe_hits"] = hits
+    # each write's costs lie between warm and cold by its share of cold hits
+    # (hits long after the thread's previous one); syscalls take the same
+    cold = np.clip(w["cold_hits"].astype(np.float64) / np.maximum(hits, 1), 0, 1)
+    cold[hits == 0] = 0.5
+    df["cold_hit_share"] = cold
+    col = {k: cal.cost(k, cold)[:, None] for k in HIT_COSTS}
+    if engine == "sqlite":
+        pair_in = col["sql_pair_in_ns"]
+        pair_out = col["sql_pair_out_ns"]
+    else:
+        pair_in = np.where(np.array([c in cal.stepped_components and cal.stepped_pair_in_ns > 0
+                                     for c in comps])[None, :],
+                           col["stepped_pair_in_ns"], col["pair_in_ns"])
+        pair_out = col["pair_out_ns"]
+    over = hin * pair_in + hpar * pair_out + hone * col["one_ns"] + \
+        sin * col["sys_in_ns"] + spar * (col["sys_out_ns"] + col["sys_ign_ns"]) + \
+        sign * col["sys_ign_ns"]   # the slow path runs outside a syscall's window
+    adj = np.clip(comp - over, 0, 2**58).astype(np.int64)
+    for i, c in enumerate(comps):
+        df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)
+        df[f"{c}_adj_ns"] = adj[:, i]
+    df["dur_adj_ns"] = adj.sum(axis=1)
+    df["wal_bytes"] = w["wal_bytes"].astype(np.int64)
+    df["syscalls"] = w["nr_syscalls"].astype(np.int32)
+    df["untraced_syscalls"] = sign.sum(axis=1).astype(np.int32)
+    df["cpu_start"] = w["cpu_start"].astype(np.int32)
+    df["cpu_end"] = w["cpu_end"].astype(np.int32)
+    df["engine"] = engine
+    if engine == "sqlite":
+        df["statements"] = w["nr_calls"].astype(np.int32)
+        df["explicit"] = (w["flags"] & R.write_flag("explicit")).astype(bool)
+        df["rollback"] = (w["flags"] & R.write_flag("rollback")).astype(bool)
+    return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
+
+
+def apply_split(w: pd.DataFrame, fractions: dict[str, dict[str, float]]) -> pd.DataFrame:
+    """Move each sampled component's share out of its parent, per write.
+    A share is of the parent's time as measured: the samples that fell in
+    probe handling are in its denominator, so the time moved is the share
+    of the raw parent, and the same time leaves the compensated parent (the
+    parent's overhead stays with it).  Shares of one parent are shares of
+    the same samples: all of them are taken from the parent as measured."""
+    raw = {f["parent"]: w[f["parent"] + "_ns"].copy() for f in fractions.values()}
+    for comp, f in fractions.items():
+        if not f.get("applied"):
+            continue
+        parent = f["parent"]
+        moved = np.round(raw[parent] * f["fraction"]).astype(np.int64)
+        for suffix in ("_ns", "_adj_ns"):
+            m = np.minimum(moved, w[parent + suffix])
+            w[comp + suffix] = w[comp + suffix] + m
+            w[parent + suffix] = w[parent + suffix] - m
+    return w
+
+
+def records_engine(run_dir: Path) -> str:
+    """The engine most write records name ("rocksdb" when there are none)."""
+    w = R.read_records(run_dir, "ws_write_rec")
+    names = {v: k[len("WS_ENGINE_"):].lower()
+             for k, v in R.enum_values("ws_engine").items()}
+    if not len(w):
+        return "rocksdb"
+    vals, counts = np.unique(w["engine"], return_counts=True)
+    return names.get(int(vals[np.argmax(counts)]), "rocksdb")
+
+
+TXLOG_COLUMNS = ("tid", "start_ns", "end_ns", "type")
+
+
+def read_txlog(path: Path) -> pd.DataFrame:
+    """A workload's own transaction log (see run.TXLOG); empty if unusable."""
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return pd.DataFrame(columns=list(TXLOG_COLUMNS))
+    if not set(TXLOG_COLUMNS) <= set(df.columns):
+        return pd.DataFrame(columns=list(TXLOG_COLUMNS))
+    return df
+
+
+def label_transactions(writes: pd.DataFrame, txlog: pd.DataFrame) -> pd.DataFrame:
+    """Give each traced transaction the workload's type and own latency:
+    the logged transaction of the same thread whose span holds its start."""
+    writes = writes.copy()
+    writes["txn_type"] = ""
+    writes["app_latency_ns"] = np.int64(0)
+    if not len(writes) or not len(txlog):
+        return writes
+    t = txlog[list(TXLOG_COLUMNS)].dropna().copy()
+    t = t.astype({"tid": np.int64, "start_ns": np.int64, "end_ns": np.int64})
+    t = t.sort_values("start_ns").rename(columns={"start_ns": "tx_start"})
+    w = writes.reset_index().sort_values("start_ns")
+    m = pd.merge_asof(w[["index", "start_ns", "tid"]].astype({"tid": np.int64}), t,
+                      left_on="start_ns", right_on="tx_start", by="tid",
+                      direction="backward")
+    ok = m["end_ns"].notna() & (m["start_ns"] <= m["end_ns"])
+    m = m[ok]
+    writes.loc[m["index"], "txn_type"] = m["type"].astype(str).to_numpy()
+    writes.loc[m["index"], "app_latency_ns"] = \
+        (m["end_ns"] - m["tx_start"]).astype(np.int64).to_numpy()
+    return writes
+
+
+def by_type(writes: pd.DataFrame) -> dict[str, Any]:
+    """Per transaction type: count, mean traced/compensated/app latency and
+    mean components (compensated), in ns."""
+    comps = [c[:-len("_adj_ns")] for c in writes.columns
+             if c.endswith("_adj_ns") and c != "dur_adj_ns"]
+    out: dict[str, Any] = {}
+    for typ, d in writes[writes["txn_type"] != ""].groupby("txn_type"):
+        out[str(typ)] = {
+            "count": int(len(d)),
+            "mean_ns": float(d["dur_ns"].mean()),
+            "mean_adj_ns": float(d["dur_adj_ns"].mean()),
+            "p50_adj_ns": float(np.percentile(d["dur_adj_ns"], 50)),
+            "p99_adj_ns": float(np.percentile(d["dur_adj_ns"], 99)),
+            "app_mean_ns": float(d["app_latency_ns"].mean()),
+            "app_p50_ns": float(np.percentile(d["app_latency_ns"], 50)),
+            "components": {c: float(d[f"{c}_adj_ns"].mean()) for c in comps},
+        }
+    return out

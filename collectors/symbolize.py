@@ -1,0 +1,127 @@
+"""Instruction addresses to function names, while the traced objects and
+the kernel's symbols are at hand (root, the tracing host).
+
+After the collector stops, every address the records refer to (sample
+IPs, user and kernel stacks, off-CPU periods' user IPs) is resolved once
+and written to the run folder as symbols.json, so the analysis never reads
+an ELF object or /proc/kallsyms: it works on a copied folder, as any user.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from collectors import records as R
+from collectors import symbols
+from collectors.procfs import Mapping
+
+SYMBOLS = "symbols.json"
+KERNEL_HALF = 0xffff800000000000   # x86_64: kernel addresses from here
+
+
+class Symbolizer:
+    """User addresses of a process (through its memory maps) to names."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, tuple[list[int], list[int], list[str], int]] = {}
+
+    def _table(self, path: str):
+        if path not in self._tables:
+            try:
+                rows = symbols.symbol_ranges(path)
+                bias = _load_bias(path)
+            except (symbols.SymbolError, OSError, ELFError,
+                    subprocess.SubprocessError):
+                rows, bias = [], 0  # unreadable object: samples name it only
+            self._tables[path] = ([r[0] for r in rows], [r[1] for r in rows],
+                                  [r[2] for r in rows], bias)
+        return self._tables[path]
+
+    def name(self, maps: list[Mapping], ip: int) -> str:
+        for lo, hi, off, path in maps:
+            if lo <= ip < hi:
+                starts, ends, names, bias = self._table(path)
+                vaddr = ip - lo + off + bias
+                i = bisect.bisect_right(starts, vaddr) - 1
+                if i >= 0 and vaddr < ends[i]:
+                    return names[i]
+                return f"[{os.path.basename(path)}]"
+        return "[unknown]"
+
+
+def _load_bias(path: str) -> int:
+    """vaddr - file offset of the first executable PT_LOAD (usually 0)."""
+    with open(path, "rb") as f:
+        for seg in ELFFile(f).iter_segments():
+            if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & 1:
+                return seg["p_vaddr"] - seg["p_offset"]
+    return 0
+
+
+class KernelSymbols:
+    """Addresses to names from /proc/kallsyms (read as root, at run time)."""
+
+    def __init__(self, path: str = "/proc/kallsyms"):
+        addrs, names = [], []
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3 or parts[1] not in "tTwW":
+                    continue
+                a = int(parts[0], 16)
+                if a:
+                    addrs.append(a)
+                    names.append(parts[2])
+        order = np.argsort(np.array(addrs, dtype=np.uint64), kind="stable")
+        self.addrs = [addrs[i] for i in order]
+        self.names = [names[i] for i in order]
+
+    def name(self, ip: int) -> str:
+        i = bisect.bisect_right(self.addrs, ip) - 1
+        return self.names[i] if i >= 0 else "[kernel]"
+
+
+def referenced_user_ips(run_dir: Path) -> dict[int, set[int]]:
+    """pid -> the user addresses its samples and off-CPU periods refer to."""
+    stacks = R.read_stack_map(run_dir)
+    out: dict[int, set[int]] = {}
+    s = R.read_records(run_dir, "ws_sample_rec")
+    for pid, ip, uid in zip(s["pid"], s["ip"], s["ustack_id"]):
+        ips = out.setdefault(int(pid), set())
+        if ip:
+            ips.add(int(ip))
+        if uid >= 0:
+            ips.update(stacks.get(int(uid), []))
+    for e in R.read_offcpu(run_dir):
+        k = e["key"]
+        ips = out.setdefault(int(k["pid"]), set())
+        if k["user_ip"]:
+            ips.add(int(k["user_ip"]))
+        if k["ustack_id"] >= 0:
+            ips.update(stacks.get(int(k["ustack_id"]), []))
+    return out
+
+
+def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
+    """symbols.json: {"user": {pid: {hex ip: name}}, "kernel": {hex ip:
+    name}} for every address the run's records refer to; returns how many."""
+    sym = Symbolizer()
+    user = {str(pid): {f"{ip:x}": sym.name(maps.get(pid, []), ip) for ip in sorted(ips)}
+            for pid, ips in referenced_user_ips(run_dir).items() if ips}
+    kips = sorted({ip for ips in R.read_stack_map(run_dir).values() for ip in ips
+                   if ip >= KERNEL_HALF})
+    kernel: dict[str, str] = {}
+    if kips:
+        ks = KernelSymbols()
+        kernel = {f"{ip:x}": ks.name(ip) for ip in kips}
+    tmp = Path(run_dir) / (SYMBOLS + ".tmp")
+    tmp.write_text(json.dumps({"user": user, "kernel": kernel}))
+    tmp.replace(Path(run_dir) / SYMBOLS)
+    return sum(len(v) for v in user.values()) + len(kernel)

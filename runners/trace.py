@@ -1,0 +1,450 @@
+"""One traced run: resolve probes, collect, analyse, render.
+
+trace_wal.py and the runners both go through ``trace()``, the one place
+that drives every layer: collectors (live, root) write the raw records and
+what analysing them needs (run.json, calibration.json, symbols.json,
+fds.json, perf-script.txt); analysis turns the folder into Parquet and
+summary.json; viz renders flame graphs and report.html.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis import compensation
+from analysis import run as analysis
+from analysis.table import format_table
+from collectors import calibration, frame_pointers, perf_record, procfs, records as R
+from collectors import symbolize, symbols, topology
+from collectors.session import (Collector, RunAs, SessionError, Workload,
+                                chown_tree, process_tree)
+from runners import defaults
+
+# the tracer's defaults, for callers that name them
+SAMPLE_MODE_HZ = defaults.SAMPLE_MODE_HZ
+
+
+class TraceError(RuntimeError):
+    """Bad input or an unusable machine: one line for the user."""
+
+
+@dataclass
+class TraceOptions:
+    command: list[str] = field(default_factory=list)
+    pid: int | None = None
+    duration: float | None = None
+    output: Path | None = None
+    mode: str = "full"
+    cpu_types: str | None = None
+    user: str | None = None
+    libs: list[str] = field(default_factory=list)
+    ringbuf_kb: int = 16 << 10
+    sample_hz: int | None = None
+    echo: bool = True
+    verbose: bool = False
+    recalibrate: bool = False
+    calibrate: bool = True
+    cwd: str | None = None
+    print_table: bool = True
+    stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
+    stack_entries: int = 0       # stack map size (0: the BPF default)
+    offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
+    #                                    None: on in full mode only (sample
+    #                                    mode sums off-CPU time without them)
+    offcpu_stack_every: int = defaults.OFFCPU_STACK_EVERY  # 1 in N periods walked
+    sched: bool | None = None     # programs on sched_switch/sched_wakeup;
+    #                               None: on except in sample mode
+    stepped_probes: bool = False  # keep probe sites the kernel single-steps
+
+
+@dataclass
+class TraceResult:
+    run_dir: Path
+    exit_code: int
+    summary: dict[str, Any]
+
+
+CAP_PERFMON, CAP_BPF, CAP_SYS_ADMIN = 38, 39, 21
+
+
+def check_privileges() -> None:
+    if os.geteuid() == 0:
+        return
+    try:
+        with open("/proc/self/status") as f:
+            eff = next(int(l.split()[1], 16) for l in f if l.startswith("CapEff:"))
+    except (OSError, StopIteration, ValueError):
+        eff = 0
+    has = lambda c: bool(eff >> c & 1)  # noqa: E731
+    if not (has(CAP_SYS_ADMIN) or (has(CAP_BPF) and has(CAP_PERFMON))):
+        raise TraceError("needs root (or CAP_BPF and CAP_PERFMON): "
+                         "run it with sudo")
+
+
+def check_kernel() -> None:
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        raise TraceError("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+                         "walscope's CO-RE probes need CONFIG_DEBUG_INFO_BTF=y")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def default_run_dir(name: str) -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:40]
+    return Path("runs") / f"{stamp}-{safe}"
+
+
+def resolve_probes(opts: TraceOptions, run_as: RunAs) -> symbols.Resolution:
+    if opts.pid is not None:
+        objs = symbols.candidate_objects_for_pid(opts.pid, opts.libs)
+        what = f"pid {opts.pid}"
+    else:
+        path = run_as.env()["PATH"]
+        exe = _resolve_exe(opts.command[0], path)
+        objs = symbols.candidate_objects_for_command(exe, opts.libs)
+        what = exe
+        # wrappers (taskset, nice, env, numactl...) exec the real program:
+        # look at later arguments that are executables too
+        for arg in opts.command[1:]:
+            if arg.startswith("-"):
+                continue
+            found = symbols.shutil.which(arg, path=path) \
+                if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
+            if found and os.path.isfile(found) and symbols.is_elf(found):
+                objs += [o for o in symbols.candidate_objects_for_command(found, [])
+                         if o not in objs]
+    res = symbols.resolve_rocksdb(objs, opts.mode, keep_stepped=opts.stepped_probes)
+    if res.object_path is None:
+        res = symbols.resolve_sqlite(objs, opts.mode)
+    if res.object_path is None:
+        raise TraceError(
+            f"no RocksDB or SQLite found in {what} (checked {len(res.objects_checked)} "
+            "objects; a stripped library or a dlopen()ed one: name it with --lib)")
+    return res
+
+
+def _resolve_exe(exe: str, path: str) -> str:
+    if "/" not in exe:
+        found = symbols.shutil.which(exe, path=path)
+        if not found:
+            raise TraceError(f"command not found: {exe}")
+        exe = found
+    if not os.path.exists(exe):
+        raise TraceError(f"command not found: {exe}")
+    return exe
+
+
+def _wait_pid(pid: int, deadline: float | None) -> None:
+    while os.path.exists(f"/proc/{pid}") and (deadline is None or time.monotonic() < deadline):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
+
+
+class _Terminate(Exception):
+    pass
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    raise _Terminate()
+
+
+@dataclass
+class Plan:
+    """Everything decided before the collector starts."""
+    opts: TraceOptions
+    res: symbols.Resolution
+    run_as: RunAs
+    topo: topology.Topology
+    run_dir: Path
+    sample_hz: int
+    stack_method: str      # on-CPU stacks: off, bpf, dwarf
+    offcpu_kind: str       # off, sums, stacks, user-stacks
+    fp_objects: bool       # every probed object keeps frame pointers
+    started_utc: str = field(
+        default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
+    mono_to_unix_ns: int = field(
+        default_factory=lambda: time.time_ns() - time.monotonic_ns())
+
+
+@dataclass
+class Collected:
+    exit_code: int = 0
+    interrupted: bool = False
+    maps: procfs.MapSnapshots = field(default_factory=procfs.MapSnapshots)
+    perf: perf_record.PerfRecorder | None = None
+
+
+def trace(opts: TraceOptions) -> TraceResult:
+    plan = prepare(opts)
+    write_run_info(plan, started=True)
+    t0 = time.monotonic()
+    got = collect(plan)
+    elapsed = time.monotonic() - t0
+    finish_collection(plan, got, elapsed)
+    try:
+        summary = analysis.analyse(plan.run_dir)
+    except analysis.AnalysisError as e:
+        raise TraceError(str(e)) from None
+    render_views(plan.run_dir)
+    chown_tree(plan.run_dir, plan.run_as)
+    if opts.print_table:
+        print(format_table(summary))
+        print(f"run folder: {plan.run_dir}", file=sys.stderr)
+    return TraceResult(plan.run_dir, got.exit_code, summary)
+
+
+def prepare(opts: TraceOptions) -> Plan:
+    """Check the input and the machine, find the probe points, make the run
+    folder and decide what to collect."""
+    check_privileges()
+    check_kernel()
+    if opts.mode not in symbols.MODES:
+        raise TraceError(f"unknown mode {opts.mode!r} (choose from {', '.join(symbols.MODES)})")
+    if opts.pid is None and not opts.command:
+        raise TraceError("nothing to trace: give a command after -- or -p PID")
+    if opts.pid is not None and not os.path.exists(f"/proc/{opts.pid}"):
+        raise TraceError(f"no such process: {opts.pid}")
+    try:
+        topo = topology.resolve(opts.cpu_types)
+    except topology.TopologyError as e:
+        raise TraceError(str(e)) from None
+    try:
+        run_as = RunAs.lookup(opts.user)
+        res = resolve_probes(opts, run_as)
+    except (SessionError, symbols.SymbolError) as e:
+        raise TraceError(str(e)) from None
+    for m in res.missing:
+        print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
+    for n in res.notes:
+        print(f"walscope: {res.object_path}: {n}", file=sys.stderr)
+    if run_as.uid == 0 and opts.pid is None and not run_as.explicit_root:
+        print("walscope: running the workload as root (no SUDO_USER; "
+              "choose with --user)", file=sys.stderr)
+
+    name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
+    run_dir = opts.output or default_run_dir(name)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:  # the workload may write its own logs there
+            os.chown(run_dir, run_as.uid, run_as.gid)
+    except OSError as e:
+        raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
+    if opts.calibrate:
+        try:
+            cal = calibration.get(refresh=opts.recalibrate)
+        except calibration.CalibrationError as e:
+            raise TraceError(f"calibration: {e}") from None
+        cal["stepped_components"] = sorted(
+            c for c in (R.phase_component(p, res.engine)
+                        for p in symbols.stepped_phases(res.probes)) if c)
+        (run_dir / compensation.CALIBRATION_FILE).write_text(json.dumps(cal, indent=1))
+
+    if opts.sched is None:   # sample mode: kernel accounting, no switch hooks
+        opts = dataclasses.replace(opts, sched=opts.mode != "sample"
+                                   or bool(opts.offcpu_stacks))
+    if opts.offcpu_stacks is None:   # ~3 us a context switch: full mode only
+        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode == "full")
+    if opts.offcpu_stacks and not opts.sched:
+        raise TraceError("--offcpu-stacks needs the scheduler hooks (drop --no-sched)")
+    # user stacks are walked by frame pointer only where every object has
+    # them (reading the objects' prologues takes ~0.3 s: only when needed)
+    fp_objects = bool(opts.offcpu_stacks or opts.stacks == "auto") and \
+        frame_pointers.choose("auto", stack_objects(opts, res)) == "bpf"
+    stack_method = opts.stacks if opts.stacks != "auto" else \
+        ("bpf" if fp_objects else "dwarf")
+    # sample mode traces no syscall: its blocked time comes from off-CPU sums
+    offcpu_kind = ("user-stacks" if fp_objects else "stacks") if opts.offcpu_stacks \
+        else "sums" if opts.mode == "sample" and opts.sched else "off"
+    sample_hz = opts.sample_hz
+    if sample_hz is None:
+        sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode == "sample" else \
+            defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split else 0
+    return Plan(opts, res, run_as, topo, run_dir, sample_hz, stack_method,
+                offcpu_kind, fp_objects)
+
+
+def collect(plan: Plan) -> Collected:
+    """Run the collector with the workload (or -p PID) until it ends, is
+    interrupted (Ctrl-C, SIGTERM) or --duration passes; the collector is
+    stopped last, whatever happened."""
+    opts, got = plan.opts, Collected()
+    old_term = signal.signal(signal.SIGTERM, _on_term)
+    collector = workload = None
+    try:
+        collector = Collector(plan.run_dir, symbols.attach_lines(plan.res.probes),
+                              plan.topo.letters(), opts.ringbuf_kb, plan.sample_hz,
+                              verbose=opts.verbose, no_syscalls=opts.mode == "sample",
+                              offcpu=plan.offcpu_kind, no_sched=not opts.sched,
+                              sample_stacks=plan.stack_method == "bpf",
+                              stack_entries=opts.stack_entries,
+                              groups_unprobed=plan.res.groups_unprobed,
+                              offcpu_stack_every=opts.offcpu_stack_every)
+        collector.wait_ready()
+        if opts.pid is not None:
+            pids = process_tree(opts.pid)
+            procfs.save_open_files(plan.run_dir, procfs.open_files(pids))
+            for p in pids:
+                collector.add_pid(p)
+            start_watching(plan, got, opts.pid)
+            try:
+                deadline = time.monotonic() + opts.duration if opts.duration else None
+                _wait_pid(opts.pid, deadline)
+            except (KeyboardInterrupt, _Terminate):
+                got.interrupted = True
+        else:
+            workload = Workload(opts.command, plan.run_as, plan.run_dir / "command.log",
+                                echo=opts.echo, cwd=opts.cwd,
+                                extra_env={"WALSCOPE_RUN_DIR": str(plan.run_dir.resolve())})
+            collector.add_pid(workload.pid)
+            if plan.stack_method == "dwarf":  # perf follows the pid across its exec
+                got.perf = perf_record.PerfRecorder(
+                    workload.pid, plan.sample_hz or defaults.DWARF_HZ,
+                    plan.run_dir / "perf.data")
+            workload.release()
+            if plan.sample_hz or plan.offcpu_kind != "off":
+                got.maps.start(workload.pid)
+            try:
+                got.exit_code = workload.wait()
+            except (KeyboardInterrupt, _Terminate):
+                got.interrupted = True
+                workload.interrupt()
+                try:
+                    got.exit_code = workload.wait()
+                except (KeyboardInterrupt, _Terminate):
+                    workload.proc.kill()
+                    got.exit_code = workload.wait()
+    except (SessionError, perf_record.StackError) as e:
+        if workload is not None and workload.proc.poll() is None:
+            workload.proc.kill()
+        raise TraceError(str(e)) from None
+    finally:
+        if got.perf is not None:
+            got.perf.stop()
+        got.maps.stop()
+        if collector is not None:
+            collector.stop()
+        signal.signal(signal.SIGTERM, old_term)
+    return got
+
+
+def start_watching(plan: Plan, got: Collected, pid: int) -> None:
+    """-p PID: memory maps for symbols, perf for dwarf stacks."""
+    if plan.sample_hz or plan.offcpu_kind != "off":
+        got.maps.start(pid)
+    if plan.stack_method == "dwarf":
+        got.perf = perf_record.PerfRecorder(pid, plan.sample_hz or defaults.DWARF_HZ,
+                                            plan.run_dir / "perf.data")
+
+
+def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
+    """What the analysis needs from the live machine: symbols resolved while
+    the objects and /proc/kallsyms are at hand, perf's stacks as text, and
+    how the run ended (run.json)."""
+    error = None
+    if plan.sample_hz or plan.offcpu_kind != "off":
+        got.maps.save(plan.run_dir)
+        symbolize.write_symbols(plan.run_dir, got.maps.maps)
+    if plan.stack_method == "dwarf":
+        try:
+            perf_record.script(plan.run_dir / "perf.data",
+                               plan.run_dir / analysis.PERF_SCRIPT)
+        except (perf_record.StackError, OSError) as e:
+            error = str(e)
+    write_run_info(plan, started=False, exit_code=got.exit_code,
+                   interrupted=got.interrupted, elapsed=elapsed, stack_error=error)
+
+
+def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
+                   interrupted: bool = False, elapsed: float = 0.0,
+                   stack_error: str | None = None) -> None:
+    """run.json: how the run was traced, for the analysis.  Written when
+    tracing starts (a tracer that dies leaves it without "end") and again
+    when it ends."""
+    opts, res = plan.opts, plan.res
+    info: dict[str, Any] = {
+        "engine": res.engine,
+        "sample_hz": plan.sample_hz,
+        "sampled_split": res.sampled_split,
+        "groups_unprobed": res.groups_unprobed,
+        "oncpu_stacks": plan.stack_method,
+        "offcpu": plan.offcpu_kind,
+        "offcpu_stack_every": opts.offcpu_stack_every,
+        # summary.json keys the analysis copies as they are
+        "summary": {
+            "command": opts.command, "pid": opts.pid, "mode": opts.mode,
+            "sched": opts.sched, "exit_code": exit_code, "interrupted": interrupted,
+            "started_utc": plan.started_utc, "elapsed_s": elapsed,
+            "mono_to_unix_ns": plan.mono_to_unix_ns,
+            "probes": {"attached": len(symbols.attach_lines(res.probes)),
+                       "missing": res.missing,
+                       "points": sorted({p.name.split('(')[0] for p in res.probes})},
+            "environment": {
+                "kernel": platform.release(), "machine": platform.machine(),
+                "cpu_model": cpu_model(), "cpu_types": plan.topo.letters(),
+                "cpu_types_source": plan.topo.source,
+                "engine": res.engine, "library": res.object_path,
+                "library_version": res.version, "notes": res.notes,
+                "user": plan.run_as.name,
+            },
+        },
+    }
+    if plan.stack_method == "dwarf" and any(p.spec.ret for p in res.probes):
+        # a pending uretprobe replaced the return address on the stack
+        info["oncpu_stacks_note"] = (
+            "user stacks stop at functions with a return probe pending "
+            "(their return address is the uretprobe trampoline); "
+            "--mode sample has none")
+    if stack_error:
+        info["oncpu_stacks_error"] = stack_error
+    if not started:
+        info["end"] = dt.datetime.now(dt.timezone.utc).isoformat()
+    tmp = plan.run_dir / (analysis.RUN_INFO + ".tmp")
+    tmp.write_text(json.dumps(info, indent=1) + "\n")
+    tmp.replace(plan.run_dir / analysis.RUN_INFO)
+
+
+def stack_objects(opts: TraceOptions, res: symbols.Resolution) -> list[str]:
+    """What on-CPU stacks walk through: the program and the database library."""
+    objs = [res.object_path] if res.object_path else []
+    exe = f"/proc/{opts.pid}/exe" if opts.pid is not None else (
+        symbols.shutil.which(opts.command[0]) if opts.command else None)
+    if exe and os.path.exists(exe) and symbols.is_elf(exe):
+        objs.append(os.path.realpath(exe))
+    return objs
+
+
+def render_views(run_dir: Path) -> None:
+    """Flame graph SVGs and report.html; a failure only warns."""
+    from viz import flamegraph, report
+    try:
+        flamegraph.render_run(run_dir)
+    except flamegraph.RenderError as e:
+        print(f"walscope: no flame graphs: {e}", file=sys.stderr)
+    try:
+        report.build(report.find_runs([run_dir]), run_dir / "report.html")
+    except report.ReportError as e:
+        print(f"walscope: no report: {e}", file=sys.stderr)

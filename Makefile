@@ -1,6 +1,8 @@
 # walscope build: BPF objects, skeletons and the collector, all in .output/
 # (generated, never committed).  `make` builds; `make test` and `make demo`
-# are the two README commands (they run setup.sh first).
+# are the two README commands (they run setup.sh first); `make unit` runs
+# the tests that need no root and no build; `make docs` regenerates the
+# generated blocks of README.md and docs/; `make golden` the test layout.
 OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -14,7 +16,7 @@ LIBS := -lbpf -lelf -lz
 APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
-.PHONY: all clean test demo readme
+.PHONY: all clean test demo unit docs readme golden venv
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
 	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer
 
@@ -52,11 +54,29 @@ $(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc runners/flags.h | $(OUTPU
 test:
 	./setup.sh --test
 
+# the Python environment alone (setup.sh installs the system packages first)
+venv: .venv/.installed
+.venv/.installed: requirements.txt
+	python3 -m venv .venv
+	.venv/bin/pip install -q --upgrade pip
+	.venv/bin/pip install -q -r requirements.txt
+	touch $@
+
+unit: venv
+	.venv/bin/python -m pytest -q -m "not root"
+
 demo:
 	./setup.sh --demo
 
 clean:
 	rm -rf $(OUTPUT)
 
-readme:
-	.venv/bin/python -m collectors.readme
+docs: venv
+	.venv/bin/python -m runners.docs
+
+readme: docs
+
+# the record layout the unit tests read records with (a test keeps it equal
+# to the build's)
+golden: $(OUTPUT)/walscope.btf.json venv
+	.venv/bin/python -c "from collectors import records as R; R.write_layout('tests/golden')"

@@ -24,15 +24,7 @@ if [ -n "$missing" ]; then
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
 fi
 
-if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/.installed ]; then
-	echo "setup: python venv (.venv) from requirements.txt"
-	/usr/bin/python3 -m venv .venv
-	.venv/bin/pip install -q --upgrade pip
-	.venv/bin/pip install -q -r requirements.txt
-	touch .venv/.installed
-fi
-
-make -s all
+make -s venv all
 
 # flame graph renderer: inferno (crates.io), built into .output/inferno
 if [ ! -x .output/inferno/bin/inferno-flamegraph ]; then
@@ -56,7 +48,7 @@ case "${1:-}" in
 	;;
 --test)
 	shift
-	as_root .venv/bin/python -m pytest -q tests "$@"
+	as_root .venv/bin/python -m pytest -q "$@"
 	;;
 "") ;;
 *)

@@ -39,6 +39,31 @@ DISPLAY_ORDER = ("queue", "wal_sync_io", "wal_write_io", "wal_append", "crc", "m
                  "sched_runq", "other")
 
 
+# what each component holds, for tables and docs (where its time is taken
+# is in probes/: the phase table WS_PHASE_COMPS, syscalls.bpf.h,
+# sqlite.bpf.h, sched.bpf.h)
+MEANING = {
+    "queue": "waiting for the write group's leader (JoinBatchGroup, AwaitState; "
+             "--mode writes: a follower's futex waits and sched_yields)",
+    "crc": "checksumming the WAL record (crc32c), sampled out of wal_append by default",
+    "wal_append": "building and appending the WAL record in user space",
+    "wal_write_io": "write(2) family on the WAL file",
+    "wal_sync_io": "fsync/fdatasync/sync_file_range of the WAL file or its directory",
+    "memtable": "inserting the batch into the memtable (WriteBatchInternal::InsertInto)",
+    "sql_exec": "inside sqlite3_step, not in a traced syscall",
+    "journal_write_io": "writes to the -journal or -wal file",
+    "journal_sync_io": "fsync/fdatasync of the -journal or -wal file",
+    "db_write_io": "writes to the database file",
+    "db_sync_io": "fsync/fdatasync of the database file",
+    "dir_sync_io": "directory open/fsync/close (DELETE mode makes the journal durable)",
+    "journal_lifecycle": "open/close/unlink/ftruncate of the journal",
+    "checkpoint": "a WAL checkpoint inside the transaction, all of its I/O",
+    "lock_wait": "fcntl/flock locks and the busy handler's sleeps",
+    "sched_runq": "runnable but waiting for a CPU (sched_wakeup to sched_switch)",
+    "other": "the rest of the write: time in no other component",
+}
+
+
 def names(engine: str = "rocksdb") -> list[str]:
     """An engine's components in slot order (slot i of comp_ns)."""
     return R.components(engine)

@@ -1,8 +1,9 @@
 """Analyse a run folder: the collector's records in, Parquet tables, folded
 stacks and summary.json out.
 
-A pure function of the folder's files: the records (*.bin), what the tracer
-wrote beside them (run.json: how it traced; calibration.json: probe costs;
+A pure function of the folder's files: the records (*.bin) and their layout
+(layout.json), what the tracer wrote beside them (run.json: how it traced;
+calibration.json: probe costs;
 symbols.json: names of the addresses; fds.json: files open at attach;
 perf-script.txt: perf's stacks) and the workload's own txlog.csv.  It needs
 no root, no running kernel and no traced object, so a folder copied from
@@ -60,10 +61,15 @@ def seeded_paths(run_dir: Path) -> dict[tuple[int, int], str]:
 
 def analyse(run_dir: Path) -> dict[str, Any]:
     """Write the run folder's Parquet tables, folded stacks and summary.json;
-    returns the summary."""
+    returns the summary.  Records are read with the folder's own layout."""
     run_dir = Path(run_dir)
     if not any((run_dir / f).exists() for f in R.RECORD_FILES.values()):
         raise AnalysisError(f"{run_dir}: no walscope records (*.bin) in it")
+    with R.layout_of(run_dir):
+        return _analyse(run_dir)
+
+
+def _analyse(run_dir: Path) -> dict[str, Any]:
     info = read_run_info(run_dir)
     try:
         cal = compensation.load(run_dir)
@@ -149,7 +155,10 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     summary["collector"] = {k: rep.get(k) for k in
                             ("records", "bad_records", "write_error", "attach",
                              "cpu_user_s", "cpu_sys_s", "max_rss_kb")}
-    summary["partial_run"] = not rep or bool(R.torn_bytes(run_dir))
+    # no report (the collector died), a torn record, or records it could
+    # not write or read: what is here is not all there was
+    summary["partial_run"] = (not rep or bool(R.torn_bytes(run_dir))
+                              or bool(rep.get("write_error") or rep.get("poll_error")))
     failed = [a["probe"] for a in rep.get("attach", []) if a.get("err")]
     summary["probes_failed"] = failed
     for f in failed:

@@ -21,30 +21,35 @@ def _unistd() -> dict[int, str]:
             for m in re.finditer(r"#define __NR_(\w+) (\d+)", UNISTD.read_text())}
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=8)
+def _tables(layout: str) -> tuple[dict[int, str], dict[int, str], frozenset[str],
+                                  frozenset[str]]:
+    """(all named, traced, write names, sync names) in one layout."""
+    w, s = R.syscalls("write"), R.syscalls("sync")
+    return (R.syscalls(), {**w, **s, **R.syscalls("other")},
+            frozenset(w.values()), frozenset(s.values()))
+
+
 def traced() -> dict[int, str]:
     """number -> name of the syscalls walscope traces (an io record each)."""
-    return {**R.syscalls("write"), **R.syscalls("sync"), **R.syscalls("other")}
+    return _tables(R.layout_path())[1]
 
 
-@functools.lru_cache(maxsize=None)
 def name(nr: int) -> str:
     """Any x86_64 syscall's name."""
-    return R.syscalls().get(nr) or _unistd().get(nr) or f"syscall_{nr}"
+    return _tables(R.layout_path())[0].get(nr) or _unistd().get(nr) or f"syscall_{nr}"
 
 
-@functools.lru_cache(maxsize=1)
 def writes() -> frozenset[str]:
     """Names of the syscalls that write data (*_write_io)."""
-    return frozenset(R.syscalls("write").values())
+    return _tables(R.layout_path())[2]
 
 
-@functools.lru_cache(maxsize=1)
 def syncs() -> frozenset[str]:
     """Names of the syscalls that sync data (*_sync_io)."""
-    return frozenset(R.syscalls("sync").values())
+    return _tables(R.layout_path())[3]
 
 
 def number(syscall: str) -> int:
     """The number of a syscall the header names."""
-    return {n: nr for nr, n in R.syscalls().items()}[syscall]
+    return {n: nr for nr, n in _tables(R.layout_path())[0].items()}[syscall]

@@ -2,14 +2,21 @@
 
 probes/walscope.h is the single source of truth: the build dumps the BPF
 object's BTF as JSON (.output/walscope.btf.json) and this module turns each
-``struct ws_*_rec`` into a numpy dtype and each enum into a name table.
+``struct ws_*`` into a numpy dtype and each enum into a name table.
 Nothing here restates a field offset or an enum value.
+
+The tracer copies the part of that BTF walscope's own types use into the
+run folder (layout.json), and the analysis reads a folder's records with
+its own layout (``layout_of``): a folder copied to a machine with another
+walscope build, or none, is read as it was written.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +25,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 BTF_JSON = ROOT / ".output" / "walscope.btf.json"
+LAYOUT = "layout.json"     # a run folder's copy of its layout
+_layout = str(BTF_JSON)    # the layout in use (use_layout, layout_of)
 
 # record files written by the collector, by struct name
 RECORD_FILES = {
@@ -40,8 +49,56 @@ class Btf:
     by_name: dict[tuple[str, str], dict[str, Any]]
 
 
+def layout_path() -> str:
+    """The layout in use (caches of derived tables key on it)."""
+    return _layout
+
+
+def use_layout(path: str | os.PathLike) -> None:
+    """Read records with this layout from now on (a BTF JSON dump)."""
+    global _layout
+    _layout = str(path)
+
+
+@contextlib.contextmanager
+def layout_of(run_dir: str | os.PathLike) -> Iterator[None]:
+    """Within: the layout the run folder was written with (its layout.json;
+    the build's for a folder without one)."""
+    own = Path(run_dir) / LAYOUT
+    before = _layout
+    use_layout(own if own.exists() else BTF_JSON)
+    try:
+        yield
+    finally:
+        use_layout(before)
+
+
+def write_layout(run_dir: str | os.PathLike, src: str | os.PathLike = BTF_JSON) -> None:
+    """layout.json: the BTF types walscope's own structs and enums (ws_*)
+    use, ids unchanged, so load_btf reads it like the whole dump."""
+    raw = json.loads(Path(src).read_text())
+    types = {t["id"]: t for t in raw["types"]}
+    keep: set[int] = set()
+    todo = [t["id"] for t in raw["types"] if t.get("name", "").startswith("ws_")
+            and t["kind"] in ("STRUCT", "ENUM")]
+    while todo:
+        i = todo.pop()
+        if i in keep or i not in types:
+            continue
+        keep.add(i)
+        t = types[i]
+        todo += [m["type_id"] for m in t.get("members", [])]
+        if "type_id" in t:
+            todo.append(t["type_id"])
+    out = {"types": [types[i] for i in sorted(keep)]}
+    tmp = Path(run_dir) / (LAYOUT + ".tmp")
+    tmp.write_text(json.dumps(out, separators=(",", ":"), sort_keys=True) + "\n")
+    tmp.replace(Path(run_dir) / LAYOUT)
+
+
 @functools.lru_cache(maxsize=4)
-def load_btf(path: str = str(BTF_JSON)) -> Btf:
+def load_btf(path: str | None = None) -> Btf:
+    path = path or _layout
     try:
         with open(path) as f:
             raw = json.load(f)
@@ -97,8 +154,12 @@ def struct_dtype_from(btf: Btf, t: dict[str, Any]) -> np.dtype:
                      "itemsize": t["size"]})
 
 
-@functools.lru_cache(maxsize=16)
-def struct_dtype(name: str, path: str = str(BTF_JSON)) -> np.dtype:
+def struct_dtype(name: str, path: str | None = None) -> np.dtype:
+    return _struct_dtype(name, path or _layout)
+
+
+@functools.lru_cache(maxsize=32)
+def _struct_dtype(name: str, path: str) -> np.dtype:
     btf = load_btf(path)
     t = btf.by_name.get(("STRUCT", name))
     if t is None:
@@ -106,15 +167,19 @@ def struct_dtype(name: str, path: str = str(BTF_JSON)) -> np.dtype:
     return struct_dtype_from(btf, t)
 
 
-@functools.lru_cache(maxsize=32)
-def enum_values(name: str, path: str = str(BTF_JSON)) -> dict[str, int]:
+def enum_values(name: str, path: str | None = None) -> dict[str, int]:
+    return _enum_values(name, path or _layout)
+
+
+@functools.lru_cache(maxsize=64)
+def _enum_values(name: str, path: str) -> dict[str, int]:
     t = load_btf(path).by_name.get(("ENUM", name))
     if t is None:
         raise LayoutError(f"enum {name} not in {path}")
     return {v["name"]: v["val"] for v in t["values"]}
 
 
-def enum_names(name: str, prefix: str, path: str = str(BTF_JSON)) -> dict[int, str]:
+def enum_names(name: str, prefix: str, path: str | None = None) -> dict[int, str]:
     """value -> lower-case name without prefix, skipping the *_NR sentinel."""
     out = {}
     for k, v in enum_values(name, path).items():

@@ -156,6 +156,10 @@ class Collector:
         except subprocess.TimeoutExpired:
             self.proc.terminate()
             rc = self.proc.wait(10)
+        self._log.flush()
+        if rc:   # a failed poll, write or dump: the run is partial, say why
+            print(f"walscope: the collector failed (exit {rc}): {self.last_error()}",
+                  file=sys.stderr)
         self._log.close()
         return rc
 

@@ -1,16 +1,22 @@
-"""Regenerate README.md's generated blocks from the code (`make readme`).
+"""Regenerate the generated blocks of README.md and docs/*.md (`make docs`).
 
-Blocks sit between `<!-- gen:NAME -->` and `<!-- /gen:NAME -->`; a test
-fails when README.md differs from what this would write.
+Blocks sit between `<!-- gen:NAME -->` and `<!-- /gen:NAME -->`.  A test
+fails when a file differs from what this would write, except the fault
+table, which is what the last test run observed (.output/faults.json,
+written by tests/test_faults.py): `make docs` after `make test` updates it.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FAULTS_JSON = ROOT / ".output" / "faults.json"
 
 
 def usage() -> str:
@@ -21,7 +27,6 @@ def usage() -> str:
 
 def schema() -> str:
     """Parquet columns of each file: the frames built from no records."""
-    import tempfile
     from analysis import io, sampling, sched, threadtime
     from analysis import writes as W
     from analysis.compensation import Calibration
@@ -40,37 +45,103 @@ def schema() -> str:
     return "\n".join(rows)
 
 
-def faults() -> str:
-    """The fault table, from what tests/test_faults.py last recorded."""
-    import json
+def _where(comp: str, engine: str) -> str:
+    """Where the BPF side takes a component's time, from the code's tables."""
+    from analysis import components, syscalls
+    from collectors import records as R
+    from collectors import symbols
+    probes = [(s.prefix.rstrip("("), s.phase) for s in symbols.ROCKSDB_PROBES] \
+        if engine == "rocksdb" else [(n, ph) for n, ph, _ in symbols.SQLITE_PROBES]
+    funcs = [f for f, ph in probes if ph != "PH_WRITE"
+             and R.phase_component(ph, engine) == comp]
+    if funcs:
+        return "uprobes: " + ", ".join(f"`{f.split('::')[-1]}`" for f in funcs)
+    io = [(kind, what) for what in ("write", "sync") for kind in R.file_kinds().values()
+          if components.io_component(what, kind, engine) == comp]
+    if io:
+        out = []
+        for what in ("write", "sync"):
+            kinds = [k for k, w in io if w == what]
+            if kinds:
+                calls = sorted(syscalls.writes() if what == "write" else syscalls.syncs())
+                out.append(f"{'/'.join(calls)} on {', '.join(kinds)} files")
+        return "; ".join(out)
+    return {"sched_runq": "`sched_switch`, `sched_wakeup` tracepoints",
+            "other": "the residual",
+            "journal_lifecycle": "openat/close/unlink/ftruncate of journal files",
+            "lock_wait": "fcntl/flock, nanosleep in a transaction"}.get(comp, "")
+
+
+def component_table() -> str:
+    """component -> BPF site -> record field -> columns -> summary key -> figures."""
+    from analysis import components
+    from analysis.folded import PHASE_FRAMES, SQLITE_FRAMES
+    rows = ["| component | engine | what it holds | where the BPF side takes it | "
+            "record field | writes.parquet | summary.json | phase flame graph frames |",
+            "|---|---|---|---|---|---|---|---|"]
+    for engine, prefix, frames in (("rocksdb", "RC_", PHASE_FRAMES),
+                                   ("sqlite", "SC_", SQLITE_FRAMES)):
+        for c in components.names(engine):
+            parts = [c] if c in frames else [p for p in frames if p.startswith(c + "_")]
+            path = " or ".join(";".join(frames[p]) or "(root)" for p in parts)
+            rows.append(
+                f"| `{c}` | {engine} | {components.MEANING[c]} | {_where(c, engine)} | "
+                f"`comp_ns[{prefix}{c.upper()}]` | `{c}_ns`, `{c}_adj_ns`, "
+                f"`{c}_overhead_ns` | `components.{c}`, `components_raw.{c}` | "
+                f"`{path}` |")
+    return "\n".join(rows)
+
+
+def faults() -> str | None:
+    """The fault table as the last test run saw it; None keeps the block."""
+    try:
+        data = json.loads(FAULTS_JSON.read_text())
+    except (OSError, ValueError):
+        return None
     rows = ["| fault injected | run survived | records lost | probes left attached |",
             "|---|---|---|---|"]
-    try:
-        data = json.loads((ROOT / "tests" / "results" / "faults.json").read_text())
-    except (OSError, ValueError):
-        data = []
     for r in data:
         rows.append(f"| {r['fault']} | {'yes' if r['survived'] else 'NO'} | "
                     f"{r['records_lost']} | {r['probes_left']} |")
     return "\n".join(rows)
 
 
-BLOCKS = {"usage": usage, "schema": schema, "faults": faults}
+BLOCKS = {"usage": usage, "schema": schema, "components": component_table,
+          "faults": faults}
+MEASURED = {"faults"}   # what a test run observed, not what the code says
 
 
-def render(text: str) -> str:
+def render(text: str, only: set[str] | None = None) -> str:
     for name, fn in BLOCKS.items():
+        if only is not None and name not in only:
+            continue
         pat = re.compile(rf"(<!-- gen:{name} -->\n).*?(\n<!-- /gen:{name} -->)", re.S)
-        text = pat.sub(lambda m: m.group(1) + fn() + m.group(2), text)
+        if not pat.search(text):
+            continue
+        new = fn()
+        if new is not None:
+            text = pat.sub(lambda m: m.group(1) + new + m.group(2), text)
     return text
 
 
+def stale(files: list[Path] = FILES) -> list[str]:
+    """Files whose code-generated blocks are out of date."""
+    code = set(BLOCKS) - MEASURED
+    return [str(f.relative_to(ROOT)) for f in files
+            if render(f.read_text(), code) != f.read_text()]
+
+
 def main() -> int:
-    p = ROOT / "README.md"
-    new = render(p.read_text())
     if "--check" in sys.argv:
-        return 0 if new == p.read_text() else 1
-    p.write_text(new)
+        bad = stale()
+        for f in bad:
+            print(f"{f}: generated blocks out of date: run `make docs`", file=sys.stderr)
+        return 1 if bad else 0
+    for f in FILES:
+        new = render(f.read_text())
+        if new != f.read_text():
+            f.write_text(new)
+            print(f"updated {f.relative_to(ROOT)}")
     return 0
 
 

@@ -201,6 +201,7 @@ class Collected:
 def trace(opts: TraceOptions) -> TraceResult:
     plan = prepare(opts)
     write_run_info(plan, started=True)
+    R.write_layout(plan.run_dir)
     t0 = time.monotonic()
     got = collect(plan)
     elapsed = time.monotonic() - t0

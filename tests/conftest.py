@@ -1,4 +1,10 @@
-"""Shared fixtures: real traced db_bench runs, cached per configuration."""
+"""Shared fixtures: real traced db_bench runs, cached per configuration.
+
+Two tiers: tests marked ``root`` are end-to-end (root, a live kernel, the
+build); the others need only requirements.txt (``pytest -m "not root"``).
+In-process analysis reads records with tests/golden/layout.json, which a
+root-tier test keeps equal to the build's (``make golden`` rewrites it).
+"""
 from __future__ import annotations
 
 import json
@@ -13,6 +19,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 TRACE = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py")]
+GOLDEN_LAYOUT = ROOT / "tests" / "golden" / "layout.json"
+
+from collectors import records as _R  # noqa: E402
+
+_R.use_layout(GOLDEN_LAYOUT)
 
 
 def trace_known_offcpu(out: Path, mode_args: list[str], sleeps: int, sleep_s: float,
@@ -105,12 +116,14 @@ def start_bpftrace(args: list[str], timeout: float = 60) -> subprocess.Popen:
     return bt
 
 
-FAULTS_JSON = ROOT / "tests" / "results" / "faults.json"
+# what the fault tests observed, for docs/faults.md (`make docs`): a build
+# output, never a tracked file
+FAULTS_JSON = ROOT / ".output" / "faults.json"
 _faults: dict[str, dict] = {}
 
 
 def record_fault(fault: str, survived: bool, lost: int, left: int) -> None:
-    """One row of the README's fault table (tests/test_faults.py)."""
+    """One row of the fault table (tests/test_faults.py)."""
     _faults[fault] = {"fault": fault, "survived": bool(survived),
                       "records_lost": int(lost), "probes_left": int(left)}
 

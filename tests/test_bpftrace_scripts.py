@@ -19,6 +19,7 @@ def test_every_script_has_a_header():
             assert field in head, f"{s.name} lacks {field}"
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_script_compiles(script):
     ensure_tracefs()
@@ -27,6 +28,7 @@ def test_script_compiles(script):
     assert p.returncode == 0, p.stderr[-1500:]
 
 
+@pytest.mark.root
 def test_write_groups_matches_trace_wal(tmp_path):
     bt = start_bpftrace([str(ROOT / "probes" / "write_groups.bt")])
     p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
@@ -50,6 +52,7 @@ NESTING_RUNS = [
 ]
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("run", NESTING_RUNS, ids=["sync-4t", "nosync-pipelined"])
 def test_unprobed_wal_calls_run_inside_the_probed_one(tmp_path, run):
     """The resolver leaves log::Writer::AddRecord and the inner

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import ROOT, TRACE, run_trace
 
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
+
 BAD = [
     (["--", "no-such-command-xyz"], "command not found"),
     (["--", "/bin/true"], "no RocksDB or SQLite found"),

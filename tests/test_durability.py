@@ -1,10 +1,13 @@
 """runners/durability.py: writers killed mid-run, databases reopened (traced)."""
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
 DURABILITY = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "runners" / "durability.py")]
 

@@ -35,8 +35,12 @@ def check_records(blob: bytes, struct: str) -> None:
             for engine in ("rocksdb", "sqlite"):
                 w = writes_frame(Path(d), Calibration(pair_in_ns=600, pair_out_ns=700),
                                  engine)
-                adj = [c for c in w.columns if c.endswith("_adj_ns")]
-                assert (w[adj] >= 0).all().all()  # never negative, whatever the input
+                comps = [c[:-len("_adj_ns")] for c in w.columns
+                         if c.endswith("_adj_ns") and c != "dur_adj_ns"]
+                # compensation only removes time, and the total is its parts
+                for c in comps:
+                    assert (w[f"{c}_adj_ns"] <= w[f"{c}_ns"]).all(), c
+                assert (sum(w[f"{c}_adj_ns"] for c in comps) == w["dur_adj_ns"]).all()
         if struct == "ws_io_rec":
             io_frame(Path(d))
 

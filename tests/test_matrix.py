@@ -52,6 +52,7 @@ def test_shipped_scenarios_load():
         assert s.cells()
 
 
+@pytest.mark.root
 def test_smoke_matrix_end_to_end(tmp_path):
     out = tmp_path / "m"
     p = subprocess.run(RUN_MATRIX + [str(ROOT / "runners" / "scenarios" / "smoke.toml"),
@@ -88,6 +89,7 @@ pin = ["P", "E"]
 """
 
 
+@pytest.mark.root
 def test_pinning_refused_without_topology(tmp_path):
     f = tmp_path / "pin.toml"
     f.write_text(PIN)
@@ -97,6 +99,7 @@ def test_pinning_refused_without_topology(tmp_path):
     assert "needs P and E cores" in p.stderr and "--cpu-types" in p.stderr
 
 
+@pytest.mark.root
 def test_pinning_maps_to_declared_cpus(tmp_path):
     f = tmp_path / "pin.toml"
     f.write_text(PIN)
@@ -122,6 +125,7 @@ journal_mode = ["delete", "wal"]
 """
 
 
+@pytest.mark.root
 def test_sqlite_matrix_delete_vs_wal(tmp_path):
     sc = tmp_path / "s.toml"
     sc.write_text(SQLITE)
@@ -168,6 +172,7 @@ preclude_last_level_data_seconds = [0, 60]
 """
 
 
+@pytest.mark.root
 def test_tiered_zipf_matrix(tmp_path):
     sc = tmp_path / "t.toml"
     sc.write_text(TIERED)

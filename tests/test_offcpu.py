@@ -1,9 +1,12 @@
 """Off-CPU stacks (BPF at sched_switch) against a workload that measures itself."""
 from __future__ import annotations
 
+import pytest
 import json
 
 from tests.conftest import ROOT, run_trace, trace_known_offcpu
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
 SLEEPS, SLEEP_S, SPIN_S = 40, 0.02, 1.0
 

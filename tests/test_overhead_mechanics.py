@@ -10,6 +10,8 @@ import pytest
 from collectors import calibration
 from tests.conftest import TRACE, db_bench_stats
 
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
+
 
 def test_calibration_positive_and_stable():
     a = calibration.measure(iterations=3000, rounds=1)

@@ -92,6 +92,7 @@ def ours_ns(s: dict, samples: pd.DataFrame, syscall: str,
             max(hits, 1) ** 0.5 / s["sample_hz"] * 1e9)
 
 
+@pytest.mark.root
 def test_sync_time_from_registers_matches_bpftrace(tmp_path):
     """1 thread, sync=true: every write's fdatasync blocks on the disk; the
     blocked and on-CPU time walscope finds in fdatasync(wal) without tracing
@@ -111,6 +112,7 @@ def test_sync_time_from_registers_matches_bpftrace(tmp_path):
     assert s["offcpu_stacks"]["kernel_stacks"] is False
 
 
+@pytest.mark.root
 def test_write_time_from_registers_matches_bpftrace(tmp_path):
     """1 thread, sync=false: the WAL write(2)s run on-CPU (page cache); the
     samples that land in them, read from registers, estimate their time."""
@@ -132,6 +134,7 @@ def test_syscall_names_cover_any_syscall(nr):
     assert syscall_name(nr) == {1: "write", 202: "futex", 75: "fdatasync"}[nr]
 
 
+@pytest.mark.root
 def test_sample_mode_attaches_nothing_to_the_scheduler(tmp_path):
     """sample mode (as with --no-sched in any mode): no program of the
     collector is on sched_switch/wakeup; threads' time comes from the
@@ -167,6 +170,7 @@ def test_sample_mode_attaches_nothing_to_the_scheduler(tmp_path):
     assert s["sample_breakdown"]["memtable"]["samples"] > 10
 
 
+@pytest.mark.root
 def test_sqlite_in_sample_mode_takes_sqlite_components(tmp_path):
     """A short SQLite run (0.3 s) in sample mode: samples in its fsyncs and
     journal writes take SQLite's components, its own code is sql_exec (the

@@ -1,6 +1,7 @@
 """SQLite: transactions traced for real, checked against independent counts."""
 from __future__ import annotations
 
+import pytest
 import json
 import re
 from pathlib import Path
@@ -8,7 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from collectors import records as R
+from tests import schema
 from tests.conftest import ROOT, ensure_tracefs, run_trace, start_bpftrace
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
 N = 40
 WORKLOAD = ["python3", str(ROOT / "tests" / "sqlite_workload.py")]
@@ -109,6 +113,7 @@ def test_tpcc_labels_and_latency(tmp_path):
     w = pd.read_parquet(out / "writes.parquet")
     log = pd.read_csv(out / "txlog.csv")
     assert len(log) == 150
+    schema.check(out, "sqlite")   # what it was before the layers split
     labelled = w[w["txn_type"] != ""]
     assert len(labelled) == 150      # each logged transaction found its trace
     assert set(s["by_type"]) == set(log["type"])

@@ -1,6 +1,8 @@
 """On-CPU stacks: frame-pointer detection, method choice, a real dwarf run."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import subprocess
 from pathlib import Path
@@ -28,6 +30,7 @@ def build(tmp: Path, flags: list[str]) -> str:
     return str(exe)
 
 
+@pytest.mark.root
 def test_frame_pointer_detection(tmp_path):
     fp = build(tmp_path, ["-fno-omit-frame-pointer"])
     nofp = build(tmp_path, ["-fomit-frame-pointer"])
@@ -59,6 +62,7 @@ def dwarf_run(tmp_path: Path, mode: str, num: int = 60000) -> tuple[dict, str]:
     return s["oncpu_stacks"], (out / "oncpu-stacks.folded").read_text()
 
 
+@pytest.mark.root
 def test_dwarf_stacks_of_db_bench(tmp_path):
     # no uprobes: perf unwinds through librocksdb (no frame pointers) to the
     # thread's entry point

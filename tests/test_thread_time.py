@@ -3,6 +3,7 @@ on the context switch), against workloads that measure themselves and
 against the sched_switch programs' off-CPU sums in the same run."""
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import time
@@ -10,6 +11,8 @@ import time
 import pandas as pd
 
 from tests.conftest import ROOT, run_trace, trace_known_offcpu
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
 SLEEPS, SLEEP_S, SPIN_S = 40, 0.02, 1.0
 WORKLOAD = str(ROOT / "tests" / "offcpu_workload.py")

@@ -73,6 +73,7 @@ def two_runs(traced):
     return a, b
 
 
+@pytest.mark.root
 def test_flame_graphs_render(two_runs, tmp_path):
     a, b = two_runs
     out = flamegraph.render_run(a.dir)
@@ -83,6 +84,7 @@ def test_flame_graphs_render(two_runs, tmp_path):
     assert "<svg" in d.read_text()
 
 
+@pytest.mark.root
 def test_report_renders_in_chromium(two_runs, tmp_path):
     a, b = two_runs
     flamegraph.render_run(a.dir)
@@ -123,6 +125,7 @@ def test_report_bad_input(tmp_path):
     assert report.main([str(tmp_path)]) == 1
 
 
+@pytest.mark.root
 def test_report_of_a_long_run_samples_but_keeps_means_cdf_and_tail(two_runs, tmp_path,
                                                                      monkeypatch):
     a, _ = two_runs

@@ -1,0 +1,107 @@
+"""The house rules a refactor must keep: data flows one way between the
+layers, and each fact (components, syscall numbers, flags) has one source."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis import components, syscalls
+from collectors import records as R
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# layer -> the packages (or single modules) its code may import
+ALLOWED = {
+    "collectors": {"collectors"},
+    # the collector's record layouts are the analysis' input format
+    "analysis": {"analysis", "collectors.records"},
+    "viz": {"viz", "analysis"},
+    "runners": {"runners", "collectors", "analysis", "viz"},
+}
+OURS = set(ALLOWED) | {"tests", "bench", "probes"}
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import of one of our packages in path."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        out += [(node.lineno, n) for n in names if n.split(".")[0] in OURS]
+    return out
+
+
+def allowed(module: str, rules: set[str]) -> bool:
+    return any(module == r or module.startswith(r + ".") or r.startswith(module + ".")
+               for r in rules)
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_layers_import_one_way(layer):
+    """probes -> collectors -> analysis -> viz; only runners (the CLI's
+    orchestration) import them all."""
+    bad = [f"{p.relative_to(ROOT)}:{line} imports {m}"
+           for p in sorted((ROOT / layer).rglob("*.py"))
+           for line, m in imports_of(p)
+           # "from analysis import run" names a module, not a symbol
+           if not allowed(m, ALLOWED[layer]) and not allowed(m.rsplit(".", 1)[0],
+                                                             ALLOWED[layer])]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_import_rule_can_fail(tmp_path):
+    """The checker sees a forbidden import (so the test above can fail)."""
+    f = tmp_path / "x.py"
+    f.write_text("from viz import report\nimport runners.trace\n")
+    found = [m for _, m in imports_of(f)]
+    assert not any(allowed(m, ALLOWED["analysis"]) for m in found)
+    assert allowed("collectors.records", ALLOWED["analysis"])
+    assert not allowed("collectors.session", ALLOWED["analysis"])
+
+
+def test_every_component_has_one_place_in_the_order_and_a_colour():
+    from_header = set(components.names("rocksdb")) | set(components.names("sqlite"))
+    order = components.DISPLAY_ORDER
+    assert sorted(order) == sorted(from_header) and len(set(order)) == len(order)
+    assert from_header <= set(components.COLORS)
+
+
+def test_io_components_are_the_engines_own():
+    for engine in components.ENGINES:
+        for io in ("write", "sync"):
+            for kind in R.file_kinds().values():
+                c = components.io_component(io, kind, engine)
+                assert c is None or c in components.names(engine)
+    assert components.io_component("sync", "wal") == "wal_sync_io"
+    assert components.io_component("write", "journal", "sqlite") == "journal_write_io"
+    assert components.io_component("write", "sst") is None
+
+
+def test_syscall_numbers_are_the_systems():
+    """The header's x86_64 numbers against the C library's own table."""
+    unistd = syscalls.UNISTD
+    if not unistd.exists():
+        pytest.skip(f"{unistd} not installed (linux-libc-dev)")
+    table = {m.group(1): int(m.group(2)) for m in
+             re.finditer(r"#define __NR_(\w+) (\d+)", unistd.read_text())}
+    ours = R.syscalls()
+    assert len(ours) >= 20
+    for nr, name in ours.items():
+        if name in table:   # uprobe(2) and uretprobe(2) are newer than some headers
+            assert table[name] == nr, name
+    assert {syscalls.name(n) for n in (1, 75, 257)} == {"write", "fdatasync", "openat"}
+    assert syscalls.name(39) == "getpid"    # not the header's: the system's
+
+
+def test_write_flags_come_from_the_header():
+    header = (ROOT / "probes" / "walscope.h").read_text()
+    for name, value in re.findall(r"\tWS_WF_(\w+) = (0x[0-9a-f]+),", header):
+        assert R.write_flag(name) == int(value, 16)
+    assert R.write_flag("leader") == 1

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from collectors.records import ROOT
 
@@ -65,43 +65,21 @@ class RunAs:
 class Collector:
     """The walscope-collect process, driven over its stdin/stdout."""
 
-    def __init__(self, outdir: Path, attach: list[str], cpu_letters: str,
-                 ringbuf_kb: int = 16 << 10, sample_hz: int = 0,
-                 writes_io_only: bool = False, verbose: bool = False,
-                 no_syscalls: bool = False, offcpu: str = "off",
-                 sample_stacks: bool = False, stack_entries: int = 0,
-                 no_sched: bool = False, groups_unprobed: bool = False,
-                 offcpu_stack_every: int = 1):
-        """offcpu: off, sums (per thread, syscall, user IP), stacks (kernel
-        stacks too) or user-stacks (and user stacks by frame pointer).
-        groups_unprobed: no write-group probes are attached (leaders are the
-        writes that call the WAL; queue is their futex waits and yields)."""
+    def __init__(self, outdir: Path, attach: list[str], options: dict[str, Any]):
+        """attach: the uprobe lines (symbols.attach_lines); options: the
+        collector's long options (walscope-collect --help) by name: True
+        for a flag, a value for an option, None or False to leave it out."""
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
         attach_file = outdir / "attach.tsv"
         attach_file.write_text("".join(line + "\n" for line in attach))
-        cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file),
-               "--cpu-types", cpu_letters, "--ringbuf-kb", str(ringbuf_kb),
-               "--sample-hz", str(sample_hz)]
-        if writes_io_only:
-            cmd.append("--writes-io-only")
-        if no_syscalls:
-            cmd.append("--no-syscalls")
-        if offcpu != "off":
-            cmd.append(f"--offcpu-{offcpu}")
-        if no_sched:
-            cmd.append("--no-sched")
-        if groups_unprobed:
-            cmd.append("--groups-unprobed")
-        if offcpu_stack_every > 1:
-            cmd += ["--offcpu-stack-every", str(offcpu_stack_every)]
-        if sample_stacks:
-            cmd.append("--sample-stacks")
-        if stack_entries:
-            cmd += ["--stack-entries", str(stack_entries)]
-        if verbose:
-            cmd.append("-v")
+        cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file)]
+        for name, value in options.items():
+            if value is True:
+                cmd.append(f"--{name}")
+            elif value is not None and value is not False:
+                cmd += [f"--{name}", str(value)]
         self.log_path = outdir / "collector.log"
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,

@@ -20,7 +20,6 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve()
 sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
+from tqdm import tqdm  # noqa: E402
 
 from collectors import topology  # noqa: E402
 from runners.trace import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
@@ -202,10 +202,6 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
     return rows
 
 
-def fmt_eta(s: float) -> str:
-    return f"{int(s // 60)}m{int(s % 60):02d}s"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario", type=Path)
@@ -231,21 +227,18 @@ def main(argv: list[str] | None = None) -> int:
             {**environment(out, topo), "scenario": str(a.scenario), "command": sc.command},
             indent=1))
         rows: list[dict] = []
-        t0, done_now = time.monotonic(), 0
-        for i, cell in enumerate(cells, 1):
-            marker = out / cell.name / "cell.json"
-            if marker.exists():
-                rows += json.loads(marker.read_text())["rows"]
-                print(f"[{i}/{len(cells)}] {cell.name}: done earlier", file=sys.stderr)
-                continue
-            eta = ""
-            if done_now:
-                per = (time.monotonic() - t0) / done_now
-                eta = f" ETA {fmt_eta(per * (len(cells) - i + 1))}"
-            bar = "#" * (20 * (i - 1) // len(cells))
-            print(f"[{bar:<20}] {i}/{len(cells)} {cell.name}{eta}", file=sys.stderr)
-            rows += run_cell(sc, cell, out, topo, run_as)
-            done_now += 1
+        done = [c for c in cells if (out / c.name / "cell.json").exists()]
+        for c in done:   # finished by an earlier, interrupted run: resumed
+            rows += json.loads((out / c.name / "cell.json").read_text())["rows"]
+        if done:
+            print(f"run_matrix: {len(done)} of {len(cells)} cells done earlier",
+                  file=sys.stderr)
+        todo = [c for c in cells if c not in done]
+        with tqdm(todo, desc=sc.name, unit="cell", file=sys.stderr,
+                  dynamic_ncols=True) as bar:
+            for cell in bar:
+                bar.set_postfix_str(cell.name)
+                rows += run_cell(sc, cell, out, topo, run_as)
         df = pd.DataFrame(rows)
         df.to_parquet(out / "matrix.parquet", index=False)
         if not a.no_report:

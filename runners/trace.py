@@ -297,13 +297,7 @@ def collect(plan: Plan) -> Collected:
     collector = workload = None
     try:
         collector = Collector(plan.run_dir, symbols.attach_lines(plan.res.probes),
-                              plan.topo.letters(), opts.ringbuf_kb, plan.sample_hz,
-                              verbose=opts.verbose, no_syscalls=opts.mode == "sample",
-                              offcpu=plan.offcpu_kind, no_sched=not opts.sched,
-                              sample_stacks=plan.stack_method == "bpf",
-                              stack_entries=opts.stack_entries,
-                              groups_unprobed=plan.res.groups_unprobed,
-                              offcpu_stack_every=opts.offcpu_stack_every)
+                              collector_options(plan))
         collector.wait_ready()
         if opts.pid is not None:
             pids = process_tree(opts.pid)
@@ -350,6 +344,27 @@ def collect(plan: Plan) -> Collected:
             collector.stop()
         signal.signal(signal.SIGTERM, old_term)
     return got
+
+
+def collector_options(plan: Plan) -> dict[str, Any]:
+    """walscope-collect's options for this plan (see its --help)."""
+    opts = plan.opts
+    return {
+        "cpu-types": plan.topo.letters(),
+        "ringbuf-kb": opts.ringbuf_kb,
+        "sample-hz": plan.sample_hz,
+        # sample mode traces no syscall: the syscall in progress comes
+        # from the task's saved registers
+        "no-syscalls": opts.mode == "sample",
+        f"offcpu-{plan.offcpu_kind}": plan.offcpu_kind != "off",
+        "offcpu-stack-every": opts.offcpu_stack_every if opts.offcpu_stack_every > 1
+        else None,
+        "no-sched": not opts.sched,
+        "groups-unprobed": plan.res.groups_unprobed,
+        "sample-stacks": plan.stack_method == "bpf",
+        "stack-entries": opts.stack_entries or None,
+        "verbose": opts.verbose,
+    }
 
 
 def start_watching(plan: Plan, got: Collected, pid: int) -> None:

@@ -105,3 +105,57 @@ def test_write_flags_come_from_the_header():
     for name, value in re.findall(r"\tWS_WF_(\w+) = (0x[0-9a-f]+),", header):
         assert R.write_flag(name) == int(value, 16)
     assert R.write_flag("leader") == 1
+
+
+@pytest.mark.root
+def test_the_test_layout_is_the_builds(tmp_path):
+    """tests/golden/layout.json (what the unit tier reads records with) is
+    the build's layout: regenerate it with `make golden` after changing
+    probes/walscope.h."""
+    R.write_layout(tmp_path, R.BTF_JSON)
+    golden = ROOT / "tests" / "golden" / "layout.json"
+    assert (tmp_path / R.LAYOUT).read_text() == golden.read_text(), "run `make golden`"
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """(file, argv) of every command in a ```sh block of README.md and docs/."""
+    import shlex
+    out = []
+    for f in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```sh\n(.*?)```", f.read_text(), re.S):
+            for line in block.splitlines():
+                line = line.split("  #")[0].strip()
+                if line.startswith(("sudo ", "./", "python", "viz/", "runners/", "make ")):
+                    argv = shlex.split(line)
+                    out.append((f.name, argv[1:] if argv[0] == "sudo" else argv))
+    return out
+
+
+def test_documented_commands_exist_and_parse():
+    """Every command the README and docs show names a real program and
+    options its parser accepts (a renamed flag fails here, not for a user)."""
+    from runners import cli
+    seen = set()
+    cmds = documented_commands()
+    assert len(cmds) >= 10
+    for where, argv in cmds:
+        prog = argv[0]
+        seen.add(prog)
+        if prog == "./trace_wal.py":
+            args = [a for a in argv[1:] if a != "--"] if "--" not in argv[1:] else \
+                argv[1:argv.index("--")] + ["--", *argv[argv.index("--") + 1:]]
+            try:
+                cli.build_parser().parse_args(args)
+            except SystemExit:
+                raise AssertionError(f"{where}: {' '.join(argv)}") from None
+        elif prog == "make":
+            assert re.search(rf"^{argv[1]}:", (ROOT / "Makefile").read_text(), re.M), argv
+        elif prog in ("python", "python3") and argv[1] == "-m":
+            assert (ROOT / argv[2].replace(".", "/")).exists() or \
+                (ROOT / (argv[2].replace(".", "/") + ".py")).exists(), argv
+        elif prog.startswith("./") or "/" in prog:
+            assert (ROOT / prog).exists(), f"{where}: {prog}"
+            for a in argv[1:]:
+                if a.endswith(".toml"):
+                    assert (ROOT / a).exists(), f"{where}: {a}"
+    assert {"./trace_wal.py", "make", "./setup.sh"} <= seen

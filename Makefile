@@ -12,13 +12,16 @@ CFLAGS := -g -O2 -Wall -Wextra -Wno-unused-parameter
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wno-unused-function
 INCLUDES := -I$(OUTPUT) -Iprobes
 LIBS := -lbpf -lelf -lz
+# the system's Python (Debian's python3-venv): the workload's user and
+# non-root analysis must be able to run the venv, so not a per-user build
+PYTHON ?= /usr/bin/python3
 
 APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
 .PHONY: all clean test demo unit docs readme golden venv
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
-	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer
+	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static
 
 $(OUTPUT):
 	mkdir -p $@
@@ -51,13 +54,24 @@ $(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc runners/flags.h | $(OU
 $(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc runners/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
+# tests/test_engines.py's writer: RocksDB by dlopen(), and linked statically
+# (Debian's librocksdb-dev ships librocksdb.a: its probe points are in the
+# program's own .symtab)
+$(OUTPUT)/rocks_c: tests/engines/rocks_c.c | $(OUTPUT)
+	$(CC) $(CFLAGS) $< -o $@ -ldl -lpthread
+
+$(OUTPUT)/rocks_static: tests/engines/rocks_c.c | $(OUTPUT)
+	$(CXX) -O2 -g -Wall -DLINKED -x c $< -x none -o $@ \
+		-Wl,-Bstatic -lrocksdb -Wl,-Bdynamic \
+		-lgflags -lsnappy -lz -lbz2 -llz4 -lzstd -lpthread -ldl
+
 test:
 	./setup.sh --test
 
 # the Python environment alone (setup.sh installs the system packages first)
 venv: .venv/.installed
 .venv/.installed: requirements.txt
-	python3 -m venv .venv
+	$(PYTHON) -m venv .venv
 	.venv/bin/pip install -q --upgrade pip
 	.venv/bin/pip install -q -r requirements.txt
 	touch $@

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from analysis import columns as C
+from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
 from analysis import threadtime
 from analysis import writes as W
@@ -99,7 +100,10 @@ def tables(run_dir: Path, cal: compensation.Calibration,
            info: dict[str, Any]) -> dict[str, Any]:
     """Parquet files from the records; returns the summary (not yet written)."""
     counters, rep = S.collector_counters(run_dir)
-    engine = info.get("engine") or W.records_engine(run_dir)
+    # the engine with the most writes leads; a process may hold several
+    present = W.records_engines(run_dir)
+    engine = next(iter(present), None) or info.get("engine") or "rocksdb"
+    engines = [engine] + [e for e in present if e != engine]
     sample_hz = info.get("sample_hz", 0)
     split = info.get("sampled_split", {})
     groups_unprobed = info.get("groups_unprobed", False)
@@ -111,11 +115,18 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     fractions = sampling.split_fractions(samples, split) \
         if split and samples is not None else {}
 
+    empties = [W.writes_frame_from(empty_w, cal, e) for e in engines]
+
+    def frame(chunk: np.ndarray):
+        if len(engines) == 1:
+            return W.writes_frame_from(chunk, cal, engine)
+        return W.union_frame([W.writes_frame_from(chunk, cal, e) for e in engines], empties)
+
     def writes_chunks():
         for chunk in R.iter_records(run_dir, "ws_write_rec"):
-            w = W.apply_split(W.writes_frame_from(chunk, cal, engine), fractions)
+            w = W.apply_split(frame(chunk), fractions)
             yield W.label_transactions(w, log) if log is not None else w
-    empty = W.writes_frame_from(empty_w, cal, engine)
+    empty = frame(empty_w)
     if log is not None:
         empty = W.label_transactions(empty, log)
     C.write_chunks(run_dir / "writes.parquet", writes_chunks(), empty)
@@ -138,11 +149,17 @@ def tables(run_dir: Path, cal: compensation.Calibration,
                    sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
     writes = C.ParquetColumns(run_dir / "writes.parquet")
     io = C.ParquetColumns(run_dir / "io.parquet")
-    summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed)
-    if log is not None:
-        summary["by_type"] = W.by_type(writes.frame(
-            ["txn_type", "dur_ns", "app_latency_ns"]
-            + [c for c in writes.columns if c.endswith("_adj_ns")]))
+    several = len(engines) > 1
+    summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed, several)
+    if log is not None and engine == "sqlite":
+        summary["by_type"] = by_type(writes, "sqlite" if several else None)
+    if several:   # each other engine's writes, summarised as the first's
+        summary["by_engine"] = {}
+        for e in engines[1:]:
+            sub = S.summarize(writes, io, counters, cal, e, groups_unprobed, True)
+            if log is not None and e == "sqlite":
+                sub["by_type"] = by_type(writes, e)
+            summary["by_engine"][e] = sub
     threads = threadtime.threads_frame(run_dir)
     threads.to_parquet(run_dir / "threads.parquet", index=False)
     summary["thread_time"] = threadtime.summarize(threads, engine)
@@ -171,6 +188,19 @@ def tables(run_dir: Path, cal: compensation.Calibration,
         warn(f"WARNING: stacks or off-CPU periods not kept (map full): "
              f"{ {k: lost[k] for k in lost.keys() - ring.keys()} }")
     return summary
+
+
+def by_type(writes: C.ParquetColumns, engine: str | None) -> dict[str, Any]:
+    """SQLite's per-transaction-type summary (of one engine's rows, with
+    that engine's components, when the table holds several)."""
+    adj = [c for c in writes.columns if c.endswith("_adj_ns")]
+    if engine:
+        adj = ["dur_adj_ns"] + [f"{c}_adj_ns" for c in components.names(engine)]
+    w = writes.frame(["txn_type", "dur_ns", "app_latency_ns"] + adj
+                     + (["engine"] if engine else []))
+    if engine:
+        w = w[w["engine"] == engine].drop(columns="engine")
+    return W.by_type(w)
 
 
 def warn(msg: str) -> None:

@@ -96,11 +96,13 @@ def group_roles(n: int, leaders: int, engine: str, groups_unprobed: bool
 
 def summarize(writes: Any, io: Any, counters: dict[str, int],
               cal: Calibration, engine: str = "rocksdb",
-              groups_unprobed: bool = False) -> dict[str, Any]:
+              groups_unprobed: bool = False, only: bool = False) -> dict[str, Any]:
     """summary.json's numbers.  writes and io: DataFrames, or ParquetColumns
     of a long run (read a batch at a time: memory stays bounded).
     groups_unprobed: a leader is a write that called the WAL (--mode
-    writes); with no such write (disableWAL) the roles are not known."""
+    writes); with no such write (disableWAL) the roles are not known.
+    only: the table holds several engines' writes; summarise this one's.
+    """
     comps = components.names(engine)
     names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
              + [f"{c}_{x}" for c in comps for x in ("ns", "adj_ns", "overhead_ns")]
@@ -114,7 +116,9 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
                            "explicit", "rollback", "statements"]
             + [f"{c}_overhead_ns" for c in comps]}
     n = 0
-    for b in _batches(writes, names):
+    for b in _batches(writes, names + (["engine"] if only else [])):
+        if only:   # a run of several engines: this engine's rows
+            b = b[b["engine"] == engine]
         n += len(b)
         for k, d in dist.items():
             d.add(b[k].to_numpy())

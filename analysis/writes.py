@@ -123,6 +123,39 @@ def apply_split(w: pd.DataFrame, fractions: dict[str, dict[str, float]]) -> pd.D
     return w
 
 
+def records_engines(run_dir: Path) -> dict[str, int]:
+    """Write records per engine, most first."""
+    names = {v: k[len("WS_ENGINE_"):].lower()
+             for k, v in R.enum_values("ws_engine").items()}
+    counts: dict[str, int] = {}
+    for chunk in R.iter_records(run_dir, "ws_write_rec"):
+        vals, n = np.unique(chunk["engine"], return_counts=True)
+        for v, c in zip(vals, n):
+            name = names.get(int(v))
+            if name:
+                counts[name] = counts.get(name, 0) + int(c)
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def union_frame(parts: list[pd.DataFrame], empties: list[pd.DataFrame]) -> pd.DataFrame:
+    """Rows of several engines in one table: every engine's columns, in the
+    order of the first engine's then the others' new ones; a column another
+    engine lacks is 0, False or "" in its rows (its component took no time)."""
+    cols: dict[str, Any] = {}
+    for e in empties:
+        for c in e.columns:
+            cols.setdefault(c, e[c].dtype)
+    fill = {c: (False if pd.api.types.is_bool_dtype(t) else
+                "" if not pd.api.types.is_numeric_dtype(t) else 0)
+            for c, t in cols.items()}
+    out = pd.concat([p.reindex(columns=list(cols)) for p in parts], ignore_index=True)
+    for c, t in cols.items():
+        if out[c].isna().any():
+            out[c] = out[c].fillna(fill[c])
+        out[c] = out[c].astype(t)
+    return out.sort_values("start_ns", kind="stable").reset_index(drop=True)
+
+
 def records_engine(run_dir: Path) -> str:
     """The engine most write records name ("rocksdb" when there are none)."""
     w = R.read_records(run_dir, "ws_write_rec")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import grp
 import os
 import pwd
-import select
+import queue
 import shutil
 import signal
 import subprocess
@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from collectors.records import ROOT
 
@@ -65,10 +65,13 @@ class RunAs:
 class Collector:
     """The walscope-collect process, driven over its stdin/stdout."""
 
-    def __init__(self, outdir: Path, attach: list[str], options: dict[str, Any]):
+    def __init__(self, outdir: Path, attach: list[str], options: dict[str, Any],
+                 on_object: Callable[[str], None] | None = None):
         """attach: the uprobe lines (symbols.attach_lines); options: the
         collector's long options (walscope-collect --help) by name: True
-        for a flag, a value for an option, None or False to leave it out."""
+        for a flag, a value for an option, None or False to leave it out;
+        on_object: called from the reader thread with each "obj ..." line
+        (it must not wait for a reply there: hand it to another thread)."""
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
@@ -87,18 +90,28 @@ class Collector:
                                      text=True, bufsize=1,
                                      start_new_session=True)
         self.started = time.monotonic()
+        self.on_object = on_object
+        self._lock = threading.Lock()
+        self._replies: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
 
-    def _readline(self, timeout: float) -> str | None:
+    def _read(self) -> None:
+        """Every stdout line: "obj ..." events to their handler, the rest
+        (replies, in the order of the commands) to the reply queue."""
         assert self.proc.stdout is not None
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            r, _, _ = select.select([self.proc.stdout], [], [], 0.2)
-            if r:
-                line = self.proc.stdout.readline()
-                return line.strip() if line else None
-            if self.proc.poll() is not None:
-                return None
-        return None
+        for line in self.proc.stdout:
+            line = line.strip()
+            if line.startswith("obj ") and self.on_object is not None:
+                self.on_object(line)
+            else:
+                self._replies.put(line)
+        self._replies.put(None)   # it exited
+
+    def _reply(self, timeout: float) -> str | None:
+        try:
+            return self._replies.get(timeout=timeout)
+        except queue.Empty:
+            return None
 
     def last_error(self) -> str:
         self._log.flush()
@@ -107,26 +120,39 @@ class Collector:
         return lines[-1] if lines else "collector exited"
 
     def wait_ready(self, timeout: float = 60) -> None:
-        line = self._readline(timeout)
+        line = self._reply(timeout)
         if line != "ready":
             self.kill()
             raise SessionError(self.last_error())
 
-    def add_pid(self, pid: int) -> None:
+    def command(self, line: str, timeout: float = 30) -> str:
+        """Send one command, return its reply ("ok ..." or "err ..."); from
+        any thread (one command is in flight at a time)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(f"pid {pid}\n")
-        self.proc.stdin.flush()
-        line = self._readline(10)
-        if line != f"ok pid {pid}":   # "err pid N: why", or the collector died
-            why = line[len("err "):] if line and line.startswith("err ") \
-                else self.last_error()
-            raise SessionError(f"collector did not take pid {pid}: {why}")
+        with self._lock:
+            try:
+                self.proc.stdin.write(line + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise SessionError(f"collector gone: {self.last_error()}") from None
+            reply = self._reply(timeout)
+        if reply is None:
+            raise SessionError(f"collector did not answer {line.split()[0]!r}: "
+                               f"{self.last_error()}")
+        return reply
+
+    def add_pid(self, pid: int) -> None:
+        reply = self.command(f"pid {pid}", timeout=10)
+        if reply != f"ok pid {pid}":   # "err pid N: why"
+            raise SessionError(f"collector did not take pid {pid}: "
+                               f"{reply[len('err '):]}")
 
     def stop(self, timeout: float = 60) -> int:
         try:
             if self.proc.stdin:
-                self.proc.stdin.write("quit\n")
-                self.proc.stdin.close()
+                with self._lock:
+                    self.proc.stdin.write("quit\n")
+                    self.proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass
         try:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+import numpy as np
 
 from collectors.records import enum_values
 
@@ -140,29 +141,53 @@ def _vaddr_to_offset(elf: ELFFile, vaddr: int) -> int | None:
     return None
 
 
+# Elf64_Sym, read a table at a time (pyelftools builds an object a symbol:
+# half a second for librocksdb, which a process stopped at dlopen waits for)
+_ELF64_SYM = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
+                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
+_STT_FUNC = 2
+
+
+def _functions(path: str) -> list[tuple[str, int, int]]:
+    """(name, vaddr, size) of every defined function in .symtab and .dynsym
+    (a name in both once, .symtab's)."""
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        if elf.elfclass != 64 or not elf.little_endian:
+            raise SymbolError(f"{path}: not a 64-bit little-endian ELF object")
+        out: dict[str, tuple[int, int]] = {}
+        for secname in (".symtab", ".dynsym"):
+            sec = elf.get_section_by_name(secname)
+            if sec is None or sec["sh_entsize"] != _ELF64_SYM.itemsize:
+                continue
+            strtab = elf.get_section(sec["sh_link"]).data()
+            syms = np.frombuffer(sec.data(), dtype=_ELF64_SYM)
+            keep = syms[((syms["info"] & 0xf) == _STT_FUNC) & (syms["shndx"] != 0)
+                        & (syms["value"] != 0)]
+            for name_off, value, size in zip(keep["name"].tolist(), keep["value"].tolist(),
+                                             keep["size"].tolist()):
+                end = strtab.find(b"\0", name_off)
+                name = strtab[name_off:end].decode(errors="replace")
+                out.setdefault(name, (value, size))
+        return [(n, v, s) for n, (v, s) in out.items()]
+
+
 def function_symbols(path: str, token: re.Pattern[str] | None = _TOKENS
                      ) -> list[tuple[str, int]]:
     """(mangled name, file offset) of defined functions matching token."""
     try:
+        funcs = _functions(path)
         with open(path, "rb") as f:
             elf = ELFFile(f)
-            seen: dict[str, int] = {}
-            for secname in (".symtab", ".dynsym"):
-                sec = elf.get_section_by_name(secname)
-                if sec is None:
+            out = []
+            for name, vaddr, _ in funcs:
+                if token is not None and not token.search(name):
                     continue
-                for sym in sec.iter_symbols():
-                    if (sym["st_info"]["type"] != "STT_FUNC"
-                            or sym["st_shndx"] == "SHN_UNDEF"
-                            or not sym["st_value"] or sym.name in seen):
-                        continue
-                    if token is not None and not token.search(sym.name):
-                        continue
-                    off = _vaddr_to_offset(elf, sym["st_value"])
-                    if off is not None:
-                        seen[sym.name] = off
-            return list(seen.items())
-    except (ELFError, OSError) as e:
+                off = _vaddr_to_offset(elf, vaddr)
+                if off is not None:
+                    out.append((name, off))
+            return out
+    except (ELFError, OSError, ValueError) as e:
         raise SymbolError(f"{path}: not a readable ELF object ({e})") from None
 
 
@@ -405,19 +430,7 @@ def attach_lines(probes: list[Resolved]) -> list[str]:
 
 def symbol_ranges(path: str) -> list[tuple[int, int, str]]:
     """(start vaddr, end vaddr, demangled name) of every function in path."""
-    with open(path, "rb") as f:
-        elf = ELFFile(f)
-        rows = []
-        for secname in (".symtab", ".dynsym"):
-            sec = elf.get_section_by_name(secname)
-            if sec is None:
-                continue
-            for sym in sec.iter_symbols():
-                if sym["st_info"]["type"] == "STT_FUNC" and sym["st_value"]:
-                    rows.append((sym["st_value"],
-                                 sym["st_value"] + max(sym["st_size"], 1),
-                                 sym.name))
-    rows = sorted(set(rows))
+    rows = sorted({(v, v + max(size, 1), n) for n, v, size in _functions(path)})
     names = demangle([r[2] for r in rows])
     return [(a, b, n) for (a, b, _), n in zip(rows, names)]
 

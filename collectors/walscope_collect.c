@@ -8,10 +8,19 @@
  *
  * Commands on stdin, one per line; each gets exactly one reply line on
  * stdout, "ok ..." or "err ...: reason":
- *   pid N     trace process N and its future children  -> "ok pid N"
- *   quit      stop (EOF on stdin too)                   -> "ok quit"
- * stdout says "ready" once everything is attached.  Errors are also
- * printed to stderr, prefixed "walscope-collect:".
+ *   pid N         trace process N and its future children -> "ok pid N"
+ *   attach FILE   attach the uprobes listed in FILE (the --attach format)
+ *                 -> "ok attach ATTACHED FAILED"
+ *   cont PID      let a process stopped at a new object go on -> "ok cont PID"
+ *   seen DEV INO  an object already inspected: do not stop at it
+ *                 (DEV as the kernel encodes it: major << 20 | minor)
+ *   quit          stop (EOF on stdin too)                  -> "ok quit"
+ * stdout says "ready" once everything is attached.  With --follow-objects,
+ * it also says, unasked, "obj PID TID HOW DEV INO ADDR LEN STOPPED TS NAME"
+ * for each executable object a traced process maps or execs for the first
+ * time (HOW: mmap or exec); a stopped process waits for "cont PID", and
+ * every process still stopped is continued when the collector exits.
+ * Errors are also printed to stderr, prefixed "walscope-collect:".
  *
  * Exit status: 0 on success, 1 when the probes cannot be loaded or an
  * option is unusable (2 for bad usage, from argp), 3 when writing the
@@ -71,6 +80,7 @@ static struct env {
 	bool sample_stacks;
 	bool no_sched;
 	bool groups_unprobed;
+	bool follow_objects;
 	bool verbose;
 } env = {
 	.ringbuf_kb = 16 << 10,
@@ -93,6 +103,7 @@ static struct out_file outs[] = {
 	[WS_REC_OPEN] = { "open.bin", sizeof(struct ws_open_rec) },
 	[WS_REC_SAMPLE] = { "samples.bin", sizeof(struct ws_sample_rec) },
 	[WS_REC_TASK] = { "tasks.bin", sizeof(struct ws_task_rec) },
+	[WS_REC_OBJECT] = { "objects.bin", sizeof(struct ws_object_rec) },
 };
 #define NR_OUTS (sizeof(outs) / sizeof(outs[0]))
 
@@ -110,6 +121,10 @@ struct probe {
 static struct probe *probes;
 static size_t nr_probes, cap_probes;
 
+/* processes stopped at a new object, not yet continued */
+static pid_t *stopped;
+static size_t nr_stopped, cap_stopped;
+
 const char *argp_program_version = "walscope-collect";
 static const char doc[] =
 "Load walscope's BPF probes, attach the uprobes in --attach, follow the "
@@ -121,6 +136,7 @@ enum {
 	OPT_MIN_RUNQ, OPT_SAMPLE_HZ, OPT_WRITES_IO_ONLY, OPT_NO_SYSCALLS,
 	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
+	OPT_FOLLOW_OBJECTS,
 };
 
 static const struct argp_option opts[] = {
@@ -158,6 +174,9 @@ static const struct argp_option opts[] = {
 	  "Samples take user and kernel stack ids", 0 },
 	{ "stack-entries", OPT_STACK_ENTRIES, "N", 0,
 	  "Stack map size (tests use it to force misses)", 0 },
+	{ "follow-objects", OPT_FOLLOW_OBJECTS, NULL, 0, "Stop a traced process at "
+	  "each executable object it maps or execs for the first time and say "
+	  "so on stdout (\"obj ...\"), until \"cont PID\"", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -245,6 +264,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SAMPLE_STACKS:
 		env.sample_stacks = true;
 		break;
+	case OPT_FOLLOW_OBJECTS:
+		env.follow_objects = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -300,6 +322,53 @@ static void reply(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* an object record: tell the Python side, remember a stopped process */
+static void announce_object(const struct ws_object_rec *o)
+{
+	char name[WS_NAME_LEN + 1];
+	pid_t *bigger;
+	size_t i;
+
+	memcpy(name, o->name, WS_NAME_LEN);
+	name[WS_NAME_LEN] = 0;
+	for (i = 0; name[i]; i++)	/* one line, one field */
+		if (name[i] <= ' ')
+			name[i] = '?';
+	if (o->stopped) {
+		if (nr_stopped == cap_stopped) {
+			cap_stopped = cap_stopped ? cap_stopped * 2 : 16;
+			bigger = realloc(stopped, cap_stopped * sizeof(*stopped));
+			if (!bigger) {	/* never leave it stopped */
+				kill(o->pid, SIGCONT);
+				fprintf(stderr, "walscope-collect: out of memory\n");
+				return;
+			}
+			stopped = bigger;
+		}
+		stopped[nr_stopped++] = o->pid;
+	}
+	reply("obj %u %u %s %llu %llu %llu %llu %u %llu %s", o->pid, o->tid,
+	      o->how == WS_OBJ_EXEC ? "exec" : "mmap", (unsigned long long)o->dev,
+	      (unsigned long long)o->ino, (unsigned long long)o->addr,
+	      (unsigned long long)o->len, o->stopped,
+	      (unsigned long long)o->ts_ns, name[0] ? name : "?");
+}
+
+/* SIGCONT to a process stopped at an object; 0 or -errno */
+static int continue_pid(pid_t pid)
+{
+	size_t i, left = 0;
+	int err = 0;
+
+	if (kill(pid, SIGCONT))
+		err = -errno;
+	for (i = 0; i < nr_stopped; i++)
+		if (stopped[i] != pid)
+			stopped[left++] = stopped[i];
+	nr_stopped = left;
+	return err;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	__u32 type;
@@ -317,6 +386,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (fwrite(data, outs[type].size, 1, outs[type].f) != 1)
 		fail_write(outs[type].name);
 	outs[type].n++;
+	if (type == WS_REC_OBJECT)
+		announce_object(data);
 	return 0;
 }
 
@@ -434,11 +505,64 @@ static void add_pid(struct walscope_bpf *skel, __u32 pid)
 	reply("ok pid %u", pid);
 }
 
-/* one command line; returns 1 for "quit" */
-static int handle_command(struct walscope_bpf *skel, char *line)
+static int attach_uprobes(struct walscope_bpf *skel, const char *file);
+
+/* "attach FILE": more uprobes, while the process that needs them waits */
+static void attach_command(struct walscope_bpf *skel, const char *file)
+{
+	size_t first = nr_probes, i, failed = 0;
+	int err = attach_uprobes(skel, file);
+
+	if (err) {
+		reply("err attach %s: %s", file, strerror(-err));
+		return;
+	}
+	for (i = first; i < nr_probes; i++)
+		failed += probes[i].err != 0;
+	reply("ok attach %zu %zu", nr_probes - first - failed, failed);
+}
+
+/* "seen DEV INO": an object inspected already (at start, from /proc) */
+static void seen_command(struct walscope_bpf *skel, const char *args)
+{
+	struct ws_obj_key k;
+	unsigned long long dev, ino;
+	__u8 one = 1;
+	char tail;
+	int err;
+
+	if (sscanf(args, "%llu %llu%c", &dev, &ino, &tail) != 2) {
+		reply("err seen %s: expected DEV INO", args);
+		return;
+	}
+	k.dev = dev;
+	k.ino = ino;
+	err = bpf_map__update_elem(skel->maps.objects_seen, &k, sizeof(k), &one,
+				   sizeof(one), BPF_ANY);
+	if (err)
+		reply("err seen %s: %s", args, strerror(-err));
+	else
+		reply("ok seen %llu %llu", dev, ino);
+}
+
+/* a whole decimal pid in a command, or 0 */
+static pid_t command_pid(const char *arg)
 {
 	unsigned long pid;
 	char *end;
+
+	errno = 0;
+	pid = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || !pid || pid > INT_MAX)
+		return 0;
+	return pid;
+}
+
+/* one command line; returns 1 for "quit" */
+static int handle_command(struct walscope_bpf *skel, char *line)
+{
+	pid_t pid;
+	int err;
 
 	line[strcspn(line, "\r\n")] = 0;
 	if (!strcmp(line, "quit")) {
@@ -446,15 +570,35 @@ static int handle_command(struct walscope_bpf *skel, char *line)
 		return 1;
 	}
 	if (!strncmp(line, "pid ", 4)) {
-		errno = 0;
-		pid = strtoul(line + 4, &end, 10);
-		if (errno || end == line + 4 || *end || !pid || pid > INT_MAX) {
+		pid = command_pid(line + 4);
+		if (!pid) {
 			fprintf(stderr, "walscope-collect: bad pid '%s'\n",
 				line + 4);
 			reply("err pid %s: not a process id", line + 4);
 			return 0;
 		}
 		add_pid(skel, pid);
+		return 0;
+	}
+	if (!strncmp(line, "cont ", 5)) {
+		pid = command_pid(line + 5);
+		if (!pid) {
+			reply("err cont %s: not a process id", line + 5);
+			return 0;
+		}
+		err = continue_pid(pid);
+		if (err)
+			reply("err cont %d: %s", pid, strerror(-err));
+		else
+			reply("ok cont %d", pid);
+		return 0;
+	}
+	if (!strncmp(line, "attach ", 7)) {
+		attach_command(skel, line + 7);
+		return 0;
+	}
+	if (!strncmp(line, "seen ", 5)) {
+		seen_command(skel, line + 5);
 		return 0;
 	}
 	fprintf(stderr, "walscope-collect: unknown command '%s'\n", line);
@@ -778,6 +922,7 @@ static void configure(struct walscope_bpf *skel)
 	skel->rodata->sample_stacks = env.sample_stacks;
 	skel->rodata->groups_unprobed = env.groups_unprobed;
 	skel->rodata->offcpu_stack_every = env.stack_every;
+	skel->rodata->follow_objects = env.follow_objects;
 	bpf_map__set_max_entries(skel->maps.events, env.ringbuf_kb << 10);
 	if (env.stack_entries)
 		bpf_map__set_max_entries(skel->maps.stacks, env.stack_entries);
@@ -787,6 +932,8 @@ static void configure(struct walscope_bpf *skel)
 		bpf_program__set_autoload(skel->progs.ws_sys_enter, false);
 		bpf_program__set_autoload(skel->progs.ws_sys_exit, false);
 	}
+	if (!env.follow_objects)
+		bpf_program__set_autoload(skel->progs.ws_exec, false);
 	if (env.no_sched) {
 		bpf_program__set_autoload(skel->progs.ws_sched_switch, false);
 		bpf_program__set_autoload(skel->progs.ws_sched_wakeup, false);
@@ -797,10 +944,17 @@ static void configure(struct walscope_bpf *skel)
 	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
 }
 
-/* poll the ring buffer and stdin until quit, EOF, a signal or an error */
+/*
+ * Wait on the ring buffer and stdin together until quit, EOF, a signal or
+ * an error: a command (a process waiting for "cont") is answered at once,
+ * and records not announced (BPF_RB_NO_WAKEUP) are read every POLL_MS.
+ */
 static void collect(struct walscope_bpf *skel, struct ring_buffer *rb)
 {
-	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = 0, .events = POLLIN },
+	};
 	size_t cap = 1024, used = 0;
 	char *buf = malloc(cap);
 	int err;
@@ -810,15 +964,21 @@ static void collect(struct walscope_bpf *skel, struct ring_buffer *rb)
 		return;
 	}
 	while (!exiting) {
-		err = ring_buffer__poll(rb, POLL_MS);
+		if (poll(pfd, 2, POLL_MS) < 0 && errno != EINTR) {
+			poll_error = errno;
+			fprintf(stderr, "walscope-collect: poll: %s\n",
+				strerror(errno));
+			break;
+		}
+		err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			poll_error = -err;
-			fprintf(stderr, "walscope-collect: polling the ring "
+			fprintf(stderr, "walscope-collect: reading the ring "
 				"buffer: %s\n", strerror(-err));
 			break;
 		}
 		flush_outputs();
-		if (poll(&pfd, 1, 0) > 0 &&
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR) &&
 		    read_commands(skel, &buf, &cap, &used))
 			break;
 	}
@@ -916,6 +1076,10 @@ int main(int argc, char **argv)
 	write_summary(skel, ncpu, nsampled);
 	code = write_error ? EXIT_WRITE : poll_error ? EXIT_POLL : EXIT_OK;
 out:
+	/* a process it stopped must not stay stopped, however this ends */
+	while (nr_stopped)
+		continue_pid(stopped[0]);	/* drops every entry of that pid */
+	free(stopped);
 	for (k = 1; k < NR_OUTS; k++)
 		if (outs[k].f)
 			fclose(outs[k].f);

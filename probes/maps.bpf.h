@@ -30,6 +30,9 @@ const volatile bool regs_syscalls = false;
  * leads its group if it calls the WAL, and its futex waits and yields
  * outside any probed phase are its queue (AwaitState's yield and block) */
 const volatile bool groups_unprobed = false;
+/* stop a traced process at each executable object it maps or execs for the
+ * first time, and report it (objects.bpf.h) */
+const volatile bool follow_objects = false;
 /* what the task iterator is run for (set by the collector between runs) */
 __u32 sweep_phase = WS_TASK_BASELINE;
 
@@ -66,10 +69,10 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
+struct {	/* per database: a follower waits for its own DB's leaders */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct busy_key);
 	__type(value, struct busy_clock);
 } busy SEC(".maps");
 
@@ -93,6 +96,20 @@ struct {
 	__type(key, __u32);
 	__uint(value_size, WS_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
+
+struct {	/* objects reported (or seeded by the collector): not again */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct ws_obj_key);
+	__type(value, __u8);
+} objects_seen SEC(".maps");
+
+struct {	/* executable mmaps in progress, by thread */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct map_args);
+} map_args SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -64,10 +64,23 @@ static __always_inline __u64 busy_now(struct busy_clock *b, int i, __u64 now)
 	return v;
 }
 
-static __always_inline void busy_enter(int i, __u64 now)
+/* the busy clocks of the write's database; made on first use if create */
+static __always_inline struct busy_clock *busy_of(struct thread_state *t,
+						  bool create)
 {
-	__u32 zero = 0;
-	struct busy_clock *b = bpf_map_lookup_elem(&busy, &zero);
+	struct busy_key k = { .tgid = t->rec.pid, .db = t->db };
+	struct busy_clock zero = {}, *b;
+
+	b = bpf_map_lookup_elem(&busy, &k);
+	if (b || !create)
+		return b;
+	bpf_map_update_elem(&busy, &k, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&busy, &k);
+}
+
+static __always_inline void busy_enter(struct thread_state *t, int i, __u64 now)
+{
+	struct busy_clock *b = busy_of(t, true);
 
 	if (!b)
 		return;
@@ -76,10 +89,9 @@ static __always_inline void busy_enter(int i, __u64 now)
 		b->since[i] = now;
 }
 
-static __always_inline void busy_exit(int i, __u64 now)
+static __always_inline void busy_exit(struct thread_state *t, int i, __u64 now)
 {
-	__u32 zero = 0;
-	struct busy_clock *b = bpf_map_lookup_elem(&busy, &zero);
+	struct busy_clock *b = busy_of(t, false);
 
 	if (!b)
 		return;
@@ -92,13 +104,14 @@ static __always_inline void busy_exit(int i, __u64 now)
 static __always_inline void comp_switch(struct thread_state *t, __u8 old,
 					__u8 new, __u64 now)
 {
-	__u32 zero = 0;
 	struct busy_clock *b;
 
 	if (t->rec.engine != WS_ENGINE_ROCKSDB ||
 	    (old == RC_QUEUE) == (new == RC_QUEUE))
 		return;
-	b = bpf_map_lookup_elem(&busy, &zero);
+	/* made here too: a queue that begins before the database's first sync
+	 * must see that sync */
+	b = busy_of(t, true);
 	if (!b)
 		return;
 	if (new == RC_QUEUE) {

@@ -13,6 +13,9 @@
 #ifndef ENOSYS
 #define ENOSYS		38
 #endif
+#ifndef EEXIST
+#define EEXIST		17
+#endif
 
 enum io_class { IOC_NONE, IOC_WRITE, IOC_SYNC, IOC_OTHER };
 
@@ -30,6 +33,7 @@ struct thread_state {
 	__u64 sys_start;
 	__u64 sys_arg;		/* openat/unlink path pointer */
 	__u64 q_snap[2];	/* busy clocks when the queue phase began */
+	__u64 db;		/* RocksDB: the DBImpl of the write in progress */
 	__u64 sys_ino;
 	__u64 off_since;	/* switched out at, with offcpu_stacks */
 	__u64 last_walk;	/* its stacks were last walked at */
@@ -59,7 +63,21 @@ struct thread_state {
 	struct ws_write_rec rec;
 };
 
-/* busy clocks: total time any leader spent in WAL sync / WAL write */
+/* an executable mmap in progress (objects.bpf.h) */
+struct map_args {
+	__s32 fd;
+	__u32 __pad;
+	__u64 len;
+};
+
+/* busy clocks: total time any leader of one database (a DBImpl of one
+ * process) spent in WAL sync / WAL write */
+struct busy_key {
+	__u32 tgid;
+	__u32 __pad;
+	__u64 db;		/* the DBImpl the write runs in */
+};
+
 struct busy_clock {
 	__u64 cum[2];
 	__u64 since[2];

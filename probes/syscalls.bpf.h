@@ -70,7 +70,10 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	if (cls == IOC_NONE) {	/* count it if it is inside a write */
 		if (nr == WS_NR_uretprobe || nr == WS_NR_uprobe)
 			return 0;
-		tid = (__u32)bpf_get_current_pid_tgid();
+		id = bpf_get_current_pid_tgid();
+		tid = (__u32)id;
+		if (nr == WS_NR_mmap && follow_objects && is_traced(id >> 32))
+			map_enter(regs, tid);
 		t = bpf_map_lookup_elem(&threads, &tid);
 		if (!t || !t->write_start)
 			return 0;
@@ -131,7 +134,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 			t->sys_busy = 1;
 		}
 		if (t->sys_busy)
-			busy_enter(t->sys_busy - 1, now);
+			busy_enter(t, t->sys_busy - 1, now);
 		t->in_sys = 1;
 		count_sys(t, old);
 		comp_switch(t, old, cur_comp(t), now);
@@ -152,6 +155,10 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	__u16 kind = FK_OTHER;
 	bool named;
 
+	if (follow_objects && BPF_CORE_READ(regs, orig_ax) == WS_NR_mmap) {
+		map_exit(ret, tid);
+		return 0;
+	}
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || !t->in_sys)
 		return 0;
@@ -174,7 +181,7 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 		charge(t, now);
 		old = cur_comp(t);
 		if (t->sys_busy)
-			busy_exit(t->sys_busy - 1, now);
+			busy_exit(t, t->sys_busy - 1, now);
 		if (t->sys_comp == RC_WAL_WRITE_IO && ret > 0)
 			t->rec.wal_bytes += ret;
 		t->rec.nr_syscalls++;

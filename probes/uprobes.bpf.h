@@ -27,8 +27,14 @@ int BPF_KPROBE(ws_phase_enter)
 	if (phase == PH_SQL_STEP)
 		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
 	if (phase == PH_WRITE) {
-		if (t->write_depth++ == 0)
+		if (t->write_depth++ == 0) {
 			begin_write(t, tgid, tid, now, WS_ENGINE_ROCKSDB);
+			/* DBImpl::WriteImpl's this: whose leaders it queues
+			 * for.  It returns a Status (non-trivial) by value, so
+			 * the Itanium C++ ABI passes the return slot first
+			 * (rdi) and this second (rsi) */
+			t->db = PT_REGS_PARM2(ctx);
+		}
 		else if (t->write_start) {	/* nested: all of it inside */
 			t->rec.hits_par[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 			t->rec.hits_in[cur_comp(t) & (WS_MAX_COMP - 1)]++;

@@ -17,6 +17,7 @@
  *   maps.bpf.h       loader parameters, maps, ring buffer and map helpers
  *   partition.bpf.h  the component partition of a write (the core)
  *   files.bpf.h      syscall classes, file kinds, openat/unlink records
+ *   objects.bpf.h    executable objects mapped or exec'd: stop, report
  *   sqlite.bpf.h     SQLite transactions and their syscalls' components
  *   uprobes.bpf.h    the generic uprobe/uretprobe programs (phase cookies)
  *   syscalls.bpf.h   sys_enter/sys_exit: I/O components and io records
@@ -44,6 +45,7 @@ _Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING,
 #include "maps.bpf.h"
 #include "partition.bpf.h"
 #include "files.bpf.h"
+#include "objects.bpf.h"
 #include "sqlite.bpf.h"
 #include "uprobes.bpf.h"
 #include "syscalls.bpf.h"
@@ -60,6 +62,8 @@ const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
 const struct ws_task_rec *__ws_task_rec __attribute__((unused));
 const struct ws_offcpu_ent *__ws_offcpu_ent __attribute__((unused));
 const struct ws_stack_ent *__ws_stack_ent __attribute__((unused));
+const struct ws_object_rec *__ws_object_rec __attribute__((unused));
+enum ws_obj_how __ws_obj_how __attribute__((unused));
 enum ws_rec_type __ws_rec_type __attribute__((unused));
 enum ws_engine __ws_engine __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));

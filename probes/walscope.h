@@ -17,6 +17,7 @@
 #define WS_MAX_DEPTH	16	/* phase nesting per thread */
 #define WS_PATH_LEN	256	/* power of two: BPF masks indexes with it */
 #define WS_COMM_LEN	16
+#define WS_NAME_LEN	64	/* a file name in an object record */
 
 /* rec_type: one file per type is written by the collector */
 enum ws_rec_type {
@@ -26,6 +27,7 @@ enum ws_rec_type {
 	WS_REC_OPEN = 4,
 	WS_REC_SAMPLE = 5,
 	WS_REC_TASK = 6,
+	WS_REC_OBJECT = 7,
 };
 
 /* engine of a write record */
@@ -172,6 +174,7 @@ enum ws_sys_other {		/* file lifecycle, locks, sleeps */
 };
 
 enum ws_sys_untraced {
+	WS_NR_mmap = 9,		/* an executable mapping: an object to inspect */
 	WS_NR_sched_yield = 24,	/* a RocksDB writer waiting for its leader */
 	WS_NR_futex = 202,	/* ... and blocking for it */
 	/* the uprobe machinery's own syscalls (Linux 6.11+ and 6.18+): the
@@ -335,6 +338,38 @@ struct ws_task_rec {
 	char comm[WS_COMM_LEN];
 };
 
+/*
+ * An executable object a traced process is about to run code from, not
+ * seen before (by device and inode): a file mapped with PROT_EXEC (what
+ * the dynamic loader and dlopen() do) or exec'd.  The process is stopped
+ * (SIGSTOP, stopped = 1) until the collector has asked whether the object
+ * holds RocksDB or SQLite, attached its probes and sent SIGCONT.
+ */
+enum ws_obj_how {
+	WS_OBJ_MMAP = 1,
+	WS_OBJ_EXEC = 2,
+};
+
+struct ws_object_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 how;		/* enum ws_obj_how */
+	__u64 ts_ns;
+	__u64 dev;		/* the kernel's dev_t of the file's superblock */
+	__u64 ino;
+	__u64 addr;		/* WS_OBJ_MMAP: where it was mapped */
+	__u64 len;
+	__u32 stopped;		/* the process was sent SIGSTOP */
+	__u32 __pad;
+	char name[WS_NAME_LEN];	/* the file's name (its last path component) */
+};
+
+struct ws_obj_key {
+	__u64 dev;
+	__u64 ino;
+};
+
 /* counters kept per CPU in the "counters" map; the collector sums them */
 enum ws_counter {
 	CNT_LOST_WRITE = 0,	/* ring buffer full: write record dropped */
@@ -352,7 +387,9 @@ enum ws_counter {
 	CNT_LOST_OFFCPU = 12,	/* offcpu map full: an off-CPU period not kept */
 	CNT_LOST_STACK = 13,	/* a stack not stored (stack map full, collision) */
 	CNT_LOST_TASK = 14,	/* ring buffer full: task record dropped */
-	CNT_NR = 15,
+	CNT_LOST_OBJECT = 15,	/* ring buffer full: an object not inspected */
+	CNT_OBJECTS_FULL = 16,	/* seen-objects map full: may be shown twice */
+	CNT_NR = 17,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

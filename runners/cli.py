@@ -85,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", help="run the command as this user (default: "
                                   "SUDO_USER)")
     p.add_argument("--lib", action="append", default=[], metavar="PATH",
-                   help="also look for RocksDB/SQLite in this object (dlopen()ed "
-                        "libraries); repeatable")
+                   help="also inspect this object before the run (objects the "
+                        "processes load later, dlopen()ed or exec'd, are found "
+                        "as they load); repeatable")
     p.add_argument("--ringbuf-mb", type=ringbuf_size, default=16, metavar="MB",
                    help="BPF ring buffer size, a power of two (default 16)")
     p.add_argument("--ringbuf-kb", type=int, help=argparse.SUPPRESS)  # tests
@@ -130,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep probe sites the kernel must single-step (crc32c::"
                         "Extend, ~10 us a hit); by default their component is "
                         "split out of its parent by sampling")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="a run that saw no RocksDB write or SQLite transaction "
+                        "exits 0 (default: exit status 3, or the command's "
+                        "own if it failed)")
     p.add_argument("--recalibrate", action="store_true",
                    help="measure probe costs again instead of using the cache")
     p.add_argument("--no-calibrate", action="store_true",
@@ -171,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                         offcpu_stack_every=args.offcpu_stack_every,
                         stack_entries=args.stack_entries,
                         stepped_probes=args.stepped_probes,
+                        allow_empty=args.allow_empty,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)

@@ -25,6 +25,7 @@ from analysis import run as analysis
 from analysis.table import format_table
 from collectors import calibration, frame_pointers, perf_record, procfs, records as R
 from collectors import symbolize, symbols, topology
+from collectors.objects import ObjectFollower
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 from runners import defaults
@@ -64,6 +65,7 @@ class TraceOptions:
     sched: bool | None = None     # programs on sched_switch/sched_wakeup;
     #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
+    allow_empty: bool = False     # a run with no engine call is not an error
 
 
 @dataclass
@@ -113,33 +115,25 @@ def default_run_dir(name: str) -> Path:
     return Path("runs") / f"{stamp}-{safe}"
 
 
-def resolve_probes(opts: TraceOptions, run_as: RunAs) -> symbols.Resolution:
+def candidate_objects(opts: TraceOptions, run_as: RunAs) -> list[str]:
+    """The objects the command (or -p PID) will run, known before it runs:
+    the program, its libraries, --lib; later ones are met as they load."""
     if opts.pid is not None:
-        objs = symbols.candidate_objects_for_pid(opts.pid, opts.libs)
-        what = f"pid {opts.pid}"
-    else:
-        path = run_as.env()["PATH"]
-        exe = _resolve_exe(opts.command[0], path)
-        objs = symbols.candidate_objects_for_command(exe, opts.libs)
-        what = exe
-        # wrappers (taskset, nice, env, numactl...) exec the real program:
-        # look at later arguments that are executables too
-        for arg in opts.command[1:]:
-            if arg.startswith("-"):
-                continue
-            found = symbols.shutil.which(arg, path=path) \
-                if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
-            if found and os.path.isfile(found) and symbols.is_elf(found):
-                objs += [o for o in symbols.candidate_objects_for_command(found, [])
-                         if o not in objs]
-    res = symbols.resolve_rocksdb(objs, opts.mode, keep_stepped=opts.stepped_probes)
-    if res.object_path is None:
-        res = symbols.resolve_sqlite(objs, opts.mode)
-    if res.object_path is None:
-        raise TraceError(
-            f"no RocksDB or SQLite found in {what} (checked {len(res.objects_checked)} "
-            "objects; a stripped library or a dlopen()ed one: name it with --lib)")
-    return res
+        return symbols.candidate_objects_for_pid(opts.pid, opts.libs)
+    path = run_as.env()["PATH"]
+    exe = _resolve_exe(opts.command[0], path)
+    objs = symbols.candidate_objects_for_command(exe, opts.libs)
+    # wrappers (taskset, nice, env, numactl...) exec the real program:
+    # look at later arguments that are executables too
+    for arg in opts.command[1:]:
+        if arg.startswith("-"):
+            continue
+        found = symbols.shutil.which(arg, path=path) \
+            if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
+        if found and os.path.isfile(found) and symbols.is_elf(found):
+            objs += [o for o in symbols.candidate_objects_for_command(found, [])
+                     if o not in objs]
+    return objs
 
 
 def _resolve_exe(exe: str, path: str) -> str:
@@ -176,7 +170,8 @@ def _on_term(signum: int, frame: Any) -> None:
 class Plan:
     """Everything decided before the collector starts."""
     opts: TraceOptions
-    res: symbols.Resolution
+    objects: ObjectFollower     # what was found, and finds the rest
+    attach: list[str]          # uprobes found before the run
     run_as: RunAs
     topo: topology.Topology
     run_dir: Path
@@ -200,6 +195,7 @@ class Collected:
 
 def trace(opts: TraceOptions) -> TraceResult:
     plan = prepare(opts)
+    write_calibration(plan)
     write_run_info(plan, started=True)
     R.write_layout(plan.run_dir)
     t0 = time.monotonic()
@@ -215,7 +211,27 @@ def trace(opts: TraceOptions) -> TraceResult:
     if opts.print_table:
         print(format_table(summary))
         print(f"run folder: {plan.run_dir}", file=sys.stderr)
-    return TraceResult(plan.run_dir, got.exit_code, summary)
+    exit_code = got.exit_code
+    if is_empty(summary) and not opts.allow_empty:
+        inspected = len(summary.get("objects", []))
+        print(f"walscope: no RocksDB or SQLite write or transaction seen "
+              f"(engines found: {', '.join(summary.get('engines_found', [])) or 'none'}; "
+              f"{inspected} objects inspected, see summary.json objects); "
+              "--allow-empty accepts such a run", file=sys.stderr)
+        exit_code = exit_code or EMPTY_RUN
+    return TraceResult(plan.run_dir, exit_code, summary)
+
+
+EMPTY_RUN = 3   # trace_wal.py's exit status for a run that saw no engine call
+
+
+def is_empty(summary: dict[str, Any]) -> bool:
+    """No write or transaction of any engine in a mode that records them."""
+    if summary.get("mode") == "sample":
+        return False
+    counts = [summary["writes"]["count"]] + [
+        s["writes"]["count"] for s in summary.get("by_engine", {}).values()]
+    return not any(counts)
 
 
 def prepare(opts: TraceOptions) -> Plan:
@@ -235,17 +251,9 @@ def prepare(opts: TraceOptions) -> Plan:
         raise TraceError(str(e)) from None
     try:
         run_as = RunAs.lookup(opts.user)
-        res = resolve_probes(opts, run_as)
+        objs = candidate_objects(opts, run_as)
     except (SessionError, symbols.SymbolError) as e:
         raise TraceError(str(e)) from None
-    for m in res.missing:
-        print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
-    for n in res.notes:
-        print(f"walscope: {res.object_path}: {n}", file=sys.stderr)
-    if run_as.uid == 0 and opts.pid is None and not run_as.explicit_root:
-        print("walscope: running the workload as root (no SUDO_USER; "
-              "choose with --user)", file=sys.stderr)
-
     name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
     run_dir = opts.output or default_run_dir(name)
     try:
@@ -254,15 +262,16 @@ def prepare(opts: TraceOptions) -> Plan:
             os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
-    if opts.calibrate:
-        try:
-            cal = calibration.get(refresh=opts.recalibrate)
-        except calibration.CalibrationError as e:
-            raise TraceError(f"calibration: {e}") from None
-        cal["stepped_components"] = sorted(
-            c for c in (R.phase_component(p, res.engine)
-                        for p in symbols.stepped_phases(res.probes)) if c)
-        (run_dir / compensation.CALIBRATION_FILE).write_text(json.dumps(cal, indent=1))
+    found = ObjectFollower(opts.mode, opts.stepped_probes, run_dir)
+    attach = found.inspect_start(objs)
+    res = found.merged()
+    for m in res.missing:
+        print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
+    for n in res.notes:
+        print(f"walscope: {res.object_path}: {n}", file=sys.stderr)
+    if run_as.uid == 0 and opts.pid is None and not run_as.explicit_root:
+        print("walscope: running the workload as root (no SUDO_USER; "
+              "choose with --user)", file=sys.stderr)
 
     if opts.sched is None:   # sample mode: kernel accounting, no switch hooks
         opts = dataclasses.replace(opts, sched=opts.mode != "sample"
@@ -281,11 +290,27 @@ def prepare(opts: TraceOptions) -> Plan:
     offcpu_kind = ("user-stacks" if fp_objects else "stacks") if opts.offcpu_stacks \
         else "sums" if opts.mode == "sample" and opts.sched else "off"
     sample_hz = opts.sample_hz
-    if sample_hz is None:
+    if sample_hz is None:   # sampled splits; a RocksDB met later may need them
         sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode == "sample" else \
-            defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split else 0
-    return Plan(opts, res, run_as, topo, run_dir, sample_hz, stack_method,
+            defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split \
+            or not found.found else 0
+    return Plan(opts, found, attach, run_as, topo, run_dir, sample_hz, stack_method,
                 offcpu_kind, fp_objects)
+
+
+def write_calibration(plan: Plan) -> None:
+    """calibration.json: this machine's probe costs, and which components
+    had probes at single-stepped sites (known once every object is in)."""
+    if not plan.opts.calibrate:
+        return
+    try:
+        cal = calibration.get(refresh=plan.opts.recalibrate)
+    except calibration.CalibrationError as e:
+        raise TraceError(f"calibration: {e}") from None
+    engine = plan.objects.merged().engine
+    cal["stepped_components"] = sorted(
+        c for c in (R.phase_component(p, engine) for p in plan.objects.stepped) if c)
+    (plan.run_dir / compensation.CALIBRATION_FILE).write_text(json.dumps(cal, indent=1))
 
 
 def collect(plan: Plan) -> Collected:
@@ -296,9 +321,11 @@ def collect(plan: Plan) -> Collected:
     old_term = signal.signal(signal.SIGTERM, _on_term)
     collector = workload = None
     try:
-        collector = Collector(plan.run_dir, symbols.attach_lines(plan.res.probes),
-                              collector_options(plan))
+        collector = Collector(plan.run_dir, plan.attach, collector_options(plan),
+                              on_object=plan.objects.on_object)
         collector.wait_ready()
+        if opts.mode != "sample":   # uprobes for what the processes load later
+            plan.objects.follow(collector)
         if opts.pid is not None:
             pids = process_tree(opts.pid)
             procfs.save_open_files(plan.run_dir, procfs.open_files(pids))
@@ -340,6 +367,7 @@ def collect(plan: Plan) -> Collected:
         if got.perf is not None:
             got.perf.stop()
         got.maps.stop()
+        plan.objects.close()   # what is queued is handled, every process let go
         if collector is not None:
             collector.stop()
         signal.signal(signal.SIGTERM, old_term)
@@ -360,7 +388,10 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "offcpu-stack-every": opts.offcpu_stack_every if opts.offcpu_stack_every > 1
         else None,
         "no-sched": not opts.sched,
-        "groups-unprobed": plan.res.groups_unprobed,
+        # RocksDB's leaders are the writes that call the WAL (--mode writes)
+        "groups-unprobed": opts.mode == "writes",
+        # hold each process at a new object until its probes are in
+        "follow-objects": opts.mode != "sample",
         "sample-stacks": plan.stack_method == "bpf",
         "stack-entries": opts.stack_entries or None,
         "verbose": opts.verbose,
@@ -378,9 +409,11 @@ def start_watching(plan: Plan, got: Collected, pid: int) -> None:
 
 def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
     """What the analysis needs from the live machine: symbols resolved while
-    the objects and /proc/kallsyms are at hand, perf's stacks as text, and
-    how the run ended (run.json)."""
+    the objects and /proc/kallsyms are at hand, perf's stacks as text, the
+    stepped sites of objects met during the run, and how the run ended
+    (run.json)."""
     error = None
+    write_calibration(plan)
     if plan.sample_hz or plan.offcpu_kind != "off":
         got.maps.save(plan.run_dir)
         symbolize.write_symbols(plan.run_dir, got.maps.maps)
@@ -400,9 +433,10 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
     """run.json: how the run was traced, for the analysis.  Written when
     tracing starts (a tracer that dies leaves it without "end") and again
     when it ends."""
-    opts, res = plan.opts, plan.res
+    opts, res = plan.opts, plan.objects.merged()
     info: dict[str, Any] = {
         "engine": res.engine,
+        "engines": plan.objects.engines(),
         "sample_hz": plan.sample_hz,
         "sampled_split": res.sampled_split,
         "groups_unprobed": res.groups_unprobed,
@@ -426,6 +460,8 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
                 "library_version": res.version, "notes": res.notes,
                 "user": plan.run_as.name,
             },
+            "engines_found": plan.objects.engines(),
+            "objects": plan.objects.report(),
         },
     }
     if plan.stack_method == "dwarf" and any(p.spec.ret for p in res.probes):

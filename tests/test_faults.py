@@ -23,11 +23,20 @@ pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 LONG_RUN = ["--benchmarks=fillrandom", "--num=100000000", "--sync=true", "--threads=2"]
 
 
-def ours_attached() -> int:
-    """walscope BPF programs still loaded (all are named ws_*)."""
+def _loaded() -> int:
     out = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True,
                          text=True).stdout
     return sum(1 for p in json.loads(out or "[]") if p.get("name", "").startswith("ws_"))
+
+
+def ours_attached(seconds: float = 10) -> int:
+    """walscope BPF programs still loaded (all are named ws_*) once the
+    kernel has released what a dead collector held (it frees links and
+    programs a moment after the process is gone), or after that long."""
+    end = time.monotonic() + seconds
+    while (n := _loaded()) and time.monotonic() < end:
+        time.sleep(0.1)
+    return n
 
 
 def _pids_of(pattern: str) -> list[int]:

@@ -133,7 +133,7 @@ def test_sample_mode_attaches_no_uprobe(tmp_path):
     b = s["sample_breakdown"]
     assert sum(v["samples"] for v in b.values()) > 50
     assert "memtable" in b and s["probe_hits"]["uprobe"] == 0
-    schema.check(tmp_path / "o", "sample")   # what it was before the layers split
+    schema.check(tmp_path / "o", "sample")   # the columns and keys users rely on
 
 
 def test_writes_mode_counts_still_match(traced):

@@ -113,7 +113,7 @@ def test_tpcc_labels_and_latency(tmp_path):
     w = pd.read_parquet(out / "writes.parquet")
     log = pd.read_csv(out / "txlog.csv")
     assert len(log) == 150
-    schema.check(out, "sqlite")   # what it was before the layers split
+    schema.check(out, "sqlite")   # the columns and keys users rely on
     labelled = w[w["txn_type"] != ""]
     assert len(labelled) == 150      # each logged transaction found its trace
     assert set(s["by_type"]) == set(log["type"])

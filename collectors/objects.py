@@ -1,0 +1,299 @@
+"""Find RocksDB and SQLite in every object the traced processes run.
+
+At start, the objects the command (or -p PID) will run are inspected from
+the files themselves.  While the run goes on, the BPF side stops a traced
+process at each executable object it maps (the dynamic loader, dlopen())
+or execs for the first time, and the collector says so ("obj ..."); the
+object is read through /proc/PID/map_files or /proc/PID/exe (so a file in
+another mount namespace, or one deleted since, is the file the process
+has), its probes are attached, and only then is the process continued:
+nothing in the object has run before its probes are in.  An object is
+inspected once (by device and inode): uprobes are per inode, so they cover
+every process that maps it later.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import re
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from collectors import symbols
+from collectors.session import Collector, SessionError
+
+# strings an engine's code carries even with no symbol table
+ENGINE_MARKS = {"rocksdb": b"rocksdb_build_git_sha", "sqlite": b"SQLite format 3"}
+
+
+@dataclass
+class ObjectInfo:
+    """One inspected object, as summary.json's objects list has it."""
+    path: str                   # as the process names it
+    how: str                    # start (before the run), exec or mmap
+    pid: int | None = None
+    build_id: str | None = None
+    engine: str | None = None   # rocksdb, sqlite, or None (rejected)
+    version: str | None = None
+    probes: int = 0             # uprobes attached in it
+    failed: int = 0             # ... that could not be
+    why: str | None = None      # why it was rejected or is degraded
+    seen_ns: int | None = None  # ns after the run started, for mmap/exec
+    attached_ns: int | None = None
+    held_ns: int | None = None  # how long its process was stopped
+
+
+def build_id(elf: ELFFile) -> str | None:
+    for sec in elf.iter_sections():
+        if sec["sh_type"] != "SHT_NOTE":
+            continue
+        for note in sec.iter_notes():
+            if note["n_type"] == "NT_GNU_BUILD_ID":
+                return str(note["n_desc"])
+    return None
+
+
+def _elf_facts(path: str) -> tuple[str | None, bool, str | None]:
+    """(build id, has a symbol table, why it is unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            return build_id(elf), elf.get_section_by_name(".symtab") is not None, None
+    except (OSError, ELFError) as e:
+        return None, False, f"not a readable ELF object ({e})"
+
+
+def _marked_engine(path: str) -> str | None:
+    """An engine whose strings the object holds (for a rejection's why)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return next((e for e, mark in ENGINE_MARKS.items() if mark in data), None)
+
+
+def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
+            ) -> tuple[ObjectInfo, symbols.Resolution | None]:
+    """The engine in one object and its probe points (read through
+    read_path, named shown_path), or why there is none."""
+    info = ObjectInfo(path=shown_path, how="start")
+    info.build_id, has_symtab, unreadable = _elf_facts(read_path)
+    if unreadable:
+        info.why = unreadable
+        return info, None
+    res = symbols.resolve_rocksdb([read_path], mode, keep_stepped=keep_stepped)
+    if res.object_path is None:
+        res = symbols.resolve_sqlite([read_path], mode)
+    if res.object_path is None:
+        marked = _marked_engine(read_path)
+        info.why = (f"holds {marked} but none of its functions are named: stripped"
+                    if marked else "no RocksDB or SQLite functions")
+        return info, None
+    info.engine = res.engine
+    info.version = (symbols.rocksdb_version(shown_path) if res.engine == "rocksdb"
+                    else res.version)
+    if res.missing:
+        info.why = "probe points missing: " + ", ".join(res.missing)
+    elif not has_symtab and res.engine == "rocksdb":
+        info.why = None   # exported names suffice (the system library)
+    return info, res
+
+
+@dataclass
+class Event:
+    """A collector "obj" line."""
+    pid: int
+    tid: int
+    how: str
+    dev: int
+    ino: int
+    addr: int
+    length: int
+    stopped: bool
+    ts_ns: int
+    name: str
+
+    @staticmethod
+    def parse(line: str) -> "Event":
+        f = line.split(" ", 10)
+        return Event(int(f[1]), int(f[2]), f[3], int(f[4]), int(f[5]), int(f[6]),
+                     int(f[7]), f[8] == "1", int(f[9]), f[10] if len(f) > 10 else "?")
+
+
+def kernel_dev(st_dev: int) -> int:
+    """A stat() st_dev as the kernel's dev_t (what the BPF side keys on)."""
+    return os.major(st_dev) << 20 | os.minor(st_dev)
+
+
+def _mapping_of(pid: int, addr: int) -> tuple[str, str] | None:
+    """(/proc/PID/map_files/RANGE, the path the process shows) of the
+    mapping that holds addr."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                if lo <= addr < hi and len(parts) == 6:
+                    return (f"/proc/{pid}/map_files/{parts[0]}",
+                            parts[5].strip().removesuffix(" (deleted)"))
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+@dataclass
+class ObjectFollower:
+    """The objects of a run: inspected at start, and as processes meet them."""
+    mode: str
+    keep_stepped: bool
+    run_dir: Path
+    t0_ns: int = field(default_factory=time.monotonic_ns)
+    objects: list[ObjectInfo] = field(default_factory=list)
+    found: list[symbols.Resolution] = field(default_factory=list)
+    _seen: dict[tuple[int, int], ObjectInfo] = field(default_factory=dict)
+    _queue: "queue.Queue[str | None]" = field(default_factory=queue.Queue)
+    stepped: set[str] = field(default_factory=set)   # phases at stepped sites
+    _thread: threading.Thread | None = None
+    _collector: Collector | None = None
+    _attaches: int = 0
+
+    def inspect_start(self, paths: list[str]) -> list[str]:
+        """The command's (or -p PID's) own objects, before the run: returns
+        the attach lines for those that hold an engine."""
+        lines: list[str] = []
+        for p in paths:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            key = (kernel_dev(st.st_dev), st.st_ino)
+            if key in self._seen:
+                continue
+            info, res = inspect(p, p, self.mode, self.keep_stepped)
+            self._keep(key, info, res)
+            if res is not None:
+                lines += symbols.attach_lines(res.probes)
+                info.probes = len(res.probes) * 2 - sum(1 for r in res.probes
+                                                        if not r.spec.ret)
+        return lines
+
+    def _keep(self, key: tuple[int, int], info: ObjectInfo,
+              res: symbols.Resolution | None) -> None:
+        self._seen[key] = info
+        self.objects.append(info)
+        if res is not None:
+            self.found.append(res)
+            # read now: a /proc/PID/map_files path lasts as long as its process
+            self.stepped |= symbols.stepped_phases(res.probes)
+
+    def follow(self, collector: Collector) -> None:
+        """Tell the collector what was inspected already, then handle its
+        events in a thread of our own (a handler waits for replies)."""
+        self._collector = collector
+        for dev, ino in self._seen:
+            collector.command(f"seen {dev} {ino}")
+        self._thread = threading.Thread(target=self._work, daemon=True)
+        self._thread.start()
+
+    def on_object(self, line: str) -> None:
+        """The collector's reader thread hands each "obj" line here."""
+        self._queue.put(line)
+
+    def close(self, timeout: float = 60) -> None:
+        """Handle what is queued (every stopped process is continued)."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout)
+
+    def _work(self) -> None:
+        while (line := self._queue.get()) is not None:
+            try:
+                self._handle(Event.parse(line))
+            except (ValueError, IndexError) as e:
+                print(f"walscope: bad object event {line!r}: {e}", file=sys.stderr)
+
+    def _handle(self, ev: Event) -> None:
+        assert self._collector is not None
+        try:
+            self._inspect_event(ev)
+        finally:
+            if ev.stopped:   # never leave it stopped, whatever happened
+                try:
+                    reply = self._collector.command(f"cont {ev.pid}")
+                except SessionError as e:
+                    reply = f"err {e}"
+                info = self._seen.get((ev.dev, ev.ino))
+                if info is not None:
+                    info.held_ns = time.monotonic_ns() - ev.ts_ns
+                if not reply.startswith("ok") and "No such process" not in reply:
+                    print(f"walscope: could not continue pid {ev.pid}: {reply}",
+                          file=sys.stderr)
+
+    def _inspect_event(self, ev: Event) -> None:
+        if (ev.dev, ev.ino) in self._seen:
+            return
+        if ev.how == "exec":
+            read = f"/proc/{ev.pid}/exe"
+            try:
+                shown = os.readlink(read)
+            except OSError:
+                shown = ev.name
+        else:
+            where = _mapping_of(ev.pid, ev.addr)
+            if where is None:   # unmapped meanwhile, or the process is gone
+                self._keep((ev.dev, ev.ino), ObjectInfo(
+                    path=ev.name, how=ev.how, pid=ev.pid, why="gone before it was read",
+                    seen_ns=ev.ts_ns - self.t0_ns), None)
+                return
+            read, shown = where
+        info, res = inspect(read, shown, self.mode, self.keep_stepped)
+        info.how, info.pid, info.seen_ns = ev.how, ev.pid, ev.ts_ns - self.t0_ns
+        self._keep((ev.dev, ev.ino), info, res)
+        if res is None or not res.probes:
+            return
+        assert self._collector is not None
+        self._attaches += 1
+        tsv = self.run_dir / f"attach-{self._attaches}.tsv"
+        tsv.write_text("".join(line + "\n" for line in symbols.attach_lines(res.probes)))
+        reply = self._collector.command(f"attach {tsv}", timeout=120)
+        m = re.fullmatch(r"ok attach (\d+) (\d+)", reply)
+        if m:
+            info.probes, info.failed = int(m.group(1)), int(m.group(2))
+        else:
+            info.why = f"attach failed: {reply}"
+        info.attached_ns = time.monotonic_ns() - self.t0_ns
+
+    def report(self) -> list[dict[str, Any]]:
+        return [asdict(o) for o in self.objects]
+
+    def engines(self) -> list[str]:
+        """Engines found, in the order they were (RocksDB first at start)."""
+        return list(dict.fromkeys(r.engine for r in self.found))
+
+    def merged(self) -> symbols.Resolution:
+        """What was found, as one Resolution: the first RocksDB (else the
+        first engine) names the run's engine and library; probes, missing
+        points, notes and sampled splits of every object together."""
+        if not self.found:
+            return symbols.Resolution(objects_checked=[o.path for o in self.objects])
+        main = next((r for r in self.found if r.engine == "rocksdb"), self.found[0])
+        out = symbols.Resolution(
+            objects_checked=[o.path for o in self.objects], object_path=main.object_path,
+            version=main.version, engine=main.engine,
+            groups_unprobed=any(r.groups_unprobed for r in self.found))
+        for r in self.found:
+            out.probes += r.probes
+            out.missing += [m for m in r.missing if m not in out.missing]
+            out.notes += [n for n in r.notes if n not in out.notes]
+            out.sampled_split.update(r.sampled_split)
+        first = next((o for o in self.objects if o.engine == main.engine), None)
+        if first is not None:   # the path as the process named it
+            out.object_path, out.version = first.path, first.version
+        return out

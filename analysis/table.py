@@ -58,9 +58,24 @@ def losses_line(summary: dict[str, Any]) -> str:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    """The breakdown table, 80 columns."""
-    if not summary["writes"]["count"] and summary.get("sample_breakdown"):
+    """The breakdown table, 80 columns: one per engine when a run had
+    several (the one with the most writes first)."""
+    if summary.get("mode", "sample") == "sample" and not summary["writes"]["count"] \
+            and summary.get("sample_breakdown"):
         return format_sample_table(summary)
+    out = engine_table(summary)
+    for engine, sub in summary.get("by_engine", {}).items():
+        out += f"\n\n[{engine}]\n" + engine_table({**sub, "mode": summary.get("mode")})
+    if not summary["writes"]["count"] and not summary.get("by_engine"):
+        found = ", ".join(summary.get("engines_found", [])) or "none"
+        out += (f"\nno write or transaction seen: engines found: {found}; "
+                f"{len(summary.get('objects', []))} objects inspected "
+                "(summary.json objects says why each was rejected)")
+    return out
+
+
+def engine_table(summary: dict[str, Any]) -> str:
+    """One engine's breakdown."""
     comps = summary["components"]
     raw = summary["components_raw"]
     lines = [f"{'component':<16}{'count':>8}{'mean':>9}{'p50':>9}{'p99':>9}"

@@ -40,6 +40,7 @@ class ObjectInfo:
     how: str                    # start (before the run), exec or mmap
     pid: int | None = None
     build_id: str | None = None
+    symbols: str | None = None  # .symtab (a full table) or .dynsym (exports only)
     engine: str | None = None   # rocksdb, sqlite, or None (rejected)
     version: str | None = None
     probes: int = 0             # uprobes attached in it
@@ -51,7 +52,7 @@ class ObjectInfo:
 
 
 def build_id(elf: ELFFile) -> str | None:
-    for sec in elf.iter_sections():
+    for sec in symbols.sections(elf):
         if sec["sh_type"] != "SHT_NOTE":
             continue
         for note in sec.iter_notes():
@@ -65,7 +66,8 @@ def _elf_facts(path: str) -> tuple[str | None, bool, str | None]:
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
-            return build_id(elf), elf.get_section_by_name(".symtab") is not None, None
+            has_symtab = any(s.name == ".symtab" for s in symbols.sections(elf))
+            return build_id(elf), has_symtab, None
     except (OSError, ELFError) as e:
         return None, False, f"not a readable ELF object ({e})"
 
@@ -79,6 +81,20 @@ def _marked_engine(path: str) -> str | None:
     return next((e for e, mark in ENGINE_MARKS.items() if mark in data), None)
 
 
+def _rocksdb_build(path: str) -> str | None:
+    """What a RocksDB build says of itself where its file name does not
+    carry the version (a static build): its build date and git sha."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    date = re.search(rb"rocksdb_build_date:([ -~]{1,40})", data)
+    sha = re.search(rb"rocksdb_build_git_sha:([0-9a-f]{1,40})", data)
+    parts = [f"built {date.group(1).decode()}" if date else "",
+             f"git {sha.group(1).decode()}" if sha and sha.group(1) != b"0" else ""]
+    return ", ".join(p for p in parts if p) or None
+
+
 def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
             ) -> tuple[ObjectInfo, symbols.Resolution | None]:
     """The engine in one object and its probe points (read through
@@ -88,6 +104,7 @@ def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
     if unreadable:
         info.why = unreadable
         return info, None
+    info.symbols = ".symtab" if has_symtab else ".dynsym"
     res = symbols.resolve_rocksdb([read_path], mode, keep_stepped=keep_stepped)
     if res.object_path is None:
         res = symbols.resolve_sqlite([read_path], mode)
@@ -97,12 +114,10 @@ def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
                     if marked else "no RocksDB or SQLite functions")
         return info, None
     info.engine = res.engine
-    info.version = (symbols.rocksdb_version(shown_path) if res.engine == "rocksdb"
-                    else res.version)
+    info.version = (symbols.rocksdb_version(shown_path) or _rocksdb_build(read_path)
+                    if res.engine == "rocksdb" else res.version)
     if res.missing:
         info.why = "probe points missing: " + ", ".join(res.missing)
-    elif not has_symtab and res.engine == "rocksdb":
-        info.why = None   # exported names suffice (the system library)
     return info, res
 
 

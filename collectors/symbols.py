@@ -148,6 +148,16 @@ _ELF64_SYM = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
 _STT_FUNC = 2
 
 
+def sections(elf: ELFFile):
+    """The object's sections, leaving out any a stripper left dangling (a
+    version table whose symbol table was removed): the rest still read."""
+    for i in range(elf.num_sections()):
+        try:
+            yield elf.get_section(i)
+        except ELFError:
+            continue
+
+
 def _functions(path: str) -> list[tuple[str, int, int]]:
     """(name, vaddr, size) of every defined function in .symtab and .dynsym
     (a name in both once, .symtab's)."""
@@ -156,8 +166,9 @@ def _functions(path: str) -> list[tuple[str, int, int]]:
         if elf.elfclass != 64 or not elf.little_endian:
             raise SymbolError(f"{path}: not a 64-bit little-endian ELF object")
         out: dict[str, tuple[int, int]] = {}
+        tables = {s.name: s for s in sections(elf) if s.name in (".symtab", ".dynsym")}
         for secname in (".symtab", ".dynsym"):
-            sec = elf.get_section_by_name(secname)
+            sec = tables.get(secname)
             if sec is None or sec["sh_entsize"] != _ELF64_SYM.itemsize:
                 continue
             strtab = elf.get_section(sec["sh_link"]).data()

@@ -1,6 +1,7 @@
 """Bad input: one clear line on stderr, non-zero exit, never a traceback."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -14,7 +15,6 @@ pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
 BAD = [
     (["--", "no-such-command-xyz"], "command not found"),
-    (["--", "/bin/true"], "no RocksDB or SQLite found"),
     (["-p", "999999999"], "no such process"),
     (["-p", "abc"], "not an integer"),
     (["--mode", "bogus", "--", "db_bench"], "invalid choice"),
@@ -56,8 +56,11 @@ def test_stripped_library_is_reported(tmp_path):
         shutil.copy(real, lib)
         subprocess.run(["strip", "--strip-all", str(lib)], check=True)
     p = run_trace(["-o", str(tmp_path / "o"), "--lib", str(lib), "--", "/bin/true"])
-    assert p.returncode != 0 and "Traceback" not in p.stderr
-    assert "no RocksDB or SQLite found" in p.stderr
+    assert p.returncode == 3 and "Traceback" not in p.stderr
+    assert "no RocksDB or SQLite write or transaction seen" in p.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    why = {o["path"]: o["why"] for o in s["objects"]}
+    assert "stripped" in why[str(lib)], why
 
 
 def test_exit_code_is_the_workloads(tmp_path):

@@ -79,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "tracepoints, nothing on the scheduler: perf samples, "
                         "and threads' time from the kernel's accounting "
                         "(default: full)")
+    p.add_argument("--dataset", type=Path, metavar="DIR",
+                   help="also add the run to this dataset (Hive-partitioned "
+                        "Parquet; see docs/dataset.md)")
+    p.add_argument("--host", help="with --dataset: the host name to file it under "
+                                  "(default: this machine's)")
     p.add_argument("--cpu-types", metavar="P:0-5,E:6-13",
                    help="declare core types (default: detect; uniform CPUs are "
                         "reported as such)")
@@ -165,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("nothing to trace: give a command after -- or -p PID")
     if args.duration is not None and args.pid is None:
         parser.error("--duration applies to -p PID only")
+    if args.host is not None and args.dataset is None:
+        parser.error("--host applies to --dataset only")
     if args.sample_hz is not None and not 0 <= args.sample_hz <= 100000:
         parser.error("--sample-hz must be between 0 and 100000")
     opts = TraceOptions(command=cmd, pid=args.pid, duration=args.duration,
@@ -176,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                         offcpu_stack_every=args.offcpu_stack_every,
                         stack_entries=args.stack_entries,
                         stepped_probes=args.stepped_probes,
-                        allow_empty=args.allow_empty,
+                        allow_empty=args.allow_empty, dataset=args.dataset,
+                        host=args.host,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)

@@ -106,8 +106,16 @@ def faults() -> str | None:
     return "\n".join(rows)
 
 
+def queries() -> str:
+    """The named queries: name, what it answers, its file."""
+    from analysis import query as Q
+    rows = ["| query | what it answers |", "|---|---|"]
+    rows += [f"| [`{n}`](../analysis/queries/{n}.sql) | {Q.describe(n)} |" for n in Q.names()]
+    return "\n".join(rows)
+
+
 BLOCKS = {"usage": usage, "schema": schema, "components": component_table,
-          "faults": faults}
+          "queries": queries, "faults": faults}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 
 

@@ -14,13 +14,15 @@ import json
 import os
 import platform
 import signal
+import socket
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis import compensation
+from analysis import compensation, dataset
 from analysis import run as analysis
 from analysis.table import format_table
 from collectors import calibration, frame_pointers, perf_record, procfs, records as R
@@ -66,6 +68,8 @@ class TraceOptions:
     #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
     allow_empty: bool = False     # a run with no engine call is not an error
+    dataset: Path | None = None   # also export the run into this dataset
+    host: str | None = None       # ... under this host name
 
 
 @dataclass
@@ -207,6 +211,11 @@ def trace(opts: TraceOptions) -> TraceResult:
     except analysis.AnalysisError as e:
         raise TraceError(str(e)) from None
     render_views(plan.run_dir)
+    if opts.dataset is not None:
+        try:
+            dataset.export(plan.run_dir, opts.dataset, host=opts.host)
+        except (dataset.DatasetError, OSError) as e:
+            print(f"walscope: not exported to {opts.dataset}: {e}", file=sys.stderr)
     chown_tree(plan.run_dir, plan.run_as)
     if opts.print_table:
         print(format_table(summary))
@@ -458,7 +467,8 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
                 "cpu_types_source": plan.topo.source,
                 "engine": res.engine, "library": res.object_path,
                 "library_version": res.version, "notes": res.notes,
-                "user": plan.run_as.name,
+                "user": plan.run_as.name, "host": socket.gethostname(),
+                "walscope_commit": walscope_commit(),
             },
             "engines_found": plan.objects.engines(),
             "objects": plan.objects.report(),
@@ -477,6 +487,16 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
     tmp = plan.run_dir / (analysis.RUN_INFO + ".tmp")
     tmp.write_text(json.dumps(info, indent=1) + "\n")
     tmp.replace(plan.run_dir / analysis.RUN_INFO)
+
+
+def walscope_commit() -> str:
+    """The checkout's commit (what a dataset's files say wrote them)."""
+    try:
+        p = subprocess.run(["git", "-C", str(R.ROOT), "rev-parse", "--short=12", "HEAD"],
+                           capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return p.stdout.strip() if p.returncode == 0 else "unknown"
 
 
 def stack_objects(opts: TraceOptions, res: symbols.Resolution) -> list[str]:

@@ -154,3 +154,35 @@ def test_a_run_that_sees_no_engine_says_so(tmp_path):
     ok = run_trace(["-q", "-o", str(tmp_path / "o2"), "--allow-empty", "--", "/bin/true"],
                    timeout=120)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_attach_to_a_process_that_loads_rocksdb_later(tmp_path):
+    """-p PID: the interpreter is running, RocksDB not yet loaded; it is
+    found when the process maps it, by the same hold."""
+    import os
+    import signal
+    import time
+    n = 53
+    wl = subprocess.Popen(["python3", CTYPES, str(tmp_path / "db"), str(n), "signal"],
+                          stdout=subprocess.PIPE, text=True)
+    out = tmp_path / "o"
+    tracer = subprocess.Popen([str(ROOT / ".venv" / "bin" / "python"),
+                               str(ROOT / "trace_wal.py"), "-q", "-o", str(out),
+                               "-p", str(wl.pid)], stderr=subprocess.PIPE, text=True)
+    try:
+        # the collector took the pid once its threads' baseline is recorded
+        end = time.monotonic() + 120
+        while not ((out / "tasks.bin").exists() and (out / "tasks.bin").stat().st_size):
+            assert time.monotonic() < end and tracer.poll() is None, "never attached"
+            time.sleep(0.05)
+        os.kill(wl.pid, signal.SIGUSR1)
+        assert f"puts {n}" in wl.communicate(timeout=120)[0]
+        _, err = tracer.communicate(timeout=300)
+    finally:
+        for p in (wl, tracer):
+            if p.poll() is None:
+                p.kill()
+    assert tracer.returncode == 0, err[-2000:]
+    s = json.loads((out / "summary.json").read_text())
+    assert s["writes"]["count"] == n and s["wal"]["sync"]["count"] == n
+    assert rocksdb_object(s)["how"] == "mmap"

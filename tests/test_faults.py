@@ -214,7 +214,7 @@ def test_killed_collector_detaches_and_workload_goes_on(tmp_path):
 def test_pid_exits_during_attach(tmp_path):
     """-p on a process that exits at once: one line or a clean empty run."""
     victim = subprocess.Popen(["sleep", "0.3"])
-    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--lib",
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--allow-empty", "--lib",
                    "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8", "-p", str(victim.pid)],
                   timeout=120)
     victim.wait()

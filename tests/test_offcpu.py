@@ -42,7 +42,8 @@ def test_offcpu_blocked_and_runnable(tmp_path):
 
 
 def test_offcpu_stacks_off(tmp_path):
-    p = run_trace(["-q", "--no-offcpu-stacks", "-o", str(tmp_path / "o"), "--", "python3",
+    p = run_trace(["-q", "--no-offcpu-stacks", "--allow-empty", "-o", str(tmp_path / "o"), "--",
+                   "python3",
                    str(ROOT / "tests" / "offcpu_workload.py"), str(tmp_path / "m.json"),
                    "0", "2", "0.001", "0.01"], timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]

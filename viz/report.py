@@ -2,6 +2,7 @@
 """Build report.html from any number of walscope run folders (or folders of them).
 
     viz/report.py RUN_OR_MATRIX_DIR... [-o report.html]
+    viz/report.py --dataset DATASET [-o fleet.html]      (viz/fleet.py)
 
 Reads Parquet and summary.json only, so run folders copied from other hosts
 work.  The page is self-contained (plotly.js is embedded) and works offline.
@@ -457,11 +458,17 @@ see the overhead table before trusting small components.</p>
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", type=Path, help="run or matrix folders")
+    ap.add_argument("runs", nargs="*", type=Path, help="run or matrix folders")
+    ap.add_argument("--dataset", type=Path, help="compare the hosts and runs of a "
+                    "dataset (walscope export) instead")
     ap.add_argument("-o", "--output", type=Path,
                     help="HTML file (default: report.html in the only folder given, "
-                         "else ./report.html)")
+                         "else ./report.html; fleet.html for --dataset)")
     a = ap.parse_args(argv)
+    if a.dataset is not None:
+        return fleet_report(a.dataset, a.output or Path("fleet.html"))
+    if not a.runs:
+        ap.error("give run folders, or --dataset DATASET")
     out = a.output or (a.runs[0] / "report.html" if len(a.runs) == 1 else Path("report.html"))
     from analysis.heap import keep_heap_small
     keep_heap_small()
@@ -469,6 +476,19 @@ def main(argv: list[str] | None = None) -> int:
         runs = find_runs(a.runs)
         build(runs, out)
     except ReportError as e:
+        print(f"report.py: {e}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+def fleet_report(dataset: Path, out: Path) -> int:
+    from analysis.dataset import DatasetError
+    from analysis.query import QueryError
+    from viz import fleet
+    try:
+        fleet.build(dataset, out)
+    except (DatasetError, QueryError) as e:
         print(f"report.py: {e}", file=sys.stderr)
         return 1
     print(out)

@@ -1,12 +1,14 @@
 """A Python program that loads RocksDB late, the way bindings do: ctypes
-loads the system librocksdb after DELAY seconds and writes N synced puts
-through RocksDB's C API.  With --sqlite FILE M it also commits M SQLite
-transactions from the same process (the interpreter's own sqlite3 module),
-before and after the RocksDB writes.
+loads the system librocksdb after DELAY seconds (or, with DELAY "signal",
+when it gets SIGUSR1) and writes N synced puts through RocksDB's C API.
+With --sqlite FILE M it also commits M SQLite transactions from the same
+process (the interpreter's own sqlite3 module), before and after the
+RocksDB writes.
 
-    python3 tests/engines/rocks_ctypes.py DB N DELAY [--sqlite FILE M]
+    python3 tests/engines/rocks_ctypes.py DB N DELAY|signal [--sqlite FILE M]
 """
 import ctypes
+import signal
 import sqlite3
 import sys
 import time
@@ -54,11 +56,15 @@ def sqlite_commits(path: str, m: int) -> None:
 
 
 def main() -> int:
-    db, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    db, n, delay = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     lite = sys.argv[sys.argv.index("--sqlite") + 1:] if "--sqlite" in sys.argv else None
     if lite:
         sqlite_commits(lite[0], int(lite[1]) // 2)
-    time.sleep(delay)
+    if delay == "signal":
+        signal.sigwait([signal.SIGUSR1])
+    else:
+        time.sleep(float(delay))
     rocksdb_puts(db, n)
     if lite:
         sqlite_commits(lite[0], int(lite[1]) - int(lite[1]) // 2)

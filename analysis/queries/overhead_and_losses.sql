@@ -1,0 +1,8 @@
+-- Probe overhead removed and events lost, per run
+SELECT host, run, mode, engine, writes,
+       overhead_per_write_ns / 1e3 AS overhead_per_write_us,
+       overhead_share,
+       lost_events, tracking_gaps, partial_run,
+       kernel, cpu_model, rocksdb_version, sqlite_version
+FROM runs
+ORDER BY host, run

@@ -1,0 +1,109 @@
+"""Named queries over a dataset (analysis/dataset.py), one SQL text for
+every engine: DuckDB embedded (the default), or Spark for a fleet.
+
+The queries live in analysis/queries/NAME.sql; their first line is a
+``-- description``.  Each table of the dataset is a view of the same name
+(writes, io, sched, samples, threads, runs) with ``host`` and ``run`` from
+its partitions.  The SQL keeps to what both engines read the same way
+(standard ordered-set aggregates such as ``percentile_cont(0.99) WITHIN
+GROUP (ORDER BY ...)``, ``greatest``); a test runs every query on both
+and compares the rows.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis import dataset as D
+
+QUERIES = Path(__file__).resolve().parent / "queries"
+# DuckDB's memory for one query: results stream from Parquet, so a fleet's
+# dataset larger than memory spills rather than grows
+DUCKDB_MEMORY = "1GB"
+
+
+class QueryError(RuntimeError):
+    """An unknown query, or one an engine refused: one line."""
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in QUERIES.glob("*.sql"))
+
+
+def describe(name: str) -> str:
+    return sql(name).splitlines()[0].lstrip("- ").strip()
+
+
+def sql(name: str) -> str:
+    path = QUERIES / f"{name}.sql"
+    if not path.exists():
+        raise QueryError(f"no query named {name!r} (choose from {', '.join(names())})")
+    return path.read_text()
+
+
+def _text(name_or_sql: str) -> str:
+    return sql(name_or_sql) if name_or_sql in names() else name_or_sql
+
+
+def duckdb_connection(dataset: Path, memory_limit: str = DUCKDB_MEMORY) -> Any:
+    """An in-memory DuckDB with a view per table of the dataset."""
+    import duckdb
+    tables = D.check_versions(dataset)
+    con = duckdb.connect(config={"memory_limit": memory_limit})
+    for t in tables:
+        glob = str(Path(dataset).resolve() / f"table={t}" / "*" / "*" / "*.parquet")
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{glob}', "
+                    "hive_partitioning = true, union_by_name = true, "
+                    "hive_types = {'host': VARCHAR, 'run': VARCHAR})")
+    return con
+
+
+def run_duckdb(dataset: Path, name_or_sql: str, con: Any = None) -> pd.DataFrame:
+    import duckdb
+    con = con or duckdb_connection(dataset)
+    try:
+        return con.execute(_text(name_or_sql)).df()
+    except duckdb.Error as e:
+        raise QueryError(f"duckdb: {str(e).splitlines()[0]}") from None
+
+
+def spark_session(master: str = "local[2]") -> Any:
+    """A Spark session for these queries (local, or a cluster's master URL:
+    spark://host:7077, yarn, k8s://...)."""
+    from pyspark.sql import SparkSession
+    return (SparkSession.builder.master(master).appName("walscope")
+            .config("spark.sql.session.timeZone", "UTC")
+            # run and host names are names, even when they look like numbers
+            .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .getOrCreate())
+
+
+def spark_views(spark: Any, dataset: str) -> list[str]:
+    """A temporary view per table under dataset (a local path, or a URL
+    Spark reads: s3a://bucket/walscope, hdfs://...)."""
+    local = "://" not in dataset
+    tables = D.check_versions(Path(dataset)) if local else list(D.TABLES) + [D.RUNS]
+    made = []
+    for t in tables:
+        try:
+            df = spark.read.option("mergeSchema", "true").parquet(f"{dataset}/table={t}")
+        except Exception as e:   # a remote table that is not there
+            if local:
+                raise QueryError(f"spark: {str(e).splitlines()[0]}") from None
+            continue
+        df.createOrReplaceTempView(t)
+        made.append(t)
+    return made
+
+
+def run_spark(dataset: str, name_or_sql: str, spark: Any = None) -> pd.DataFrame:
+    spark = spark or spark_session()
+    spark_views(spark, str(dataset))
+    try:
+        return spark.sql(_text(name_or_sql)).toPandas()
+    except Exception as e:
+        raise QueryError(f"spark: {str(e).splitlines()[0]}") from None

@@ -1,0 +1,92 @@
+"""walscope: the dataset commands (trace_wal.py traces; this gathers runs).
+
+    walscope export RUN... DATASET [--host H]    run folders into a dataset
+    walscope query NAME DATASET [--engine duckdb|spark] [--format table|csv|parquet] [-o FILE]
+    walscope query --list                        the named queries
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis import dataset as D
+from analysis import query as Q
+
+EXAMPLES = """\
+examples:
+  walscope export runs/* fleet/ --host db-17
+  walscope query components_per_run fleet/
+  walscope query p99_tail fleet/ --format csv -o tail.csv
+  walscope query queue_behind_sync fleet/ --engine spark
+  walscope query overhead_and_losses s3a://bucket/walscope --engine spark --master spark://head:7077
+"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(prog="walscope", description="Gather walscope run folders into "
+                      "one dataset and query it.", epilog=EXAMPLES,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=OneLineParser)
+    e = sub.add_parser("export", help="copy analysed run folders into a dataset")
+    e.add_argument("paths", nargs="+", type=Path, metavar="RUN... DATASET")
+    e.add_argument("--host", help="host name (default: the one the tracer recorded)")
+    q = sub.add_parser("query", help="run a named query (or SQL) on a dataset")
+    q.add_argument("name", nargs="?", help=f"one of: {', '.join(Q.names())}; or SQL")
+    q.add_argument("dataset", nargs="?", help="dataset folder (Spark: also a URL)")
+    q.add_argument("--list", action="store_true", help="list the named queries")
+    q.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
+    q.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    q.add_argument("--format", choices=("table", "csv", "parquet"), default="table")
+    q.add_argument("-o", "--output", type=Path, help="file (default: stdout; "
+                   "parquet needs one)")
+    return p
+
+
+def export(args: argparse.Namespace) -> int:
+    if len(args.paths) < 2:
+        raise D.DatasetError("give one or more run folders and then the dataset folder")
+    *runs, dataset = args.paths
+    for r in runs:
+        rows = D.export(r, dataset, host=args.host)
+        print(f"{r} -> {dataset}: " + ", ".join(f"{t} {n}" for t, n in rows.items()))
+    return 0
+
+
+def query(args: argparse.Namespace) -> int:
+    if args.list:
+        for n in Q.names():
+            print(f"{n:<24}{Q.describe(n)}")
+        return 0
+    if not args.name or not args.dataset:
+        raise Q.QueryError("give a query name (or SQL) and a dataset (--list names them)")
+    if args.engine == "spark":
+        df = Q.run_spark(args.dataset, args.name, Q.spark_session(args.master))
+    else:
+        df = Q.run_duckdb(Path(args.dataset), args.name)
+    if args.format == "parquet":
+        if not args.output:
+            raise Q.QueryError("--format parquet needs -o FILE")
+        df.to_parquet(args.output, index=False)
+    elif args.format == "csv":
+        text = df.to_csv(index=False)
+        args.output.write_text(text) if args.output else sys.stdout.write(text)
+    else:
+        text = df.to_string(index=False) + "\n"
+        args.output.write_text(text) if args.output else sys.stdout.write(text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return export(args) if args.cmd == "export" else query(args)
+    except (D.DatasetError, Q.QueryError) as e:
+        print(f"walscope: {e}", file=sys.stderr)
+        return 1

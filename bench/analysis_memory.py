@@ -51,15 +51,9 @@ class PeakByPhase:
 
 
 def make_template(work: Path) -> Path:
-    out = work / "template"
-    p = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py"),
-                        "-q", "--mode", "writes", "-o", str(out), "--", "db_bench",
-                        f"--db={work}/db", "--benchmarks=fillrandom", "--sync=false",
-                        "--threads=4", "--duration=8", "--num=100000000"],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"analysis_memory: template run failed: {p.stderr.strip()[-300:]}")
-    return out
+    from bench.template import traced_db_bench
+    return traced_db_bench(work, "--sync=false", "--threads=4", "--duration=8",
+                           "--num=100000000", mode="writes")
 
 
 def repeat(src: Path, dst: Path, factor: int) -> None:

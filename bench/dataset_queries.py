@@ -30,15 +30,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from analysis import dataset as D  # noqa: E402
 from analysis import query as Q  # noqa: E402
-
-
-def template(work: Path) -> Path:
-    out = work / "template"
-    subprocess.run([str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py"), "-q",
-                    "-o", str(out), "--", "db_bench", f"--db={work}/db",
-                    "--benchmarks=fillrandom", "--num=5000", "--threads=4", "--sync=true"],
-                   check=True, capture_output=True)
-    return out
+from bench.template import traced_db_bench  # noqa: E402
 
 
 def grown(src: Path, dst: Path, writes: int) -> None:
@@ -80,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="walscope-dataset-") as t:
         work = Path(t)
-        src = a.template or template(work)
+        src = a.template or traced_db_bench(work, "--num=5000", "--threads=4", "--sync=true")
         ds = work / "ds"
         for i in range(a.runs):
             run = work / f"run{i}"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,16 +24,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.template import traced_db_bench  # noqa: E402
 from viz import report  # noqa: E402
-
-
-def template_run(tmp: Path) -> Path:
-    out = tmp / "template"
-    subprocess.run([str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py"), "-q",
-                    "-o", str(out), "--", "db_bench", f"--db={tmp}/db",
-                    "--benchmarks=fillrandom", "--num=2000", "--threads=2", "--sync=true"],
-                   check=True, capture_output=True)
-    return out
 
 
 def scaled(template: Path, dst: Path, n: int, seed: int) -> None:
@@ -58,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="walscope-report-") as t:
         tmp = Path(t)
-        tpl = a.template or template_run(tmp)
+        tpl = a.template or traced_db_bench(tmp, "--num=2000", "--threads=2", "--sync=true")
         runs = []
         for i in range(a.scenarios):
             d = tmp / "m" / f"scenario{i}"

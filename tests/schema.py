@@ -3,7 +3,8 @@ types, and summary.json's key paths (maps keyed by data, such as
 transaction types or thread roles, folded to ``*``).  tests/golden/
 run_schema.json holds it: first taken from runs analysed before the layers
 were split (a refactor must keep it), since then changed only to add what
-an issue asked for (engines_found, objects).  A change to it is a change
+an issue asked for (engines_found, objects; environment.host and
+walscope_commit).  A change to it is a change
 users' queries see: regenerate it deliberately, from fresh runs."""
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ $(OUTPUT)/walscope.btf.json: $(OUTPUT)/walscope.bpf.o
 	$(BPFTOOL) -j btf dump file $< > $@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/walscope-collect: collectors/walscope_collect.c $(OUTPUT)/walscope.skel.h $(HEADERS)
-	$(CC) $(CFLAGS) $(INCLUDES) $< -o $@ $(LIBS)
+	$(CC) $(CFLAGS) $(INCLUDES) $< -o $@ $(LIBS) -lm -lpthread
 
 $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope.skel.h $(HEADERS)
 	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)

@@ -22,7 +22,7 @@ import numpy as np
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
-from analysis import threadtime
+from analysis import threadtime, windows
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
@@ -89,6 +89,13 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
                                                info.get("offcpu_stack_every", 1))
     folded.write_folded(run_dir, root)
     summary.update(info.get("summary", {}))
+    if (run_dir / windows.WINDOWS).exists():   # --mode window
+        w = C.ParquetColumns(run_dir / "writes.parquet")
+        comps = components.names(summary["engine"])
+        summary["windows"] = windows.summarize(
+            windows.read_windows(run_dir),
+            w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps]),
+            comps, summary.get("elapsed_s"))
     if "end" not in info:   # the tracer died: what it would have added is unknown
         summary["partial_run"] = True
         summary.setdefault("elapsed_s", None)

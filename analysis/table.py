@@ -66,12 +66,31 @@ def format_table(summary: dict[str, Any]) -> str:
     out = engine_table(summary)
     for engine, sub in summary.get("by_engine", {}).items():
         out += f"\n\n[{engine}]\n" + engine_table({**sub, "mode": summary.get("mode")})
+    if summary.get("windows"):
+        out += "\n" + window_lines(summary["windows"])
     if not summary["writes"]["count"] and not summary.get("by_engine"):
         found = ", ".join(summary.get("engines_found", [])) or "none"
         out += (f"\nno write or transaction seen: engines found: {found}; "
                 f"{len(summary.get('objects', []))} objects inspected "
                 "(summary.json objects says why each was rejected)")
     return out
+
+
+def window_lines(w: dict[str, Any]) -> str:
+    """--mode window: the schedule as it ran, and the estimates' intervals."""
+    if not w.get("count"):
+        return "windows: none opened (a run shorter than the first gap)"
+    lines = [f"windows: {w['count']} of {w['mean_ms']:.0f} ms, duty {w['duty'] * 100:.1f}% "
+             f"(probes in {w['attached_share'] * 100:.1f}% of the run); "
+             f"attach {fmt_ns(w['attach_us'] * 1e3)}, detach {fmt_ns(w['detach_us'] * 1e3)} "
+             f"a window; {w['writes']} writes, {w['writes_per_window']:.0f} a window"]
+    est = w.get("estimates", {})
+    parts = [f"{c} {fmt_ns(e['mean_ns'])} [{fmt_ns(e['lo_ns'])}, {fmt_ns(e['hi_ns'])}]"
+             for c, e in sorted(est.items(), key=lambda kv: -kv[1]["mean_ns"])
+             if e["mean_ns"] > 0 and e["lo_ns"] == e["lo_ns"]]
+    if parts:
+        lines.append("mean per write, 95% across windows: " + ", ".join(parts[:5]))
+    return "\n".join(lines)
 
 
 def engine_table(summary: dict[str, Any]) -> str:

@@ -89,7 +89,9 @@ _TOKENS = re.compile(
     r"WriteImpl|JoinBatchGroup|AwaitState|WriteToWAL|WriteGroupToWAL|SyncWAL|"
     r"FlushWAL|AddRecord|crc32c|InsertInto|EnterAsBatchGroupLeader")
 
-MODES = ("full", "writes", "sample")
+MODES = ("full", "writes", "sample", "window")
+# the probe set each mode attaches (window: full's, while a window is open)
+PROBE_SET = {"full": "full", "writes": "writes", "sample": "sample", "window": "full"}
 
 
 class SymbolError(RuntimeError):
@@ -299,6 +301,7 @@ def resolve_rocksdb(objects: list[str], mode: str, keep_stepped: bool = True
     keep_stepped=False: if a CRC site must be single-stepped (~10 us a hit),
     CRC gets no probes and is split out of wal_append by sampling."""
     res = Resolution()
+    mode = PROBE_SET.get(mode, mode)
     if mode == "sample":
         specs: tuple[ProbeSpec, ...] = ()
     else:

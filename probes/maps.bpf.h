@@ -30,6 +30,13 @@ const volatile bool regs_syscalls = false;
  * leads its group if it calls the WAL, and its futex waits and yields
  * outside any probed phase are its queue (AwaitState's yield and block) */
 const volatile bool groups_unprobed = false;
+/* --mode window: the collector opens and closes windows (window_open, in
+ * .bss, written through the skeleton's memory map); only a write that
+ * begins while one is open is recorded, and the collector detaches the
+ * window's probes once none is in flight (window_in_flight) */
+const volatile bool window_mode = false;
+__u32 window_open = 0;
+__s64 window_in_flight = 0;
 /* stop a traced process at each executable object it maps or execs for the
  * first time, and report it (objects.bpf.h) */
 const volatile bool follow_objects = false;

@@ -138,6 +138,27 @@ static __always_inline void add_cpu_slice(struct thread_state *t, __u64 now)
 	t->rec.cpu_ns[ct & 3] += now - from;
 }
 
+/*
+ * --mode window: may a write begin now (a window is open)?  A write that
+ * may is counted in flight until it ends, so the collector can tell when
+ * the window's last write is done.
+ */
+static __always_inline bool window_admits(void)
+{
+	if (!window_mode)
+		return true;
+	if (!window_open)
+		return false;
+	__sync_fetch_and_add(&window_in_flight, 1);
+	return true;
+}
+
+static __always_inline void window_done(void)
+{
+	if (window_mode)
+		__sync_fetch_and_add(&window_in_flight, -1);
+}
+
 static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 					__u32 tid, __u64 now, __u16 engine)
 {
@@ -179,6 +200,7 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	t->write_depth = 0;
 	t->txn_end_depth = 0;
 	t->txn_end_flags = 0;
+	window_done();
 }
 
 /* a probe hit: cold if the thread's previous one was long enough ago */

@@ -59,6 +59,8 @@ static __always_inline int sql_step_enter(struct pt_regs *ctx,
 	__u8 parent;
 
 	if (!t->write_start) {
+		if (!window_admits())
+			return 0;
 		begin_write(t, tgid, tid, now, WS_ENGINE_SQLITE);
 		if (cls == SQL_BEGIN)
 			t->rec.flags |= WS_WF_EXPLICIT;

@@ -16,6 +16,9 @@
 #ifndef EEXIST
 #define EEXIST		17
 #endif
+#ifndef E2BIG
+#define E2BIG		7
+#endif
 
 enum io_class { IOC_NONE, IOC_WRITE, IOC_SYNC, IOC_OTHER };
 

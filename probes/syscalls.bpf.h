@@ -108,6 +108,19 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		if (fi) {
 			t->sys_kind = fi->kind;
 			t->sys_ino = fi->ino;
+		} else if (t->sys_fd >= 0) {
+			/* opened where nothing saw it (before -p attach, in a
+			 * parent before fork, outside --mode window's windows):
+			 * its kind from its name, once */
+			struct fd_info nfi = {};
+			bool is_dir;
+
+			nfi.kind = fd_kind(bpf_get_current_task_btf(), t->sys_fd);
+			nfi.ino = fd_inode(t->sys_fd, &is_dir);
+			if (bpf_map_update_elem(&fds, &key, &nfi, BPF_NOEXIST) == -E2BIG)
+				count(CNT_FDS_FULL);
+			t->sys_kind = nfi.kind;
+			t->sys_ino = nfi.ino;
 		}
 	} else if (nr == WS_NR_unlink) {
 		t->sys_arg = BPF_CORE_READ(regs, di);

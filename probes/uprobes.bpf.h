@@ -27,7 +27,12 @@ int BPF_KPROBE(ws_phase_enter)
 	if (phase == PH_SQL_STEP)
 		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
 	if (phase == PH_WRITE) {
-		if (t->write_depth++ == 0) {
+		/* --mode window: a thread not recording keeps no depth (a
+		 * write that began outside a window may return after the
+		 * window's probes are gone, and its return is never seen) */
+		if (window_mode && !t->write_start)
+			t->write_depth = 0;
+		if (t->write_depth++ == 0 && window_admits()) {
 			begin_write(t, tgid, tid, now, WS_ENGINE_ROCKSDB);
 			/* DBImpl::WriteImpl's this: whose leaders it queues
 			 * for.  It returns a Status (non-trivial) by value, so

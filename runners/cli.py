@@ -77,13 +77,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="full: every probe point; writes: write and WAL entry "
                         "points only; sample: no uprobes, no syscall "
                         "tracepoints, nothing on the scheduler: perf samples, "
-                        "and threads' time from the kernel's accounting "
-                        "(default: full)")
+                        "and threads' time from the kernel's accounting; "
+                        "window: sample all the time, and full's probes in "
+                        "short windows at random moments: exact rows for the "
+                        "writes that begin inside them (default: full)")
     p.add_argument("--dataset", type=Path, metavar="DIR",
                    help="also add the run to this dataset (Hive-partitioned "
                         "Parquet; see docs/dataset.md)")
     p.add_argument("--host", help="with --dataset: the host name to file it under "
                                   "(default: this machine's)")
+    p.add_argument("--window-ms", type=positive_int, metavar="MS",
+                   default=defaults.WINDOW_MS,
+                   help="--mode window: each window's length (default: "
+                        "%(default)s)")
+    p.add_argument("--window-duty", type=positive_float, metavar="FRACTION",
+                   default=defaults.WINDOW_DUTY,
+                   help="--mode window: the share of the run inside windows, "
+                        "which open at random (Poisson) moments (default: "
+                        "%(default)s)")
     p.add_argument("--cpu-types", metavar="P:0-5,E:6-13",
                    help="declare core types (default: detect; uniform CPUs are "
                         "reported as such)")
@@ -170,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("nothing to trace: give a command after -- or -p PID")
     if args.duration is not None and args.pid is None:
         parser.error("--duration applies to -p PID only")
+    if not 0 < args.window_duty < 1:
+        parser.error("--window-duty must be between 0 and 1")
     if args.host is not None and args.dataset is None:
         parser.error("--host applies to --dataset only")
     if args.sample_hz is not None and not 0 <= args.sample_hz <= 100000:
@@ -184,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                         stack_entries=args.stack_entries,
                         stepped_probes=args.stepped_probes,
                         allow_empty=args.allow_empty, dataset=args.dataset,
+                        window_ms=args.window_ms, window_duty=args.window_duty,
                         host=args.host,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,

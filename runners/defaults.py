@@ -12,3 +12,7 @@ SAMPLE_HZ = 499
 SAMPLE_MODE_HZ = 49
 # perf's dwarf unwinding copies 16 KiB per sample
 DWARF_HZ = 99
+# --mode window: windows of this length, open this share of the time, at
+# Poisson-distributed moments (provisional: chosen before the benchmark)
+WINDOW_MS = 200
+WINDOW_DUTY = 0.1

@@ -68,6 +68,8 @@ class TraceOptions:
     #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
     allow_empty: bool = False     # a run with no engine call is not an error
+    window_ms: int = defaults.WINDOW_MS       # --mode window: each window's length
+    window_duty: float = defaults.WINDOW_DUTY  # ... and the share of time in one
     dataset: Path | None = None   # also export the run into this dataset
     host: str | None = None       # ... under this host name
 
@@ -300,7 +302,7 @@ def prepare(opts: TraceOptions) -> Plan:
         else "sums" if opts.mode == "sample" and opts.sched else "off"
     sample_hz = opts.sample_hz
     if sample_hz is None:   # sampled splits; a RocksDB met later may need them
-        sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode == "sample" else \
+        sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode in ("sample", "window") else \
             defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split \
             or not found.found else 0
     return Plan(opts, found, attach, run_as, topo, run_dir, sample_hz, stack_method,
@@ -404,6 +406,11 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "sample-stacks": plan.stack_method == "bpf",
         "stack-entries": opts.stack_entries or None,
         "verbose": opts.verbose,
+        # --mode window: the full probe set, but only inside windows
+        "window-ms": opts.window_ms if opts.mode == "window" else None,
+        "window-gap-ms": max(1, round(opts.window_ms * (1 - opts.window_duty)
+                                      / opts.window_duty))
+        if opts.mode == "window" else None,
     }
 
 
@@ -452,6 +459,8 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
         "oncpu_stacks": plan.stack_method,
         "offcpu": plan.offcpu_kind,
         "offcpu_stack_every": opts.offcpu_stack_every,
+        "window": {"ms": opts.window_ms, "duty": opts.window_duty}
+        if opts.mode == "window" else None,
         # summary.json keys the analysis copies as they are
         "summary": {
             "command": opts.command, "pid": opts.pid, "mode": opts.mode,

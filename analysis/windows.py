@@ -1,0 +1,109 @@
+"""--mode window: the windows of a run (windows.tsv, written by the
+collector) and what the writes recorded inside them estimate for the whole
+run.
+
+A write is recorded when it begins inside a window, and in full: every
+component, exactly, as in --mode full.  Windows open at Poisson moments, so
+they sample the run without aliasing periodic work (flushes, compactions).
+The unit of the estimate is the window, not the write (writes of one
+window share its moment): a component's mean over all recorded writes is
+given with a 95% interval from resampling whole windows (bootstrap).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+WINDOWS = "windows.tsv"
+BOOTSTRAP = 1000
+SEED = 1
+
+
+def read_windows(run_dir: Path) -> pd.DataFrame:
+    """One row per window: open_ns, close_ns, detached_ns, attach_us,
+    detach_us, uprobes, late (writes in flight when it gave up waiting)."""
+    cols = ["open_ns", "close_ns", "detached_ns", "attach_us", "detach_us", "uprobes", "late"]
+    rows: list[dict[str, int]] = []
+    try:
+        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
+    except FileNotFoundError:
+        return pd.DataFrame(columns=cols)
+    for line in lines:
+        f = line.split("\t")
+        if f[0] == "open" and len(f) == 4:
+            rows.append({"open_ns": int(f[1]), "attach_us": int(f[2]), "uprobes": int(f[3])})
+        elif f[0] == "close" and len(f) == 5 and rows and "close_ns" not in rows[-1]:
+            rows[-1].update(close_ns=int(f[1]), detached_ns=int(f[2]),
+                            detach_us=int(f[3]), late=int(f[4]))
+    done = [r for r in rows if "close_ns" in r]   # a torn last window: not one
+    return pd.DataFrame(done, columns=cols).astype("int64")
+
+
+def window_of(starts: np.ndarray, windows: pd.DataFrame) -> np.ndarray:
+    """Each write's window (index), -1 for a write outside every window."""
+    if not len(windows):
+        return np.full(len(starts), -1)
+    opens = windows["open_ns"].to_numpy()
+    i = np.searchsorted(opens, starts, side="right") - 1
+    inside = (i >= 0) & (starts < windows["close_ns"].to_numpy()[np.maximum(i, 0)])
+    return np.where(inside, i, -1)
+
+
+def _interval(per_window_sum: np.ndarray, per_window_n: np.ndarray,
+              rng: np.random.Generator) -> tuple[float, float]:
+    """95% bootstrap interval of sum/n over resampled windows."""
+    k = len(per_window_n)
+    if k < 2 or per_window_n.sum() == 0:
+        return float("nan"), float("nan")
+    picks = rng.integers(0, k, size=(BOOTSTRAP, k))
+    n = per_window_n[picks].sum(axis=1)
+    est = np.where(n > 0, per_window_sum[picks].sum(axis=1) / np.maximum(n, 1), np.nan)
+    lo, hi = np.nanpercentile(est, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str],
+              elapsed_s: float | None) -> dict[str, Any]:
+    """summary.json's windows: the schedule as it ran, and each component's
+    mean per write with its interval across windows."""
+    out: dict[str, Any] = {"count": int(len(windows))}
+    if not len(windows):
+        return out
+    open_ns = (windows["close_ns"] - windows["open_ns"]).sum()
+    attached_ns = (windows["detached_ns"] - windows["open_ns"]).sum() + \
+        windows["attach_us"].sum() * 1000
+    span_ns = (elapsed_s or 0) * 1e9 or float(windows["detached_ns"].max()
+                                               - windows["open_ns"].min())
+    out.update({
+        "mean_ms": float((windows["close_ns"] - windows["open_ns"]).mean() / 1e6),
+        "duty": float(open_ns / span_ns) if span_ns else None,
+        "attached_share": float(attached_ns / span_ns) if span_ns else None,
+        "attach_us": float(windows["attach_us"].mean()),
+        "detach_us": float(windows["detach_us"].mean()),
+        "drain_us": float(((windows["detached_ns"] - windows["close_ns"]) / 1e3).mean()),
+        "late_writes": int(windows["late"].sum()),
+    })
+    w = window_of(writes["start_ns"].to_numpy(), windows)
+    inside = w >= 0
+    out["writes"] = int(inside.sum())
+    out["writes_outside"] = int((~inside).sum())
+    k = len(windows)
+    n = np.bincount(w[inside], minlength=k).astype(float)
+    out["writes_per_window"] = float(n.mean())
+    out["windows_with_writes"] = int((n > 0).sum())
+    rng = np.random.default_rng(SEED)
+    est: dict[str, Any] = {}
+    for c in ["dur"] + components:
+        col = f"{c}_adj_ns"
+        if col not in writes:
+            continue
+        v = writes[col].to_numpy()[inside].astype(float)
+        s = np.bincount(w[inside], weights=v, minlength=k)
+        lo, hi = _interval(s, n, rng)
+        est[c] = {"mean_ns": float(s.sum() / n.sum()) if n.sum() else 0.0,
+                  "lo_ns": lo, "hi_ns": hi}
+    out["estimates"] = est
+    return out

@@ -1,0 +1,101 @@
+"""--mode window: full's exact rows for the writes that begin inside short
+windows at random moments, sampling between.  Rows keep every invariant of
+full mode, counts inside windows are exact, the schedule is what was asked,
+and a stop inside a window leaves nothing attached."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import windows as W
+from tests.conftest import TRACE, run_trace
+from tests.test_faults import ours_attached
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
+COMPONENTS = ["other", "queue", "crc", "wal_append", "wal_write_io", "wal_sync_io",
+              "memtable", "sched_runq"]
+
+
+@pytest.fixture(scope="module")
+def windowed(tmp_path_factory):
+    d = tmp_path_factory.mktemp("window")
+    p = run_trace(["-q", "--mode", "window", "--window-ms", "100", "--window-duty", "0.25",
+                   "-o", str(d / "o"), "--", "db_bench", f"--db={d}/db",
+                   "--benchmarks=fillrandom", "--num=40000", "--threads=2", "--sync=true"],
+                  timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return d / "o"
+
+
+def test_rows_keep_full_modes_invariants(windowed):
+    w = pd.read_parquet(windowed / "writes.parquet")
+    s = json.loads((windowed / "summary.json").read_text())
+    assert len(w) > 1000
+    assert (sum(w[f"{c}_ns"] for c in COMPONENTS) == w["dur_ns"]).all()
+    assert not w["truncated"].any() and not w["partial"].any()   # none cut at a close
+    assert s["tracking_gaps"]["phase_mismatch"] == 0
+    assert all(v == 0 for v in s["lost_events"].values())
+    # every write began inside a window, and each window recorded some
+    win = W.read_windows(windowed)
+    assert (W.window_of(w["start_ns"].to_numpy(), win) >= 0).all()
+    assert s["windows"]["windows_with_writes"] == s["windows"]["count"] > 5
+    # counts inside windows are exact: a synced group's leader syncs the WAL once
+    assert s["groups"]["leaders"] == s["wal"]["sync"]["count"] > 0
+    assert s["groups"]["followers"] > 0
+
+
+def test_the_schedule_is_the_one_asked_for(windowed):
+    win = W.read_windows(windowed)
+    length = (win["close_ns"] - win["open_ns"]) / 1e6
+    assert ((length >= 100) & (length < 125)).all(), length.tolist()
+    # closed time between windows: exponential with mean 300 ms (Poisson);
+    # its sample mean within four of its standard errors (plus the drain
+    # and detach, which the collector waits for before drawing a gap)
+    gaps = (win["open_ns"].to_numpy()[1:] - win["detached_ns"].to_numpy()[:-1]) / 1e6
+    assert abs(gaps.mean() - 300) < 4 * 300 / np.sqrt(len(gaps)) + 5, gaps.mean()
+    s = json.loads((windowed / "summary.json").read_text())["windows"]
+    assert s["attach_us"] > 0 and s["detach_us"] > 0
+
+
+def test_estimates_have_intervals_across_windows(windowed):
+    est = json.loads((windowed / "summary.json").read_text())["windows"]["estimates"]
+    for c in ("dur", "wal_sync_io", "queue"):
+        assert est[c]["lo_ns"] <= est[c]["mean_ns"] <= est[c]["hi_ns"], (c, est[c])
+    assert est["dur"]["hi_ns"] > est["dur"]["lo_ns"]
+
+
+def test_a_stop_inside_a_window_leaves_nothing_attached(tmp_path):
+    out = tmp_path / "o"
+    proc = subprocess.Popen(TRACE + ["-q", "--mode", "window", "--window-ms", "2000",
+                                     "--window-duty", "0.9", "-o", str(out), "--",
+                                     "db_bench", f"--db={tmp_path}/db",
+                                     "--benchmarks=fillrandom", "--num=100000000",
+                                     "--sync=true", "--threads=2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 300
+        while True:   # until a window is open, with writes going on in it
+            lines = (out / "windows.tsv").read_text().splitlines() \
+                if (out / "windows.tsv").exists() else []
+            if lines and lines[-1].startswith("open") and (out / "writes.bin").exists() \
+                    and (out / "writes.bin").stat().st_size > 0:
+                break
+            assert time.monotonic() < end and proc.poll() is None, "no window opened"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "Traceback" not in err
+    assert ours_attached() == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["interrupted"] and s["writes"]["count"] > 0
+    assert s["tracking_gaps"]["phase_mismatch"] == 0
+    assert (out / "windows.tsv").read_text().splitlines()[-1].startswith("close")

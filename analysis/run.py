@@ -95,7 +95,7 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
         summary["windows"] = windows.summarize(
             windows.read_windows(run_dir),
             w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps]),
-            comps, summary.get("elapsed_s"))
+            comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
     if "end" not in info:   # the tracer died: what it would have added is unknown
         summary["partial_run"] = True
         summary.setdefault("elapsed_s", None)

@@ -90,6 +90,11 @@ def window_lines(w: dict[str, Any]) -> str:
              if e["mean_ns"] > 0 and e["lo_ns"] == e["lo_ns"]]
     if parts:
         lines.append("mean per write, 95% across windows: " + ", ".join(parts[:5]))
+    vs = {c: v for c, v in w.get("versus_samples", {}).items() if "samples" in v}
+    if vs:
+        lines.append("on-CPU share, windows vs samples of the whole run: " + ", ".join(
+            f"{c} {v['windows'] * 100:.0f}% vs {v['samples'] * 100:.0f}%"
+            + (" (DISAGREE)" if v.get("disagree") else "") for c, v in vs.items()))
     return "\n".join(lines)
 
 

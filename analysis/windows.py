@@ -65,8 +65,47 @@ def _interval(per_window_sum: np.ndarray, per_window_n: np.ndarray,
     return float(lo), float(hi)
 
 
+# the write path's on-CPU work, which samples (taken all the run) and
+# windows (exact, some of the run) both measure, in the groups both can
+# tell apart (crc is inside wal_append where it was not split out)
+CPU_GROUPS = {"memtable": ("memtable",), "wal_append+crc": ("wal_append", "crc")}
+
+
+def compare_with_samples(writes: pd.DataFrame, w: np.ndarray, k: int,
+                         samples: dict[str, Any], rng: np.random.Generator
+                         ) -> dict[str, Any]:
+    """Each on-CPU component's share of the write path's on-CPU work, from
+    the windows (95% across windows) and from the samples of the whole run
+    (95% binomial); disagree: the intervals do not meet."""
+    have = {g: [c for c in cs if f"{c}_adj_ns" in writes] for g, cs in CPU_GROUPS.items()}
+    have = {g: cs for g, cs in have.items() if cs}
+    counts = {g: sum(samples.get(c, {}).get("samples", 0) for c in cs)
+              for g, cs in have.items()}
+    total = sum(counts.values())
+    inside = w >= 0
+    sums = {g: sum(np.bincount(w[inside], weights=writes[f"{c}_adj_ns"].to_numpy()[inside]
+                               .astype(float), minlength=k) for c in cs)
+            for g, cs in have.items()}
+    all_cpu = sum(sums.values())
+    out: dict[str, Any] = {}
+    for c in have:
+        lo, hi = _interval(sums[c], all_cpu, rng)
+        share = float(sums[c].sum() / all_cpu.sum()) if all_cpu.sum() else float("nan")
+        row = {"windows": share, "windows_lo": lo, "windows_hi": hi, "samples_n": int(total)}
+        if total:
+            p = counts[c] / total
+            se = float(np.sqrt(p * (1 - p) / total))
+            row.update(samples=p, samples_lo=max(0.0, p - 1.96 * se),
+                       samples_hi=min(1.0, p + 1.96 * se))
+            row["disagree"] = bool(lo == lo and (hi < row["samples_lo"]
+                                                 or lo > row["samples_hi"]))
+        out[c] = row
+    return out
+
+
 def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str],
-              elapsed_s: float | None) -> dict[str, Any]:
+              elapsed_s: float | None, samples: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
     """summary.json's windows: the schedule as it ran, and each component's
     mean per write with its interval across windows."""
     out: dict[str, Any] = {"count": int(len(windows))}
@@ -106,4 +145,6 @@ def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str]
         est[c] = {"mean_ns": float(s.sum() / n.sum()) if n.sum() else 0.0,
                   "lo_ns": lo, "hi_ns": hi}
     out["estimates"] = est
+    if samples:
+        out["versus_samples"] = compare_with_samples(writes, w, k, samples, rng)
     return out

@@ -4,8 +4,8 @@
 For db_bench fillrandom with sync=true/false and 1/4 threads, runs each tool
 A/B interleaved with an untraced run, several times, and reports the ratio
 of db_bench's ops/sec (median and spread) per tool, plus walscope's
-collector CPU time.  Tools: walscope --mode full|writes|sample (and sample
---sched: with the sched_switch programs), strace -f and
+collector CPU time.  Tools: walscope --mode full|writes|sample|window (and
+sample --sched: with the sched_switch programs), strace -f and
 perf trace on the same syscalls, and bpftrace with the same uprobes as
 --mode full; and untraced-again, an untraced run against an untraced run,
 whose spread is the noise floor any other figure must be read against.
@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                          "again from overhead.json)")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--tools", default="untraced-again,walscope-full,walscope-writes,"
-                                       "walscope-sample,walscope-sample-sched,strace,"
-                                       "perf-trace,bpftrace")
+                                       "walscope-sample,walscope-sample-sched,"
+                                       "walscope-window,strace,perf-trace,bpftrace")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--merge", action="store_true",
                     help="update the cells measured into the output folder's "

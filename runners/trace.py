@@ -222,6 +222,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     if opts.print_table:
         print(format_table(summary))
         print(f"run folder: {plan.run_dir}", file=sys.stderr)
+    warn_cost(plan.run_dir, summary)
     exit_code = got.exit_code
     if is_empty(summary) and not opts.allow_empty:
         inspected = len(summary.get("objects", []))
@@ -234,6 +235,28 @@ def trace(opts: TraceOptions) -> TraceResult:
 
 
 EMPTY_RUN = 3   # trace_wal.py's exit status for a run that saw no engine call
+# above this many writes a second, every write's uprobes cost the workload
+# much of its throughput (a hit costs 1-2 us here against a 4-10 us write)
+COSTLY_WRITES_PER_S = 50_000
+
+
+def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
+    """Say so when the mode's probes were on every write of a fast workload."""
+    n = summary["writes"]["count"]
+    if summary.get("mode") not in ("full", "writes") or n < 2:
+        return
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    starts = pq.read_table(run_dir / "writes.parquet", columns=["start_ns"])["start_ns"]
+    span = (pc.max(starts).as_py() - pc.min(starts).as_py()) / 1e9
+    rate = n / span if span > 0 else 0
+    if rate > COSTLY_WRITES_PER_S:
+        per = summary["probe_hits"]["per_write"]
+        print(f"walscope: {rate:,.0f} writes/s with {per:.0f} probe hits each: this mode "
+              "slowed the workload down several times (its components are compensated, "
+              "its throughput is not the workload's); --mode window records exact rows "
+              "for a sample of windows, --mode sample costs nearly nothing",
+              file=sys.stderr)
 
 
 def is_empty(summary: dict[str, Any]) -> bool:

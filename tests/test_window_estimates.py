@@ -1,0 +1,65 @@
+"""analysis/windows.py on windows and writes made here: parsing a torn
+windows.tsv, placing writes in windows, and intervals across windows that
+widen with the windows' spread and contain the truth."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import windows as W
+
+
+def test_a_torn_last_window_is_not_one(tmp_path):
+    (tmp_path / W.WINDOWS).write_text(
+        "open\t1000\t50\t21\nclose\t2000\t2100\t30\t0\nopen\t5000\t40\t21\n")
+    win = W.read_windows(tmp_path)
+    assert len(win) == 1 and win.loc[0, "close_ns"] == 2000 and win.loc[0, "late"] == 0
+    assert W.read_windows(tmp_path / "none").empty
+
+
+def test_writes_fall_in_the_window_they_began_in():
+    win = pd.DataFrame({"open_ns": [100, 500], "close_ns": [200, 600]})
+    starts = np.array([50, 100, 199, 200, 300, 550, 700])
+    assert W.window_of(starts, win).tolist() == [-1, 0, 0, -1, -1, 1, -1]
+
+
+def _run(per_window_means: list[float], n: int = 50):
+    rng = np.random.default_rng(7)
+    opens = np.arange(len(per_window_means)) * 1_000_000
+    win = pd.DataFrame({"open_ns": opens, "close_ns": opens + 100_000,
+                        "detached_ns": opens + 101_000, "attach_us": 5, "detach_us": 1,
+                        "uprobes": 21, "late": 0})
+    rows = [(o + i, rng.normal(m, 1.0)) for o, m in zip(opens, per_window_means)
+            for i in range(n)]
+    writes = pd.DataFrame({"start_ns": [r[0] for r in rows],
+                           "queue_adj_ns": [r[1] for r in rows]})
+    writes["dur_adj_ns"] = writes["queue_adj_ns"]
+    return W.summarize(win, writes, ["queue"], elapsed_s=None)
+
+
+def test_intervals_come_from_the_windows_not_the_writes():
+    steady = _run([100.0] * 20)["estimates"]["queue"]
+    swinging = _run([50.0, 150.0] * 10)["estimates"]["queue"]
+    for e in (steady, swinging):   # the truth, within the writes' own noise
+        assert e["lo_ns"] - 0.5 <= 100 <= e["hi_ns"] + 0.5
+        assert abs(e["mean_ns"] - 100) < 5
+    # writes within a window are alike; windows differ: the interval says so
+    assert (swinging["hi_ns"] - swinging["lo_ns"]) > 10 * (steady["hi_ns"] - steady["lo_ns"])
+    s = _run([100.0] * 20)
+    assert s["count"] == 20 and s["windows_with_writes"] == 20 and s["writes_outside"] == 0
+    assert abs(s["duty"] - 0.1) < 0.01
+
+
+def test_samples_that_disagree_are_flagged():
+    win = pd.DataFrame({"open_ns": [0, 10], "close_ns": [5, 15]})
+    writes = pd.DataFrame({"start_ns": [1, 2, 11, 12],
+                           "memtable_adj_ns": [90.0, 90, 90, 90],
+                           "wal_append_adj_ns": [10.0, 10, 10, 10]})
+    rng = np.random.default_rng(1)
+    w = W.window_of(writes["start_ns"].to_numpy(), win)
+    agree = W.compare_with_samples(writes, w, 2, {"memtable": {"samples": 900},
+                                                  "wal_append": {"samples": 100}}, rng)
+    assert not agree["memtable"]["disagree"] and abs(agree["memtable"]["windows"] - 0.9) < 1e-9
+    off = W.compare_with_samples(writes, w, 2, {"memtable": {"samples": 500},
+                                                "wal_append": {"samples": 500}}, rng)
+    assert off["memtable"]["disagree"] and off["wal_append+crc"]["disagree"]

@@ -1140,9 +1140,11 @@ static void open_window(struct walscope_bpf *skel)
 	}
 	attached = attach_window_probes(skel);
 	t1 = now_ns();
+	/* stamped before writes may begin: every write of the window began at
+	 * or after its open_ns (and before its close_ns, stamped after) */
+	win.open_ns = now_ns();
 	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_SEQ_CST);
 	win.open = true;
-	win.open_ns = now_ns();
 	win.close_ns = win.open_ns + env.window_ms * 1000000ULL;
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
 }

@@ -77,7 +77,7 @@ def _fresh_run_works(tmp_path: Path) -> bool:
         json.loads((tmp_path / "fresh" / "summary.json").read_text())["writes"]["count"] == 200
 
 
-def _settle(fault: str, tmp_path: Path, lost: int, ok: bool = True) -> None:
+def _check_and_record(fault: str, tmp_path: Path, lost: int, ok: bool = True) -> None:
     """Record the fault's row (survived: the run did what it should, ok,
     and a fresh run after it works), then require the outcome."""
     left = ours_attached()
@@ -124,7 +124,7 @@ def test_ctrl_c_keeps_everything(tmp_path):
     ok = ("Traceback" not in err and (out / "writes.parquet").exists()
           and len(pd.read_parquet(out / "writes.parquet")) > 100
           and s.get("interrupted") is True and _wait_gone(f"--db={tmp_path}/db", 30))
-    _settle("Ctrl-C (SIGINT) to trace_wal.py", tmp_path,
+    _check_and_record("Ctrl-C (SIGINT) to trace_wal.py", tmp_path,
             sum(s.get("lost_events", {}).values()), ok)
 
 
@@ -138,7 +138,7 @@ def test_sigterm_from_a_background_job(tmp_path):
 def test_sigterm_keeps_everything(tmp_path):
     out = tmp_path / "o"
     ok = _sigterm_after(tmp_path, out)
-    _settle("SIGTERM to trace_wal.py", tmp_path,
+    _check_and_record("SIGTERM to trace_wal.py", tmp_path,
             sum(_summary(out).get("lost_events", {}).values()), ok)
 
 
@@ -156,7 +156,7 @@ def test_workload_killed_mid_run(tmp_path):
     s = _summary(out)
     ok = (proc.returncode != 0 and "Traceback" not in err    # the workload's fate
           and s.get("writes", {}).get("count", 0) > 100 and s.get("partial_run") is False)
-    _settle("workload killed (kill -9 db_bench)", tmp_path,
+    _check_and_record("workload killed (kill -9 db_bench)", tmp_path,
             sum(s.get("lost_events", {}).values()), ok)
 
 
@@ -182,7 +182,7 @@ def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
           and bool(s.get("partial_run")) and s.get("writes", {}).get("count", 0) > 100
           and report.main([str(out), "-o", str(html)]) == 0
           and "PARTIAL" in html.read_text())
-    _settle("trace_wal.py killed (kill -9)", tmp_path,
+    _check_and_record("trace_wal.py killed (kill -9)", tmp_path,
             sum(s.get("lost_events", {}).values()), ok)
 
 
@@ -220,4 +220,4 @@ def test_pid_exits_during_attach(tmp_path):
     victim.wait()
     ok = "Traceback" not in p.stderr and (
         p.returncode == 0 or len([l for l in p.stderr.splitlines() if l.strip()]) == 1)
-    _settle("traced pid exits during attach", tmp_path, 0, ok)
+    _check_and_record("traced pid exits during attach", tmp_path, 0, ok)

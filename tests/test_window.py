@@ -41,10 +41,12 @@ def test_rows_keep_full_modes_invariants(windowed):
     assert not w["truncated"].any() and not w["partial"].any()   # none cut at a close
     assert s["tracking_gaps"]["phase_mismatch"] == 0
     assert all(v == 0 for v in s["lost_events"].values())
-    # every write began inside a window, and each window recorded some
+    # every write began inside a window, and each window recorded some (but
+    # the last, which may open as db_bench finishes)
     win = W.read_windows(windowed)
-    assert (W.window_of(w["start_ns"].to_numpy(), win) >= 0).all()
-    assert s["windows"]["windows_with_writes"] == s["windows"]["count"] > 5
+    where = W.window_of(w["start_ns"].to_numpy(), win)
+    assert (where >= 0).all()
+    assert set(range(len(win) - 1)) <= set(where.tolist()) and len(win) > 5
     # counts inside windows are exact: a synced group's leader syncs the WAL once
     assert s["groups"]["leaders"] == s["wal"]["sync"]["count"] > 0
     assert s["groups"]["followers"] > 0

@@ -30,8 +30,6 @@ from collectors import records as R
 
 RUN_INFO = "run.json"      # written by the tracer (runners/trace.py)
 SUMMARY = "summary.json"
-PERF_SCRIPT = "perf-script.txt"
-OPEN_FILES = "fds.json"
 # a workload may log its own transactions here (WALSCOPE_RUN_DIR/txlog.csv:
 # tid,start_ns,end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
 TXLOG = "txlog.csv"
@@ -54,7 +52,7 @@ def read_run_info(run_dir: Path) -> dict[str, Any]:
 def seeded_paths(run_dir: Path) -> dict[tuple[int, int], str]:
     """(pid, fd) -> path of the files open when tracing began (fds.json)."""
     try:
-        raw = json.loads((run_dir / OPEN_FILES).read_text())
+        raw = json.loads((run_dir / R.OPEN_FILES).read_text())
     except FileNotFoundError:
         return {}
     return {(int(pid), int(fd)): path for pid, fds in raw.items() for fd, path in fds.items()}
@@ -221,7 +219,7 @@ def fold_oncpu(run_dir: Path, method: str, info: dict[str, Any]) -> dict[str, An
         if method == "dwarf":
             if info.get("oncpu_stacks_error"):
                 raise OSError(info["oncpu_stacks_error"])
-            folded_stacks, total, trunc = stacks.fold_perf(run_dir / PERF_SCRIPT)
+            folded_stacks, total, trunc = stacks.fold_perf(run_dir / R.PERF_SCRIPT)
         else:
             folded_stacks, total, trunc = stacks.fold_bpf(run_dir)
     except OSError as e:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from analysis import aggregate as G
@@ -20,12 +19,6 @@ UNRELIABLE_FRACTION = 0.5   # compensation above this share of a component
 IO_SUMMARY_COLUMNS = ("kind", "syscall", "in_write", "lat_ns", "bytes")
 # what the BPF side could not follow (its maps' limits, unmatched probes)
 TRACKING_GAPS = ("threads_full", "fds_full", "depth_overflow", "phase_mismatch")
-
-
-def stats(values: np.ndarray, total: float) -> dict[str, float]:
-    d = G.Dist()
-    d.add(values)
-    return d.stats(total)
 
 
 def _batches(table: Any, names: list[str]):

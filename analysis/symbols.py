@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-SYMBOLS = "symbols.json"
+from collectors import records as R
+
 
 
 class RunSymbols:
@@ -14,7 +15,7 @@ class RunSymbols:
 
     def __init__(self, run_dir: Path):
         try:
-            raw = json.loads((Path(run_dir) / SYMBOLS).read_text())
+            raw = json.loads((Path(run_dir) / R.SYMBOLS_FILE).read_text())
         except FileNotFoundError:
             raw = {}
         self._user = {int(pid): {int(ip, 16): n for ip, n in names.items()}

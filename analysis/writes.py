@@ -156,17 +156,6 @@ def union_frame(parts: list[pd.DataFrame], empties: list[pd.DataFrame]) -> pd.Da
     return out.sort_values("start_ns", kind="stable").reset_index(drop=True)
 
 
-def records_engine(run_dir: Path) -> str:
-    """The engine most write records name ("rocksdb" when there are none)."""
-    w = R.read_records(run_dir, "ws_write_rec")
-    names = {v: k[len("WS_ENGINE_"):].lower()
-             for k, v in R.enum_values("ws_engine").items()}
-    if not len(w):
-        return "rocksdb"
-    vals, counts = np.unique(w["engine"], return_counts=True)
-    return names.get(int(vals[np.argmax(counts)]), "rocksdb")
-
-
 TXLOG_COLUMNS = ("tid", "start_ns", "end_ns", "type")
 
 

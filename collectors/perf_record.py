@@ -11,7 +11,6 @@ import subprocess
 import time
 from pathlib import Path
 
-PERF_SCRIPT = "perf-script.txt"   # what analysis.stacks.fold_perf reads
 
 
 class StackError(RuntimeError):

@@ -39,6 +39,14 @@ RECORD_FILES = {
 }
 
 
+# files beside the records that the tracer writes (collectors/) and the
+# analysis reads (analysis/): one name each
+SYMBOLS_FILE = "symbols.json"      # addresses the records refer to, named
+OPEN_FILES = "fds.json"            # files open when tracing began (-p PID)
+MAPS_FILE = "maps.json"            # the memory maps the symbols were read through
+PERF_SCRIPT = "perf-script.txt"    # --stacks dwarf: perf's stacks, symbolized
+
+
 class LayoutError(RuntimeError):
     """The BTF dump is missing or does not hold what the reader needs."""
 

@@ -22,7 +22,6 @@ from collectors import records as R
 from collectors import symbols
 from collectors.procfs import Mapping
 
-SYMBOLS = "symbols.json"
 KERNEL_HALF = 0xffff800000000000   # x86_64: kernel addresses from here
 
 
@@ -121,7 +120,7 @@ def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
     if kips:
         ks = KernelSymbols()
         kernel = {f"{ip:x}": ks.name(ip) for ip in kips}
-    tmp = Path(run_dir) / (SYMBOLS + ".tmp")
+    tmp = Path(run_dir) / (R.SYMBOLS_FILE + ".tmp")
     tmp.write_text(json.dumps({"user": user, "kernel": kernel}))
-    tmp.replace(Path(run_dir) / SYMBOLS)
+    tmp.replace(Path(run_dir) / R.SYMBOLS_FILE)
     return sum(len(v) for v in user.values()) + len(kernel)

@@ -459,7 +459,7 @@ def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
     if plan.stack_method == "dwarf":
         try:
             perf_record.script(plan.run_dir / "perf.data",
-                               plan.run_dir / analysis.PERF_SCRIPT)
+                               plan.run_dir / R.PERF_SCRIPT)
         except (perf_record.StackError, OSError) as e:
             error = str(e)
     write_run_info(plan, started=False, exit_code=got.exit_code,

@@ -158,6 +158,12 @@ def test_documented_commands_exist_and_parse():
                 cli.build_parser().parse_args(args)
             except SystemExit:
                 raise AssertionError(f"{where}: {' '.join(argv)}") from None
+        elif prog == "./walscope":
+            from runners import walscope
+            try:
+                walscope.build_parser().parse_args(argv[1:])
+            except SystemExit:
+                raise AssertionError(f"{where}: {' '.join(argv)}") from None
         elif prog == "make":
             assert re.search(rf"^{argv[1]}:", (ROOT / "Makefile").read_text(), re.M), argv
         elif prog in ("python", "python3") and argv[1] == "-m":
@@ -168,4 +174,4 @@ def test_documented_commands_exist_and_parse():
             for a in argv[1:]:
                 if a.endswith(".toml"):
                     assert (ROOT / a).exists(), f"{where}: {a}"
-    assert {"./trace_wal.py", "make", "./setup.sh"} <= seen
+    assert {"./trace_wal.py", "./walscope", "make", "./setup.sh"} <= seen

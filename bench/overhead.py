@@ -39,6 +39,10 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
     "sync-on-4t": ["--sync=true", "--threads=4", "--num=3000"],
     "sync-off-1t": ["--sync=false", "--threads=1", "--num=200000"],
     "sync-off-4t": ["--sync=false", "--threads=4", "--num=100000"],
+    # seed 004's load (runners/sqlite_tpcc): 2 client processes, FULL sync,
+    # DELETE and WAL journals; tpmC is the throughput, 4 s per --scale
+    "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
+    "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
 }
 # tools this slow get at most this many reps (strace: ~100x on sync=false)
 SLOW_TOOLS = {"strace": 3}
@@ -59,10 +63,28 @@ uprobe:{lib}:*EnterAsBatchGroupLeader* /comm == "db_bench"/ {{ @leaders = count(
 
 
 def ops_per_sec(out: str) -> float:
-    m = re.search(r"fillrandom\s+:.*?(\d+) ops/sec", out)
+    """db_bench's ops/sec, or the TPC-C-like driver's tpmC."""
+    m = re.search(r"fillrandom\s+:.*?(\d+) ops/sec", out) or \
+        re.search(r"^tpmC (\d+)", out, re.M)
     if not m:
-        raise RuntimeError("no ops/sec in db_bench output:\n" + out[-800:])
+        raise RuntimeError("no ops/sec or tpmC in the workload's output:\n" + out[-800:])
     return float(m.group(1))
+
+
+def scaled(wl: list[str], scale: float) -> list[str]:
+    """The workload made --scale times longer (--num or --duration)."""
+    out = []
+    for a in wl:
+        k, _, v = a.partition("=")
+        if k in ("--num", "--duration"):
+            a = f"{k}={max(1, round(float(v) * scale))}"
+        out.append(a)
+    return out
+
+
+def threads_of(wl: list[str]) -> int:
+    return int(next((a.split("=")[1] for a in wl
+                     if a.startswith(("--threads=", "--clients="))), "1"))
 
 
 def median_ci(xs: list[float], level: float = 0.95) -> tuple[float, float] | None:
@@ -101,15 +123,20 @@ def added_cell(r: dict) -> str:
     return f"{statistics.median(xs):.1f} [{lo:.1f}, {hi:.1f}]" + ("" if ci else " (range)")
 
 
-def db_bench(db: str, args: list[str]) -> list[str]:
+def workload(db: str, args: list[str]) -> list[str]:
+    if any(a.startswith("--journal-mode") for a in args):
+        return ["python3", "-m", "runners.sqlite_tpcc", f"--db={db}/tpcc.db",
+                f"--template-dir={db}-template", "--synchronous=full",
+                "--warehouses=1", "--scale=0.02", *args]
     return ["db_bench", "--benchmarks=fillrandom", f"--db={db}", *args]
 
 
 def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
     db = str(tmp / "db")
     shutil.rmtree(db, ignore_errors=True)
+    os.makedirs(db)
     os.sync()  # the last run's dirty pages are written back now, not during this run
-    cmd = db_bench(db, wl)
+    cmd = workload(db, wl)
     extra: dict = {}
     bg = None
     if tool in ("untraced", "untraced-again"):  # the second: A/A noise control
@@ -168,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
                                        "walscope-sample,walscope-sample-sched,"
                                        "walscope-window,strace,perf-trace,bpftrace")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="make each workload this many times longer (window mode "
+                         "needs runs of seconds: its windows are seconds apart)")
     ap.add_argument("--merge", action="store_true",
                     help="update the cells measured into the output folder's "
                          "overhead.json instead of replacing it")
@@ -176,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         print("overhead.py: run as root", file=sys.stderr)
         return 1
     tools = a.tools.split(",")
+    os.chdir(ROOT)   # the SQLite workload is a module of this repository
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     a.output.mkdir(parents=True, exist_ok=True)
@@ -183,11 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="walscope-bench-") as t:
         tmp = Path(t)
         for wname in a.workloads.split(","):
-            wl = WORKLOADS[wname]
+            wl = scaled(WORKLOADS[wname], a.scale)
             for tool in tools:
                 ratios, extras, bases, added = [], [], [], []
-                threads = int(next(x for x in wl if x.startswith("--threads="))
-                              .split("=")[1])
+                threads = threads_of(wl)
                 for rep in range(min(a.reps, SLOW_TOOLS.get(tool, a.reps))):
                     # A/B interleaved, the order alternating so that a
                     # drift between the two runs of a pair cancels out
@@ -216,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                     "collector_cpu_s": statistics.median(
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
                     "lost": sum(e.get("lost", 0) for e in extras),
-                    "commit": commit}
+                    "scale": a.scale, "commit": commit}
     old_json = a.output / "overhead.json"
     if a.merge and old_json.exists():
         merged = json.loads(old_json.read_text())

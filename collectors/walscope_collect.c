@@ -1102,12 +1102,12 @@ static struct bpf_program *window_prog(struct walscope_bpf *skel, int i)
 	return p[i];
 }
 
-/* closed time before the next window: exponential, mean --window-gap-ms */
-static unsigned long long next_gap_ns(void)
+/* closed time before a window: exponential with this mean */
+static unsigned long long gap_ns(unsigned long mean_ms)
 {
 	double u = drand48();
 
-	return (unsigned long long)(-log(1.0 - u) * env.window_gap_ms * 1e6);
+	return (unsigned long long)(-log(1.0 - u) * mean_ms * 1e6);
 }
 
 static void window_line(const char *fmt, ...)
@@ -1173,7 +1173,7 @@ static void detach_window(struct walscope_bpf *skel)
 	win.n++;
 	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
 		    (now_ns() - t0) / 1000, late);
-	win.next_ns = now_ns() + next_gap_ns();
+	win.next_ns = now_ns() + gap_ns(env.window_gap_ms);
 }
 
 /* ms until t (at least 1, at most POLL_MS) */
@@ -1369,7 +1369,9 @@ int main(int argc, char **argv)
 		if (!win.log)
 			goto out;
 		srand48(now_ns() ^ getpid());
-		win.next_ns = now_ns() + next_gap_ns();
+		/* the first window opens soon (mean: one window's length), so a
+		 * run shorter than the mean gap has rows too; Poisson after it */
+		win.next_ns = now_ns() + gap_ns(env.window_ms);
 	}
 	reply("ready");
 

@@ -13,6 +13,9 @@ SAMPLE_MODE_HZ = 49
 # perf's dwarf unwinding copies 16 KiB per sample
 DWARF_HZ = 99
 # --mode window: windows of this length, open this share of the time, at
-# Poisson-distributed moments (provisional: chosen before the benchmark)
-WINDOW_MS = 200
-WINDOW_DUTY = 0.1
+# Poisson-distributed moments.  Inside a window an unsynced write runs at
+# ~0.3 of its speed (full mode's cost), so the duty bounds the cost: 4%
+# open costs ~3% (bench/results/overhead.md); 100 ms windows give a 30 s
+# run ~12 windows to estimate across
+WINDOW_MS = 100
+WINDOW_DUTY = 0.04

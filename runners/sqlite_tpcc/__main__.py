@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = driver.run(cfg)
         elapsed = time.monotonic() - t0
     except (sqlite3.Error, OSError) as e:
-        print(f"sqlite_tpcc: {e}", file=sys.stderr)
+        print(f"sqlite_tpcc: {a.db}: {e}", file=sys.stderr)
         return 1
     summary = driver.summarize(rows, elapsed)
     driver.write_results(results, rows, summary, cfg)

@@ -45,6 +45,7 @@ def template_for(cfg: Config) -> Path:
     name = f"tpcc.w{cfg.warehouses}-s{cfg.scale:g}-seed{cfg.seed}.template"
     tpl = (Path(cfg.template_dir) if cfg.template_dir else db.parent) / name
     if not tpl.exists():
+        tpl.parent.mkdir(parents=True, exist_ok=True)
         tmp = tpl.with_suffix(".loading")
         tmp.unlink(missing_ok=True)
         con = sqlite3.connect(tmp, isolation_level=None)

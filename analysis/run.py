@@ -22,7 +22,7 @@ import numpy as np
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
-from analysis import threadtime, windows
+from analysis import threadtime, windows, workload_output
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
@@ -56,6 +56,19 @@ def seeded_paths(run_dir: Path) -> dict[tuple[int, int], str]:
     except FileNotFoundError:
         return {}
     return {(int(pid), int(fd)): path for pid, fds in raw.items() for fd, path in fds.items()}
+
+
+def writes_span_ns(run_dir: Path) -> int | None:
+    """From the first write's start to the last write's end."""
+    path = run_dir / "writes.parquet"
+    if not path.exists():
+        return None
+    lo, hi = None, None
+    for b in C.ParquetColumns(path).batches(["start_ns", "dur_ns"]):
+        if len(b):
+            s, e = int(b["start_ns"].min()), int((b["start_ns"] + b["dur_ns"]).max())
+            lo, hi = (s if lo is None else min(lo, s)), (e if hi is None else max(hi, e))
+    return hi - lo if lo is not None and hi is not None and hi > lo else None
 
 
 def analyse(run_dir: Path) -> dict[str, Any]:
@@ -94,6 +107,9 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
             windows.read_windows(run_dir),
             w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps]),
             comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
+    summary["throughput"] = workload_output.throughput(
+        run_dir, summary["writes"]["count"], writes_span_ns(run_dir),
+        windowed=(run_dir / windows.WINDOWS).exists())
     if "end" not in info:   # the tracer died: what it would have added is unknown
         summary["partial_run"] = True
         summary.setdefault("elapsed_s", None)

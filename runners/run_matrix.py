@@ -35,7 +35,7 @@ from tqdm import tqdm  # noqa: E402
 from collectors import topology  # noqa: E402
 from runners.trace import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
-from runners import dbbench_output  # noqa: E402
+from analysis import workload_output  # noqa: E402
 from runners.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
 
 
@@ -113,8 +113,8 @@ def tpcc_rows(cell: Cell, kind: str, rep: int, run_dir: Path,
 
 
 def rows_for(cell: Cell, kind: str, rep: int, out: str, extra: dict[str, Any]) -> list[dict]:
-    parsed = dbbench_output.parse(out)
-    d = dbbench_output.derived(parsed)
+    parsed = workload_output.parse(out)
+    d = workload_output.derived(parsed)
     rows = []
     for b in parsed["benchmarks"] or [{"benchmark": None}]:
         rows.append({"cell": cell.name, **axis_cols(cell),
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         df.to_parquet(out / "matrix.parquet", index=False)
         if not a.no_report:
             from viz import report
-            report.build(report.find_runs([out]), out / "report.html")
+            report.build(report.find_runs([out]), out / "report.html", [out])
         chown_tree(out, run_as)
         cols = [c for c in ("cell", "kind", "benchmark", "ops_sec", "mean_us", "p99_us",
                             "overhead_ratio", "adj_vs_baseline_mean",

@@ -13,6 +13,7 @@ import pytest
 
 from analysis import folded
 from viz import flamegraph, report
+from viz import runs as runs_mod
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("WALSCOPE_REGEN_GOLDEN") == "1"  # rewrite the golden files
@@ -129,7 +130,7 @@ def test_report_bad_input(tmp_path):
 def test_report_of_a_long_run_samples_but_keeps_means_cdf_and_tail(two_runs, tmp_path,
                                                                      monkeypatch):
     a, _ = two_runs
-    monkeypatch.setattr(report, "REPORT_ROWS", 100)
+    monkeypatch.setattr(runs_mod, "REPORT_ROWS", 100)
     run = report.find_runs([a.dir])[0]
     assert run.sampled and len(run.writes) <= run.dur.n // run.step + 1
     assert run.dur.n == a.summary["writes"]["count"]    # every write's latency

@@ -1,8 +1,10 @@
-"""Parse db_bench's own report: per-benchmark throughput and percentiles,
+"""A workload's own report: db_bench's per-benchmark throughput and percentiles,
 --statistics tickers and histograms, and the seeds' derived metrics."""
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 BENCH = re.compile(r"^(\w+)\s+:\s+([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds (\d+) operations")
@@ -70,3 +72,40 @@ def derived(p: dict[str, Any]) -> dict[str, float | None]:
         "write_self": t.get("rocksdb.write.self"), "write_other": t.get("rocksdb.write.other"),
         "last_level_read_bytes": last,
     }
+
+
+# db_bench's (and zipf_writer's) benchmarks that write
+WRITE_BENCHMARKS = ("fill", "overwrite", "update", "merge")
+
+
+def throughput(run_dir: Path, writes: int, span_ns: int | None,
+               windowed: bool) -> dict[str, Any] | None:
+    """The run's throughput as the workload reported it: db_bench's write
+    benchmarks' operations over their seconds (reads left out),
+    sqlite_tpcc's transactions/s and tpmC; else writes over the span from
+    the first write's start to the last's end (not in window mode, whose
+    writes are a sample).  None when there is no telling."""
+    log = run_dir / "command.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    benches = [b for b in parse(text)["benchmarks"]
+               if b["benchmark"].startswith(WRITE_BENCHMARKS)]
+    secs = sum(b["seconds"] for b in benches)
+    if benches and secs > 0:
+        return {"ops_per_s": sum(b["operations"] for b in benches) / secs,
+                "source": "the workload's report: " + ", ".join(
+                    f"{b['benchmark']} {b['ops_sec']} ops/s" for b in benches),
+                "benchmarks": benches}
+    tx = run_dir / "txlog.json"
+    if tx.exists():
+        try:
+            s = json.loads(tx.read_text())["summary"]
+            return {"ops_per_s": s["transactions"] / s["elapsed_s"], "tpmC": s["tpmC"],
+                    "source": f"sqlite_tpcc: {s['transactions']} transactions in "
+                              f"{s['elapsed_s']:.1f} s, tpmC {s['tpmC']:.0f}"}
+        except (ValueError, KeyError, ZeroDivisionError):
+            pass
+    if writes and span_ns and not windowed:
+        return {"ops_per_s": writes / (span_ns / 1e9),
+                "source": "writes over the span from the first write's start to the "
+                          "last's end"}
+    return None

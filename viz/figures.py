@@ -1,0 +1,259 @@
+"""The report's figures of single runs, each with the one sentence that says
+how to read it.  Every function takes Run objects (viz/runs.py) and returns
+(figure, caption), or None when the runs hold nothing it could show."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from analysis.components import QUEUE_PARTS
+from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
+                      components_of)
+
+def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
+    """What each component takes of the mean write and of the p99 tail (the
+    mean of the writes at or above p99), as shares, per scenario: runs
+    whose latencies differ 100-fold stay readable side by side; the bars'
+    labels and the hover give the microseconds."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "share of the mean write", "share of the p99 tail (writes >= p99)"))
+    data: dict[str, Any] = {}
+    names = [r.name for r in runs]
+    means: dict[str, list[float]] = {}
+    tails: dict[str, list[float]] = {}
+    for c in components_of(runs):
+        for r in runs:
+            w = r.writes
+            if not len(w):
+                m = t = 0.0
+            else:
+                m = (r.summary["components"].get(c, {}).get("mean_ns", 0) / 1e3
+                     if r.sampled else float(col(w, c).mean()) / 1e3)
+                t = r.tail.mean(c) / 1e3
+                data.setdefault(r.name, {})[c] = {"mean_us": m, "tail_us": t}
+            means.setdefault(c, []).append(m)
+            tails.setdefault(c, []).append(t)
+    for part, vals, column in ((means, "mean", 1), (tails, "p99 tail", 2)):
+        total = [sum(v[i] for v in part.values()) for i in range(len(runs))]
+        for c, v in part.items():
+            share = [100 * x / t if t else 0.0 for x, t in zip(v, total)]
+            fig.add_bar(x=names, y=share, name=c, marker_color=COLORS[c], legendgroup=c,
+                        showlegend=column == 1, customdata=v,
+                        hovertemplate=f"{c}: %{{customdata:.2f}} us (%{{y:.0f}}%)"
+                                      "<extra>%{x}</extra>", row=1, col=column)
+        fig.add_scatter(x=names, y=[101] * len(runs), mode="text", showlegend=False,
+                        text=[f"{t:.3g} us" for t in total], textposition="top center",
+                        hoverinfo="skip", row=1, col=column)
+    fig.update_layout(barmode="stack", height=480, yaxis_title="% of the latency",
+                      yaxis_range=[0, 112], yaxis2_range=[0, 112])
+    return fig, data
+
+
+def cdf_figure(runs: list[Run]) -> go.Figure:
+    fig = go.Figure()
+    qs = np.concatenate([np.linspace(0, 0.99, CDF_POINTS // 2),
+                         1 - np.logspace(-2, -5, CDF_POINTS // 2)])
+    for r in runs:
+        if not r.dur.n:
+            continue
+        x = np.asarray(r.dur.percentiles(list(qs * 100))) / 1e3
+        fig.add_scatter(x=x, y=qs * 100, mode="lines", name=r.name)
+        marks = np.asarray(r.dur.percentiles([50, 99, 99.9])) / 1e3
+        fig.add_scatter(x=marks, y=[50, 99, 99.9], mode="markers+text",
+                        text=["p50", "p99", "p99.9"], textposition="top left",
+                        showlegend=False, marker=dict(size=8))
+    fig.update_layout(height=420,
+                      xaxis=dict(type="log", title="latency (us)"),
+                      yaxis=dict(title="percentile"))
+    return fig
+
+
+def throughput_figure(runs: list[Run]) -> go.Figure | None:
+    """Mean and p99 latency against the workload's own throughput, one point
+    per scenario: only for three or more scenarios that report one."""
+    have = [r for r in runs if (r.summary.get("throughput") or {}).get("ops_per_s")
+            and r.summary["writes"]["count"]]
+    if len(have) < 3:
+        return None
+    fig = go.Figure()
+    for stat, sym in (("mean_ns", "circle"), ("p99_ns", "diamond")):
+        fig.add_scatter(x=[r.summary["throughput"]["ops_per_s"] for r in have],
+                        y=[r.summary["writes"]["duration_adj"][stat] / 1e3 for r in have],
+                        text=[r.name for r in have], mode="markers+text",
+                        textposition="top center", marker_symbol=sym,
+                        name=stat.replace("_ns", ""))
+    fig.update_layout(height=420, xaxis=dict(type="log", title="ops/s (the workload's own)"),
+                      yaxis=dict(type="log", title="write latency, us (compensated)"))
+    return fig
+
+
+def timeline_figure(runs: list[Run]) -> go.Figure:
+    """Writes over time coloured by dominant component; rocksdb:* I/O beside."""
+    fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=False,
+                        subplot_titles=[r.name for r in runs],
+                        specs=[[{"secondary_y": True}] for _ in runs])
+    shown: set[str] = set()
+    for i, r in enumerate(runs, start=1):
+        w = r.writes
+        if not len(w):
+            continue
+        if len(w) > TIMELINE_POINTS:  # keep the slowest writes, sample the rest
+            slow = (r.tail.rows if r.sampled else w).nlargest(TIMELINE_POINTS // 4, "dur_ns")
+            rest = w.drop(slow.index, errors="ignore").sample(
+                TIMELINE_POINTS - len(slow), random_state=1)
+            w = pd.concat([slow, rest])
+        t0 = r.writes["start_ns"].min()
+        comps = components_of([r])
+        comp = np.array(comps)[np.argmax(np.stack(
+            [col(w, c).to_numpy() for c in comps]), axis=0)]
+        for c in comps:
+            m = comp == c
+            if not m.any():
+                continue
+            fig.add_scatter(x=(w["start_ns"][m] - t0) / 1e9, y=w["dur_ns"][m] / 1e3,
+                            mode="markers", marker=dict(size=3, color=COLORS[c]),
+                            name=f"dominant: {c}", legendgroup=c,
+                            showlegend=c not in shown, row=i, col=1)
+            shown.add(c)
+        io = r.io
+        if len(io):
+            bg = io[io["thread"].str.startswith("rocksdb:") & (io["bytes"] > 0)]
+            if len(bg):
+                bg = bg.sample(min(len(bg), TIMELINE_POINTS), random_state=1)
+                fig.add_scatter(x=(bg["ts_ns"] - t0) / 1e9, y=bg["bytes"] / 1024,
+                                mode="markers", marker=dict(size=4, symbol="x",
+                                                            color="black", opacity=0.4),
+                                name="flush/compaction write (KiB)",
+                                legendgroup="bg", showlegend="bg" not in shown,
+                                row=i, col=1, secondary_y=True)
+                shown.add("bg")
+        fig.update_yaxes(type="log", title_text="write us", row=i, col=1)
+    fig.update_layout(height=300 * len(runs) + 100)
+    return fig
+
+
+def cores_figure(runs: list[Run]) -> go.Figure | None:
+    """Only where cores have types (a hybrid CPU, or --cpu-types)."""
+    if not any(len(r.writes) and (r.writes["on_p_ns"].sum() or r.writes["on_e_ns"].sum())
+               for r in runs if "on_p_ns" in r.writes):
+        return None
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "on-CPU time in writes by core type", "migrations per 1000 writes"))
+    names = [r.name for r in runs]
+    for label, c in (("P", "on_p_ns"), ("E", "on_e_ns"), ("uniform", "on_uniform_ns")):
+        fig.add_bar(x=names, y=[r.step * float(r.writes[c].sum()) / 1e6
+                                if len(r.writes) else 0
+                                for r in runs], name=label, row=1, col=1)
+    for label, c in (("P->E", "mig_p_to_e"), ("E->P", "mig_e_to_p"),
+                     ("same type", "mig_same_type")):
+        fig.add_bar(x=names, y=[1000 * float(r.writes[c].sum()) / max(len(r.writes), 1)
+                                for r in runs], name=label, row=1, col=2)
+    fig.update_layout(barmode="stack", height=420, yaxis_title="ms")
+    return fig
+
+
+def types_figure(runs: list[Run]) -> go.Figure | None:
+    """SQLite: mean compensated components per transaction type, with the
+    workload's own mean latency for the same transactions beside them."""
+    rows = [(r, t, d) for r in runs if "txn_type" in r.writes
+            for t, d in r.writes[r.writes["txn_type"] != ""].groupby("txn_type")]
+    if not rows:
+        return None
+    x = [[r.name for r, _, _ in rows], [str(t) for _, t, _ in rows]]
+    fig = go.Figure()
+    for c in components_of([r for r, _, _ in rows]):
+        fig.add_bar(x=x, y=[float(col(d, c).mean()) / 1e3 for _, _, d in rows],
+                    name=c, marker_color=COLORS[c], legendgroup=c)
+    fig.add_scatter(x=x, y=[float(d["app_latency_ns"].mean()) / 1e3 for _, _, d in rows],
+                    mode="markers", marker=dict(symbol="line-ew-open", size=30,
+                                                color="black", line=dict(width=3)),
+                    name="workload's own mean latency")
+    fig.update_layout(barmode="stack", height=480, yaxis_title="us")
+    return fig
+
+
+def groups_figure(runs: list[Run]) -> go.Figure | None:
+    # a run whose group roles are unknown (--mode writes without a WAL)
+    runs = [r for r in runs if "queue_ns" in r.writes
+            and r.summary.get("groups", {}).get("leaders") is not None]
+    if not any(r.summary["groups"].get("followers") for r in runs):
+        return None   # no group had a follower: nothing to compare
+    if not runs:
+        return None
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "mean latency: leaders vs followers", "followers' queue: what the leader did"))
+    names = [r.name for r in runs]
+    for lead, label in ((True, "leader"), (False, "follower")):
+        fig.add_bar(x=names, y=[float(r.writes.loc[r.writes["leader"] == lead, "dur_adj_ns"]
+                                      .mean() or 0) / 1e3 if len(r.writes) else 0
+                                for r in runs], name=label, row=1, col=1)
+    for part in QUEUE_PARTS:
+        vals = []
+        for r in runs:
+            f = r.writes[~r.writes["leader"]] if len(r.writes) else r.writes
+            vals.append(r.step * float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0)
+        fig.add_bar(x=names, y=vals, name=part, row=1, col=2)
+    fig.update_layout(height=420, yaxis_title="us", yaxis2_title="ms total",
+                      barmode="group")
+    fig.update_layout(barmode="stack")
+    return fig
+
+
+def threads_figure(runs: list[Run]) -> go.Figure | None:
+    """Each run's threads, per role: on-CPU, runnable and blocked seconds
+    from the kernel's accounting (summary.json thread_time)."""
+    rows = [(r.name, role, v) for r in runs
+            for role, v in r.summary.get("thread_time", {}).get("roles", {}).items()]
+    if not rows:
+        return None
+    x = [[n for n, _, _ in rows], [role for _, role, _ in rows]]
+    fig = go.Figure()
+    for key, label in (("oncpu_ns", "on-CPU"), ("runq_ns", "runnable"),
+                       ("blocked_ns", "blocked")):
+        fig.add_bar(x=x, y=[v[key] / 1e9 for _, _, v in rows], name=label)
+    fig.update_layout(barmode="stack", height=420, yaxis_title="s (summed over threads)")
+    return fig
+
+
+# (title, how to read it, builder): the report's single-run figures in order
+FIGURES = (
+    ("Where the latency goes: mean and p99 tail",
+     "Each bar is one scenario, split into the shares its components take of the mean "
+     "write (left) and of the slowest 1% (right); the label on top is the total in us. "
+     "A component that grows from left to right is what makes the tail.",
+     lambda runs: breakdown_figure(runs)[0]),
+    ("Latency distribution",
+     "The share of writes (y) finishing within a latency (x, log scale); the marks are "
+     "p50, p99 and p99.9. A curve further right is slower; a long flat top is a tail.",
+     lambda runs: cdf_figure(runs)),
+    ("Throughput against latency",
+     "Each scenario at its own reported throughput (x) and its mean (circle) and p99 "
+     "(diamond) write latency (y), both on log scales.",
+     throughput_figure),
+    ("Timeline: writes and background SST I/O",
+     "Each dot is a write at its start time (x) and latency (y, log), coloured by the "
+     "component that took most of it; crosses are flush and compaction writes (right "
+     "axis, KiB). Slow writes that line up with crosses wait on SST I/O.",
+     lambda runs: timeline_figure(runs)),
+    ("P/E core residency and migrations",
+     "Left: on-CPU time inside writes by the type of core it ran on; right: migrations "
+     "per 1000 writes, by direction.",
+     cores_figure),
+    ("Group commit: leaders and followers",
+     "Left: mean latency of the writes that led a group and of those that followed; "
+     "right: what followers waited behind while queued (the leader's WAL sync, its WAL "
+     "write, or other work).",
+     groups_figure),
+    ("SQLite transactions by type",
+     "Mean latency of each transaction type, split by component; the black bar is the "
+     "workload's own timing of the same transactions.",
+     types_figure),
+    ("Threads: on-CPU, runnable, blocked",
+     "Seconds each role's threads spent on a CPU, waiting for one, and blocked, from "
+     "the kernel's own accounting.",
+     threads_figure),
+)

@@ -1,0 +1,65 @@
+"""The report's opening lines: per scenario, the workload and mode, its
+throughput, mean and p99 latency, the component that dominates the mean
+and the p99 tail, the probe overhead taken out, and events lost."""
+from __future__ import annotations
+
+import html
+import shlex
+
+from viz.runs import Run, col, components_of
+
+
+def dominant(r: Run) -> tuple[str, str]:
+    """(component with the largest mean, with the largest p99-tail mean)."""
+    comps = components_of([r])
+    if not comps or not len(r.writes):
+        return "-", "-"
+    mean = {c: r.summary["components"].get(c, {}).get("mean_ns", 0) if r.sampled
+            else float(col(r.writes, c).mean()) for c in comps}
+    tail = {c: r.tail.mean(c) for c in comps}
+    tot_m, tot_t = sum(mean.values()) or 1, sum(tail.values()) or 1
+    m, t = max(mean, key=mean.__getitem__), max(tail, key=tail.__getitem__)
+    return f"{m} ({100 * mean[m] / tot_m:.0f}%)", f"{t} ({100 * tail[t] / tot_t:.0f}%)"
+
+
+def us(ns: float | None) -> str:
+    if ns is None:
+        return "-"
+    return f"{ns / 1e3:.1f} us" if ns < 1e7 else f"{ns / 1e6:.1f} ms"
+
+
+def row(r: Run) -> dict[str, str]:
+    s = r.summary
+    cmd = s.get("command") or []
+    tp = s.get("throughput") or {}
+    d = s["writes"]["duration_adj"]
+    n = s["writes"]["count"]
+    lost = sum(s.get("lost_events", {}).values())
+    over = s.get("estimated_overhead_ns") or 0
+    win = s.get("windows") or {}
+    mode = s.get("mode", "")
+    if win:
+        mode += f" ({win.get('count', 0)} windows, {100 * win.get('duty', 0):.1f}% of the run)"
+    m, t = dominant(r)
+    return {"scenario": r.name,
+            "workload": shlex.join(cmd[:4]) + (" ..." if len(cmd) > 4 else ""),
+            "mode": mode,
+            "throughput": f"{tp['ops_per_s']:,.0f} ops/s" if tp.get("ops_per_s") else "-",
+            "writes traced": f"{n:,}",
+            "mean": us(d.get("mean_ns")) if n else "-",
+            "p99": us(d.get("p99_ns")) if n else "-",
+            "dominant at the mean": m, "dominant at p99": t,
+            "probe overhead removed": us(over / n) + " a write" if n and over else "-",
+            "events lost": f"{lost:,}" + (" PARTIAL RUN" if r.partial else "")}
+
+
+def headline(runs: list[Run]) -> str:
+    """An HTML table, a row per scenario."""
+    rows = [row(r) for r in runs]
+    if not rows:
+        return ""
+    keys = list(rows[0])
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in x.values())
+                   + "</tr>" for x in rows)
+    return f'<table class="headline"><tr>{head}</tr>{body}</table>'

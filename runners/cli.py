@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "or Ctrl-C)")
     p.add_argument("-o", "--output", type=Path, metavar="DIR",
                    help="run folder (default runs/<UTC time>-<command>)")
-    p.add_argument("--mode", choices=symbols.MODES, default="full",
+    p.add_argument("--mode", choices=symbols.MODES, default=defaults.MODE,
                    help="full: every probe point; writes: write and WAL entry "
                         "points only; sample: no uprobes, no syscall "
                         "tracepoints, nothing on the scheduler: perf samples, "

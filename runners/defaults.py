@@ -1,5 +1,9 @@
 """Defaults the command line shows and the tracer applies (one place)."""
 
+# the mode of a plain trace_wal.py command: exact rows inside windows open 2%
+# of the time, sampling all along (bench/results/overhead.md: the cost on
+# every seed workload); --mode full records every write, for short runs
+MODE = "window"
 STACK_METHODS = ("off", "auto", "bpf", "dwarf")
 # off-CPU periods whose stacks are walked: 1 in this many
 OFFCPU_STACK_EVERY = 8

@@ -203,6 +203,43 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
     return rows
 
 
+def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None = None,
+        report: bool = True, quiet: bool = False) -> pd.DataFrame:
+    """Every cell of sc into the matrix folder out (resuming finished cells);
+    returns matrix.parquet's frame.  Raises MatrixError, ScenarioError,
+    TraceError or TopologyError with a one-line message."""
+    topo = topology.resolve(cpu_types)
+    run_as = RunAs.lookup(user)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cache").mkdir(exist_ok=True)
+    chown_tree(out / "cache", run_as)
+    cells = sc.cells()
+    for c in cells:  # refuse impossible pinning before running anything
+        pin_prefix(c, topo)
+    (out / "environment.json").write_text(json.dumps(
+        {**environment(out, topo), "scenario": str(sc.path), "command": sc.command,
+         "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes},
+        indent=1, default=str))
+    rows: list[dict] = []
+    done = [c for c in cells if (out / c.name / "cell.json").exists()]
+    for c in done:   # finished by an earlier, interrupted run: resumed
+        rows += json.loads((out / c.name / "cell.json").read_text())["rows"]
+        print(f"run_matrix: {c.name}: done earlier", file=sys.stderr)
+    todo = [c for c in cells if c not in done]
+    with tqdm(todo, desc=sc.name, unit="cell", file=sys.stderr, dynamic_ncols=True,
+              disable=quiet) as bar:
+        for cell in bar:
+            bar.set_postfix_str(cell.name)
+            rows += run_cell(sc, cell, out, topo, run_as)
+    df = pd.DataFrame(rows)
+    df.to_parquet(out / "matrix.parquet", index=False)
+    if report:
+        from viz import report as html_report
+        html_report.build(html_report.find_runs([out]), out / "report.html", [out])
+    chown_tree(out, run_as)
+    return df
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario", type=Path)
@@ -215,35 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     keep_heap_small()
     try:
         sc = load(a.scenario)
-        topo = topology.resolve(a.cpu_types)
-        run_as = RunAs.lookup(a.user)
         out = a.output or ROOT / "runs" / f"matrix-{sc.name}"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "cache").mkdir(exist_ok=True)
-        chown_tree(out / "cache", run_as)
-        cells = sc.cells()
-        for c in cells:  # refuse impossible pinning before running anything
-            pin_prefix(c, topo)
-        (out / "environment.json").write_text(json.dumps(
-            {**environment(out, topo), "scenario": str(a.scenario), "command": sc.command},
-            indent=1))
-        rows: list[dict] = []
-        done = [c for c in cells if (out / c.name / "cell.json").exists()]
-        for c in done:   # finished by an earlier, interrupted run: resumed
-            rows += json.loads((out / c.name / "cell.json").read_text())["rows"]
-            print(f"run_matrix: {c.name}: done earlier", file=sys.stderr)
-        todo = [c for c in cells if c not in done]
-        with tqdm(todo, desc=sc.name, unit="cell", file=sys.stderr,
-                  dynamic_ncols=True) as bar:
-            for cell in bar:
-                bar.set_postfix_str(cell.name)
-                rows += run_cell(sc, cell, out, topo, run_as)
-        df = pd.DataFrame(rows)
-        df.to_parquet(out / "matrix.parquet", index=False)
-        if not a.no_report:
-            from viz import report
-            report.build(report.find_runs([out]), out / "report.html", [out])
-        chown_tree(out, run_as)
+        df = run(sc, out, a.cpu_types, a.user, report=not a.no_report)
         cols = [c for c in ("cell", "kind", "benchmark", "ops_sec", "mean_us", "p99_us",
                             "overhead_ratio", "adj_vs_baseline_mean",
                             "adj_vs_baseline_p50") if c in df]

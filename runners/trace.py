@@ -46,7 +46,7 @@ class TraceOptions:
     pid: int | None = None
     duration: float | None = None
     output: Path | None = None
-    mode: str = "full"
+    mode: str = defaults.MODE
     cpu_types: str | None = None
     user: str | None = None
     libs: list[str] = field(default_factory=list)
@@ -224,6 +224,12 @@ def trace(opts: TraceOptions) -> TraceResult:
         print(f"run folder: {plan.run_dir}", file=sys.stderr)
     warn_cost(plan.run_dir, summary)
     exit_code = got.exit_code
+    win = summary.get("windows") or {}
+    if summary.get("mode") == "window" and summary.get("engines_found") \
+            and not summary["writes"]["count"]:
+        print(f"walscope: no write began inside a window ({win.get('count', 0)} windows of "
+              f"{opts.window_ms} ms); the table has samples only: for per-write rows run "
+              "longer, raise --window-duty, or use --mode full", file=sys.stderr)
     if is_empty(summary) and not opts.allow_empty:
         inspected = len(summary.get("objects", []))
         print(f"walscope: no RocksDB or SQLite write or transaction seen "
@@ -260,8 +266,12 @@ def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
 
 
 def is_empty(summary: dict[str, Any]) -> bool:
-    """No write or transaction of any engine in a mode that records them."""
+    """No write or transaction of any engine in a mode that records them
+    (in window mode: no engine at all; an engine whose writes all fell
+    between windows still has its samples)."""
     if summary.get("mode") == "sample":
+        return False
+    if summary.get("mode") == "window" and summary.get("engines_found"):
         return False
     counts = [summary["writes"]["count"]] + [
         s["writes"]["count"] for s in summary.get("by_engine", {}).values()]

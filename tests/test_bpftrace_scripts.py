@@ -31,7 +31,7 @@ def test_script_compiles(script):
 @pytest.mark.root
 def test_write_groups_matches_trace_wal(tmp_path):
     bt = start_bpftrace([str(ROOT / "probes" / "write_groups.bt")])
-    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
+    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--", "db_bench",
                                 f"--db={tmp_path}/db", "--benchmarks=fillrandom",
                                 "--num=701", "--threads=3", "--sync=true"],
                        capture_output=True, text=True, timeout=300)

@@ -78,7 +78,7 @@ def test_workload_runs_as_sudo_user_and_owns_the_run(tmp_path):
     tmp_path.chmod(0o777)
     lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
     env = {**os.environ, "SUDO_USER": "nobody", "LD_PRELOAD": "", "SECRET_TOKEN": "x"}
-    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--lib", lib, "--",
+    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--lib", lib, "--",
                                 "/bin/sh", "-c",
                                 f"id -u; env; db_bench --db={tmp_path}/db "
                                 "--benchmarks=fillrandom --num=50"],

@@ -165,7 +165,7 @@ def real_fleet(tmp_path_factory):
     ds = base / "ds"
     for host, threads in (("h1", 2), ("h2", 4)):
         out = base / f"run-{host}"
-        p = run_trace(["-q", "-o", str(out), "--dataset", str(ds), "--host", host, "--",
+        p = run_trace(["-q", "--mode", "full", "-o", str(out), "--dataset", str(ds), "--host", host, "--",
                        "db_bench", f"--db={base}/db-{host}", "--benchmarks=fillrandom",
                        "--num=700", f"--threads={threads}", "--sync=true"])
         assert p.returncode == 0, p.stderr[-2000:]

@@ -22,7 +22,8 @@ CTYPES = str(ROOT / "tests" / "engines" / "rocks_ctypes.py")
 
 
 def traced(tmp_path: Path, command: list[str], *extra: str) -> tuple[dict, str]:
-    p = run_trace(["-q", "-o", str(tmp_path / "o"), *extra, "--", *command], timeout=600)
+    p = run_trace(["-q", "--mode", "full", "-o", str(tmp_path / "o"), *extra, "--", *command],
+                  timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     return (json.loads((tmp_path / "o" / "summary.json").read_text()),
             (tmp_path / "o" / "command.log").read_text())
@@ -167,7 +168,7 @@ def test_attach_to_a_process_that_loads_rocksdb_later(tmp_path):
                           stdout=subprocess.PIPE, text=True)
     out = tmp_path / "o"
     tracer = subprocess.Popen([str(ROOT / ".venv" / "bin" / "python"),
-                               str(ROOT / "trace_wal.py"), "-q", "-o", str(out),
+                               str(ROOT / "trace_wal.py"), "-q", "--mode", "full", "-o", str(out),
                                "-p", str(wl.pid)], stderr=subprocess.PIPE, text=True)
     try:
         # the collector took the pid once its threads' baseline is recorded

@@ -70,7 +70,7 @@ def _wait_writes(out: Path, proc: subprocess.Popen, n: int = 300,
 
 
 def _fresh_run_works(tmp_path: Path) -> bool:
-    p = run_trace(["-q", "-o", str(tmp_path / "fresh"), "--", "db_bench",
+    p = run_trace(["-q", "--mode", "full", "-o", str(tmp_path / "fresh"), "--", "db_bench",
                    f"--db={tmp_path}/fresh-db", "--benchmarks=fillrandom", "--num=200"],
                   timeout=300)
     return p.returncode == 0 and \
@@ -88,7 +88,7 @@ def _check_and_record(fault: str, tmp_path: Path, lost: int, ok: bool = True) ->
 
 def _start(tmp_path: Path, out: Path, ignore_sigint: bool = False) -> subprocess.Popen:
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
-    return subprocess.Popen(TRACE + ["-q", "-o", str(out), "--", "db_bench",
+    return subprocess.Popen(TRACE + ["-q", "--mode", "full", "-o", str(out), "--", "db_bench",
                                      f"--db={tmp_path}/db", *LONG_RUN],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=ignore)

@@ -26,7 +26,7 @@ def test_calibration_positive_and_stable():
 
 
 def test_forced_drops_are_counted_and_shown(tmp_path):
-    p = subprocess.run(TRACE + ["-q", "--ringbuf-kb", "4", "-o", str(tmp_path / "o"), "--",
+    p = subprocess.run(TRACE + ["-q", "--mode", "full", "--ringbuf-kb", "4", "-o", str(tmp_path / "o"), "--",
                                 "db_bench", f"--db={tmp_path}/db", "--benchmarks=fillrandom",
                                 "--num=30000", "--threads=2", "--sync=false", "--statistics"],
                        capture_output=True, text=True, timeout=600)
@@ -72,7 +72,7 @@ def test_uretprobe_syscalls_are_not_charged_twice(tmp_path):
     ensure_tracefs()
     bt = start_bpftrace(["-e", 'tracepoint:raw_syscalls:sys_enter /comm == "db_bench" '
                                '&& args->id == 335/ { @n = count(); }'])
-    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
+    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--", "db_bench",
                                 f"--db={tmp_path}/db", "--benchmarks=fillrandom",
                                 "--num=5000", "--threads=1", "--sync=false"],
                        capture_output=True, text=True, timeout=300)

@@ -85,7 +85,7 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
     script = ('tracepoint:syscalls:sys_enter_fdatasync /comm == "db_bench"/ '
               '{ @n = count(); }')
     bt = start_bpftrace(["-e", script])
-    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "out"), "--",
+    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "out"), "--",
                                 "db_bench", f"--db={tmp_path}/db",
                                 "--benchmarks=fillrandom", "--num=997",
                                 "--threads=2", "--sync=true", "--statistics"],
@@ -229,7 +229,7 @@ def test_attach_to_running_pid(tmp_path):
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for_wal(bench, tmp_path / "db")
-        p = subprocess.run(TRACE + ["-o", str(tmp_path / "o"), "-p", str(bench.pid),
+        p = subprocess.run(TRACE + ["--mode", "full", "-o", str(tmp_path / "o"), "-p", str(bench.pid),
                                     "--duration", "3"], capture_output=True, text=True,
                            timeout=120)
         assert p.returncode == 0, p.stderr
@@ -250,7 +250,7 @@ def test_attach_to_running_pid(tmp_path):
 def test_children_are_followed(tmp_path):
     """A shell that forks db_bench: the child is traced (fork follow)."""
     lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
-    p = subprocess.run(TRACE + ["-q", "-o", str(tmp_path / "o"), "--lib", lib, "--",
+    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--lib", lib, "--",
                                 "/bin/sh", "-c",
                                 f"db_bench --db={tmp_path}/db --benchmarks=fillrandom "
                                 "--num=313 --sync=true; true"],

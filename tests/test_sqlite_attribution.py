@@ -25,7 +25,7 @@ def trace_sqlite(tmp: Path, *args: str, bt: bool = False):
     if bt:
         ensure_tracefs()
         proc = start_bpftrace([str(ROOT / "probes" / "sqlite_commit_io.bt"), "python3"])
-    p = run_trace(["-q", "-o", str(tmp / "o"), "--", *WORKLOAD, str(tmp / "t.db"), *args],
+    p = run_trace(["-q", "--mode", "full", "-o", str(tmp / "o"), "--", *WORKLOAD, str(tmp / "t.db"), *args],
                   timeout=300)
     if proc is not None:
         proc.send_signal(2)
@@ -103,7 +103,7 @@ def test_untraced_syscalls_are_counted_and_compensated(tmp_path):
 
 
 def test_tpcc_labels_and_latency(tmp_path):
-    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3", "-m",
+    p = run_trace(["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--", "python3", "-m",
                    "runners.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),
                    "--scale", "0.005", "--transactions", "150"],
                   timeout=300, cwd=str(ROOT))

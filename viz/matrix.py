@@ -67,7 +67,7 @@ def comparison_figure(df: pd.DataFrame) -> go.Figure | None:
                         name=f"{label} traced", row=1, col=1)
         for stat, sym in (("mean_us", "circle"), ("p99_us", "triangle-up")):
             if g[stat].notna().any():
-                fig.add_scatter(x=g["cell"], y=g[stat], mode="markers+lines",
+                fig.add_scatter(x=g["cell"], y=g[stat], mode="markers",
                                 marker=dict(symbol=sym, size=9),
                                 name=f"{label} {stat[:-3]}", row=1, col=2)
     fig.update_layout(barmode="group", height=480)

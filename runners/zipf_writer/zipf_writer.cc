@@ -4,7 +4,7 @@
  * tiered storage options, for runners/scenarios/tiered_zipf.toml (seed 003).
  * db_bench 7.8 has no Zipfian key chooser and no tiered-storage flags.
  *
- * Output follows db_bench's, so runners/dbbench_output.py parses both:
+ * Output follows db_bench's, so analysis/workload_output.py parses both:
  *   fillzipf     :  X micros/op Y ops/sec Z seconds N operations;
  *   Percentiles: P50: .. P75: .. P99: .. P99.9: ..
  * then Statistics::ToString() (tickers and histograms), and the derived

@@ -1,0 +1,212 @@
+"""A study's results, from its matrix folder: per cell, the seed's own
+metrics (median and range of the untraced repeats, per benchmark), and
+the traced run's per-write attribution.  Saved as results.json, so the
+write-up can be rendered again without the runs."""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import components as K
+from viz.runs import Run, col, components_of
+
+
+@dataclass
+class Stat:
+    median: float
+    lo: float
+    hi: float
+    n: int
+
+    def spread(self) -> float:
+        """(max - min) / median: how far the repeats disagree."""
+        return (self.hi - self.lo) / self.median if self.median else 0.0
+
+
+@dataclass
+class CellResult:
+    name: str
+    values: dict[str, Any]
+    # benchmark -> metric -> Stat of the untraced repeats
+    metrics: dict[str, dict[str, Stat]] = field(default_factory=dict)
+    traced_ops: dict[str, float] = field(default_factory=dict)
+    run_dir: str | None = None       # the traced run, relative to the matrix folder
+    mode: str = ""
+    writes: int = 0
+    mean_us: float = 0.0             # compensated, traced run
+    p99_us: float = 0.0
+    comp_mean_us: dict[str, float] = field(default_factory=dict)
+    comp_tail_us: dict[str, float] = field(default_factory=dict)   # writes >= p99
+    extra: dict[str, Any] = field(default_factory=dict)   # study-specific facts
+
+    def stat(self, metric: str, benchmark: str | None = None) -> Stat | None:
+        per = self.metrics.get(benchmark) if benchmark else \
+            next(iter(self.metrics.values()), None)
+        return per.get(metric) if per else None
+
+    def value(self, metric: str, benchmark: str | None = None) -> float:
+        s = self.stat(metric, benchmark)
+        return s.median if s else float("nan")
+
+    def share(self, comps: tuple[str, ...], tail: bool = False) -> float:
+        d = self.comp_tail_us if tail else self.comp_mean_us
+        tot = sum(d.values())
+        return sum(d.get(c, 0.0) for c in comps) / tot if tot else 0.0
+
+
+@dataclass
+class Results:
+    study: str
+    quick: bool
+    environment: dict[str, Any]
+    cells: list[CellResult]
+
+    def cell(self, **values: Any) -> CellResult:
+        """The one cell whose axes have these values."""
+        want = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in values.items()}
+        hits = [c for c in self.cells
+                if all(str(c.values.get(k)).lower() == v.lower() for k, v in want.items())]
+        if len(hits) != 1:
+            raise KeyError(f"{values}: {len(hits)} cells match")
+        return hits[0]
+
+    def has(self, **values: Any) -> bool:
+        try:
+            self.cell(**values)
+            return True
+        except KeyError:
+            return False
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=1, default=float) + "\n")
+
+    @staticmethod
+    def load(path: Path) -> "Results":
+        raw = json.loads(path.read_text())
+        cells = []
+        for c in raw["cells"]:
+            c["metrics"] = {b: {m: Stat(**s) for m, s in per.items()}
+                            for b, per in c["metrics"].items()}
+            cells.append(CellResult(**c))
+        return Results(raw["study"], raw["quick"], raw["environment"], cells)
+
+
+METRICS = ("ops_sec", "micros_op", "p99_us", "mean_us", "p50_us", "write_amplification",
+           "sst_write_amplification",
+           "last_level_byte_ratio", "last_level_stored_ratio", "tpmC", "flush_bytes",
+           "compaction_bytes", "wal_bytes", "bytes_written", "count")
+
+
+def stat(xs: list[float]) -> Stat | None:
+    xs = [float(x) for x in xs if x is not None and not pd.isna(x)]
+    if not xs:
+        return None
+    return Stat(statistics.median(xs), min(xs), max(xs), len(xs))
+
+
+def attribution(cr: CellResult, run: Run) -> None:
+    """The traced run's per-write numbers the write-ups use."""
+    s = run.summary
+    w = run.writes
+    cr.mode = s.get("mode", "")
+    cr.writes = s["writes"]["count"]
+    if not cr.writes or not len(w):
+        return
+    d = s["writes"]["duration_adj"]
+    cr.mean_us, cr.p99_us = d["mean_ns"] / 1e3, d["p99_ns"] / 1e3
+    for c in components_of([run]):
+        cr.comp_mean_us[c] = (s["components"].get(c, {}).get("mean_ns", 0) if run.sampled
+                              else float(col(w, c).mean())) / 1e3
+        cr.comp_tail_us[c] = run.tail.mean(c) / 1e3
+    g = s.get("groups", {})
+    x: dict[str, Any] = {"leaders": g.get("leaders"), "followers": g.get("followers"),
+                         "wal_syncs": s.get("wal", {}).get("sync", {}).get("count"),
+                         "wal_writes": s.get("wal", {}).get("write", {}).get("count"),
+                         "windows": (s.get("windows") or {}).get("count")}
+    if "leader" in w and (~w["leader"]).any() and "queue_behind_sync_ns" in w:
+        f = w[~w["leader"]]
+        lat = float(f["dur_adj_ns"].mean()) if "dur_adj_ns" in f else float(f["dur_ns"].mean())
+        x["follower_mean_us"] = lat / 1e3
+        x["follower_behind_sync_us"] = float(f["queue_behind_sync_ns"].mean()) / 1e3
+        x["follower_behind_wal_write_us"] = float(f["queue_behind_wal_write_ns"].mean()) / 1e3
+        x["leader_mean_us"] = float(col(w[w["leader"]], "dur").mean()) / 1e3 \
+            if "dur_adj_ns" in w else float(w.loc[w["leader"], "dur_ns"].mean()) / 1e3
+    if "migrations" in w:
+        x["migrations_per_1000"] = 1000 * float(w["migrations"].mean())
+    if len(run.io) and "wal_write_io" in cr.comp_mean_us:
+        x.update(sst_overlap(w, run.path))
+    tt = s.get("thread_time", {}).get("roles", {}).get("foreground")
+    if tt:
+        x["fg_runq_s"], x["fg_oncpu_s"] = tt["runq_ns"] / 1e9, tt["oncpu_ns"] / 1e9
+    if s.get("by_type"):
+        x["by_type"] = {t: {"mean_us": v["mean_adj_ns"] / 1e3,
+                            "components_us": {c: n / 1e3 for c, n in v["components"].items()}}
+                        for t, v in s["by_type"].items()}
+    cr.extra = x
+
+
+def sst_overlap(w: pd.DataFrame, run_dir: Path) -> dict[str, float]:
+    """Writes whose WAL I/O overlapped a flush or compaction write (a
+    rocksdb:* thread's write syscall in flight) against those whose did
+    not: count and mean WAL I/O time (write + sync, compensated)."""
+    io = pd.read_parquet(run_dir / "io.parquet", columns=["ts_ns", "lat_ns", "thread", "bytes"])
+    bg = io[io["thread"].str.startswith("rocksdb:") & (io["bytes"] > 0)]
+    if not len(bg) or not len(w):
+        return {}
+    # ts_ns is the syscall's entry
+    starts = np.sort(bg["ts_ns"].to_numpy())
+    ends = np.sort((bg["ts_ns"] + bg["lat_ns"]).to_numpy())
+    ws, we = w["start_ns"].to_numpy(), (w["start_ns"] + w["dur_ns"]).to_numpy()
+    # background writes begun before a write's end less those ended before its start
+    busy = (np.searchsorted(starts, we) - np.searchsorted(ends, ws)) > 0
+    walio = (col(w, "wal_write_io") + col(w, "wal_sync_io")).to_numpy() / 1e3
+    lat = col(w, "dur").to_numpy() / 1e3 if "dur_adj_ns" in w else w["dur_ns"].to_numpy() / 1e3
+    out = {"overlap_writes": int(busy.sum()), "clear_writes": int((~busy).sum())}
+    if busy.any() and (~busy).any():
+        out.update(overlap_walio_us=float(walio[busy].mean()),
+                   clear_walio_us=float(walio[~busy].mean()),
+                   overlap_mean_us=float(lat[busy].mean()),
+                   clear_mean_us=float(lat[~busy].mean()),
+                   overlap_p99_us=float(np.percentile(lat[busy], 99)),
+                   clear_p99_us=float(np.percentile(lat[~busy], 99)))
+    return out
+
+
+def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
+    df = pd.read_parquet(matrix_dir / "matrix.parquet")
+    if {"flush_bytes", "compaction_bytes", "bytes_written"} <= set(df.columns):
+        df["sst_write_amplification"] = (df["flush_bytes"] + df["compaction_bytes"]) \
+            / df["bytes_written"].where(df["bytes_written"] > 0)
+    env = json.loads((matrix_dir / "environment.json").read_text())
+    axes = [c for c in df.columns if c.startswith("axis_")]
+    cells = []
+    for name, g in df.groupby("cell", sort=False):
+        first = g.iloc[0]
+        cr = CellResult(name=str(name), values={a[5:]: first[a] for a in axes})
+        for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
+            key = "all" if pd.isna(bench) else str(bench)
+            base = gb[gb["kind"] == "baseline"]
+            per = {m: st for m in METRICS if m in gb
+                   for st in [stat(base[m].tolist())] if st is not None}
+            cr.metrics[key] = per
+            tr = gb[gb["kind"] == "traced"]
+            if len(tr) and "ops_sec" in tr and not pd.isna(tr["ops_sec"].iloc[0]):
+                cr.traced_ops[key] = float(tr["ops_sec"].iloc[0])
+        runs = g["run_dir"].dropna() if "run_dir" in g else []
+        if len(runs):
+            cr.run_dir = str(runs.iloc[0])
+            path = matrix_dir / cr.run_dir
+            if (path / "writes.parquet").exists():
+                attribution(cr, Run(path, cr.name))
+        cells.append(cr)
+    return Results(study, quick, env, cells)
+
+
+WAL_PARTS = ("crc", "wal_append", "wal_write_io", "wal_sync_io")
+assert all(c in K.DISPLAY_ORDER for c in WAL_PARTS)

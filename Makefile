@@ -19,7 +19,7 @@ PYTHON ?= /usr/bin/python3
 APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
-.PHONY: all clean test demo unit docs readme golden venv
+.PHONY: all clean test demo unit docs readme golden venv studies
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
 	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static
 
@@ -89,6 +89,10 @@ docs: venv
 	.venv/bin/python -m runners.docs
 
 readme: docs
+
+# the five studies from scratch (about an hour), into studies/
+studies: all venv
+	./runners/study.py all
 
 # the record layout the unit tests read records with (a test keeps it equal
 # to the build's)

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,9 +242,39 @@ def trace(opts: TraceOptions) -> TraceResult:
 
 
 EMPTY_RUN = 3   # trace_wal.py's exit status for a run that saw no engine call
-# above this many writes a second, every write's uprobes cost the workload
-# much of its throughput (a hit costs 1-2 us here against a 4-10 us write)
-COSTLY_WRITES_PER_S = 50_000
+# above this many traced writes a second, full mode's ~11 probe hits a write
+# (1-2 us each here) take over a fifth of every second from the workload
+# (an unsynced 1-thread db_bench: ~36,000/s traced, 3x slower)
+COSTLY_WRITES_PER_S = 15_000
+
+
+# how long the live check of a costly mode watches the workload first
+COST_WATCH_S = 1.0
+
+
+def watch_cost(plan: Plan) -> None:
+    """In full or writes mode, warn while the workload runs when its first
+    second already holds more writes than those modes can trace cheaply
+    (the records on disk count them; the collector writes them as they come)."""
+    if plan.opts.mode not in ("full", "writes"):
+        return
+    path = plan.run_dir / R.RECORD_FILES["ws_write_rec"]
+    size = R.struct_dtype("ws_write_rec").itemsize
+
+    def check() -> None:
+        t0 = time.monotonic()
+        time.sleep(COST_WATCH_S)
+        try:
+            n = path.stat().st_size // size
+        except OSError:
+            return
+        rate = n / (time.monotonic() - t0)
+        if rate > COSTLY_WRITES_PER_S:
+            print(f"walscope: ~{rate:,.0f} writes/s in the first second, each through "
+                  f"{plan.opts.mode} mode's probes: this run will be several times slower "
+                  "than untraced; --mode window (the default) records exact rows for a "
+                  "sample of windows at a few % of throughput", file=sys.stderr)
+    threading.Thread(target=check, name="walscope-cost-watch", daemon=True).start()
 
 
 def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
@@ -376,6 +407,7 @@ def collect(plan: Plan) -> Collected:
             for p in pids:
                 collector.add_pid(p)
             start_watching(plan, got, opts.pid)
+            watch_cost(plan)
             try:
                 deadline = time.monotonic() + opts.duration if opts.duration else None
                 _wait_pid(opts.pid, deadline)
@@ -391,6 +423,7 @@ def collect(plan: Plan) -> Collected:
                     workload.pid, plan.sample_hz or defaults.DWARF_HZ,
                     plan.run_dir / "perf.data")
             workload.release()
+            watch_cost(plan)
             if plan.sample_hz or plan.offcpu_kind != "off":
                 got.maps.start(workload.pid)
             try:

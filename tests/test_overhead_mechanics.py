@@ -84,3 +84,21 @@ def test_uretprobe_syscalls_are_not_charged_twice(tmp_path):
     assert len(w) == 5000
     assert n >= 4 * len(w), n   # WriteImpl, WriteToWAL, AddRecord, InsertInto... return
     assert w["untraced_syscalls"].sum() <= 0.01 * len(w), w["untraced_syscalls"].sum()
+
+
+def test_a_costly_mode_is_flagged_while_the_workload_runs(tmp_path):
+    """full mode on an unsynced workload: the warning names the rate seen in
+    the first second and the cheaper mode."""
+    p = subprocess.run(TRACE + ["--mode", "full", "-o", str(tmp_path / "o"), "--", "db_bench",
+                                f"--db={tmp_path}/db", "--benchmarks=fillrandom",
+                                "--num=150000", "--threads=1", "--sync=false"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    live = [l for l in p.stderr.splitlines() if "in the first second" in l]
+    assert live and "--mode window" in live[0], p.stderr[-2000:]
+    # the synced workload's rate is far below: no warning
+    q = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o2"), "--",
+                                "db_bench", f"--db={tmp_path}/db2", "--benchmarks=fillrandom",
+                                "--num=3000", "--threads=1", "--sync=true"],
+                       capture_output=True, text=True, timeout=300)
+    assert q.returncode == 0 and "in the first second" not in q.stderr, q.stderr[-2000:]

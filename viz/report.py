@@ -25,8 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from viz import export, figures, headline, matrix  # noqa: E402
 from viz.figures import breakdown_figure  # noqa: E402
-from viz.runs import (COMPONENTS, REPORT_ROWS, ReportError, Run,  # noqa: E402,F401
-                      find_runs)
+from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: E402,F401
 
 # flame graphs embedded in the page (the rest are linked): at most this many
 EMBEDDED_FLAMES = 12

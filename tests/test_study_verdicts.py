@@ -1,0 +1,104 @@
+"""The studies' verdicts on results made up to hold and not to hold (a verdict
+that cannot say "did not hold" checks nothing), results.json round trips,
+and the workload's own throughput as the analysis reads it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import workload_output
+from runners.studies import STUDIES
+from runners.studies.model import HELD, NOT_HELD, UNTESTABLE
+from runners.studies.results import CellResult, Results, Stat
+from runners.studies import s002, s004
+from viz import matrix
+
+
+def stat(v: float, spread: float = 0.02) -> Stat:
+    return Stat(v, v * (1 - spread), v * (1 + spread), 3)
+
+
+def disable_wal(on_ops: float, off_ops: float) -> Results:
+    cells = []
+    for disable, ops in ((True, off_ops), (False, on_ops)):
+        for bench in ("fillseq", "fillrandom"):
+            c = CellResult(name=f"{disable}-{bench}",
+                           values={"disable_wal": str(disable).lower(), "benchmarks": bench},
+                           metrics={bench: {"ops_sec": stat(ops), "micros_op": stat(1e6 / ops),
+                                            "sst_write_amplification": stat(1.7)}},
+                           writes=1000, mean_us=1e6 / ops,
+                           comp_mean_us={"wal_write_io": 1.0, "wal_append": 0.3,
+                                         "memtable": 2.0} if not disable else {"memtable": 2.0})
+            cells.append(c)
+    return Results("002", False, {}, cells)
+
+
+def test_wal_cost_claim_holds_and_fails():
+    claim = STUDIES["002"].claims[0]
+    assert claim.decide(disable_wal(on_ops=100_000, off_ops=200_000)).outcome == HELD
+    assert claim.decide(disable_wal(on_ops=200_000, off_ops=100_000)).outcome == NOT_HELD
+    # within the repeats' spread: no difference, so not held
+    assert claim.decide(disable_wal(on_ops=100_000, off_ops=101_000)).outcome == NOT_HELD
+
+
+def test_io_claim_reads_the_components():
+    r = disable_wal(100_000, 200_000)
+    assert s002.wal_is_io(r).outcome == HELD
+    r.cell(disable_wal=False, benchmarks="fillrandom").comp_mean_us["wal_append"] = 5.0
+    assert s002.wal_is_io(r).outcome == NOT_HELD
+    r.cell(disable_wal=False, benchmarks="fillrandom").writes = 0
+    assert s002.wal_is_io(r).outcome == UNTESTABLE
+
+
+def test_sqlite_cause_needs_the_gap_in_io():
+    def res(delete_io: float, delete_exec: float) -> Results:
+        cells = []
+        for mode, io, ex in (("delete", delete_io, delete_exec), ("wal", 100.0, 100.0)):
+            cells.append(CellResult(
+                name=mode, values={"journal_mode": mode, "clients": "1"},
+                metrics={"new_order": {"tpmC": stat(1000)}},
+                extra={"by_type": {"new_order": {
+                    "mean_us": io + ex, "components_us": {"journal_sync_io": io,
+                                                          "sql_exec": ex}}}}))
+        return Results("004", False, {}, cells)
+    assert s004.io_is_the_cause(res(900.0, 100.0)).outcome == HELD
+    assert s004.io_is_the_cause(res(100.0, 900.0)).outcome == NOT_HELD
+
+
+def test_results_round_trip(tmp_path: Path):
+    r = disable_wal(100_000, 200_000)
+    r.save(tmp_path / "results.json")
+    back = Results.load(tmp_path / "results.json")
+    assert back == r
+
+
+def test_every_study_names_its_seed_and_claims():
+    seeds = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds"
+    for s in STUDIES.values():
+        assert s.claims and s.metrics and s.question
+        if seeds.exists():
+            assert (seeds / s.seed).exists(), s.seed
+
+
+def test_matrix_cells_use_the_untraced_medians():
+    df = pd.DataFrame({
+        "cell": ["a"] * 4, "benchmark": ["fillrandom"] * 4,
+        "kind": ["baseline", "baseline", "baseline", "traced"],
+        "ops_sec": [100.0, 300.0, 200.0, 50.0], "micros_op": [10.0, 30.0, 20.0, 5.0],
+        "p99_us": [1.0, 3.0, 2.0, 9.0]})
+    t = matrix.per_cell(df).iloc[0]
+    assert (t["ops"], t["ops_lo"], t["ops_hi"], t["traced_ops"]) == (200.0, 100.0, 300.0, 50.0)
+    assert (t["mean_us"], t["p99_us"], t["repeats"]) == (20.0, 2.0, 3)
+
+
+def test_throughput_is_the_workloads_own(tmp_path: Path):
+    (tmp_path / "command.log").write_text(
+        "fillrandom   :       5.000 micros/op 200000 ops/sec 2.000 seconds 400000 operations;\n"
+        "overwrite    :      10.000 micros/op 100000 ops/sec 2.000 seconds 200000 operations;\n"
+        "readrandom   :       1.000 micros/op 999999 ops/sec 1.000 seconds 999999 operations;\n")
+    t = workload_output.throughput(tmp_path, writes=10, span_ns=10**9, windowed=True)
+    assert t["ops_per_s"] == 600000 / 4.0      # the writes' benchmarks, reads left out
+    (tmp_path / "command.log").write_text("no report\n")
+    assert workload_output.throughput(tmp_path, 10, 10**9, windowed=True) is None
+    assert workload_output.throughput(tmp_path, 10, 10**9, windowed=False)["ops_per_s"] == 10

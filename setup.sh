@@ -43,7 +43,7 @@ case "${1:-}" in
 --demo)
 	shift
 	as_root ./trace_wal.py -o runs/demo -- db_bench --benchmarks=fillrandom \
-		--num=5000 --threads=4 --sync=true --statistics \
+		--num=20000 --threads=4 --sync=true --statistics \
 		--db=/tmp/walscope-demo-db "$@"
 	;;
 --test)

@@ -11,6 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 
+from runners import defaults
 from runners.studies import STUDIES
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.studies.results import Results
@@ -43,7 +44,8 @@ def test_study_folder(quick, sid):
     for claim in study.claims:
         assert claim.text in text
     env = json.loads((out / "environment.json").read_text())
-    assert env["kernel"] == os.uname().release and env["mode"] == "window"
+    assert env["kernel"] == os.uname().release
+    assert env["mode"] == (study.mode or defaults.MODE)
     for png in ("throughput.png", "breakdown.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, png

@@ -14,6 +14,11 @@ from analysis.components import QUEUE_PARTS
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
                       components_of)
 
+def duration_label(us: float) -> str:
+    """A bar's total, short: 41 us, 1.9 ms."""
+    return f"{us / 1e3:.2g} ms" if us >= 1000 else f"{us:.3g} us"
+
+
 def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
     """What each component takes of the mean write and of the p99 tail (the
     mean of the writes at or above p99), as shares, per scenario: runs
@@ -46,7 +51,7 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
                         hovertemplate=f"{c}: %{{customdata:.2f}} us (%{{y:.0f}}%)"
                                       "<extra>%{x}</extra>", row=1, col=column)
         fig.add_scatter(x=names, y=[101] * len(runs), mode="text", showlegend=False,
-                        text=[f"{t:.3g} us" for t in total], textposition="top center",
+                        text=[duration_label(t) for t in total], textposition="top center",
                         hoverinfo="skip", row=1, col=column)
     fig.update_layout(barmode="stack", height=480, yaxis_title="% of the latency",
                       yaxis_range=[0, 112], yaxis2_range=[0, 112])

@@ -63,4 +63,14 @@ def traced_note(c: CellResult) -> str:
     """How the cell's attribution was recorded."""
     w = c.extra.get("windows")
     return (f"{c.writes:,} rows traced in {c.mode} mode"
-            + (f" over {w} windows" if w else ""))
+            + (f" over {w} window{'s' if w != 1 else ''}" if w else ""))
+
+
+def missing_rows(*cells: CellResult) -> str | None:
+    """A sentence naming the cells whose traced run holds no row (a run
+    shorter than its first window's wait), or None."""
+    empty = [c.name for c in cells if not c.writes]
+    if not empty:
+        return None
+    return (f"(Not comparable here: the traced run of {', '.join(empty)} had no write "
+            "inside a window; its untraced figures stand.)")

@@ -81,8 +81,9 @@ def findings(r: Results) -> list[str]:
                f"tail, against {pct(free.share(('sched_runq',)))} and "
                f"{pct(free.share(('sched_runq',), tail=True))} on two cores; the queue for the "
                f"write group is {pct(pin.share(('queue',)))} against {pct(free.share(('queue',)))}. "
-               f"Migrations: {free.extra.get('migrations_per_1000', 0):.1f} per 1000 writes "
-               f"unpinned, {pin.extra.get('migrations_per_1000', 0):.1f} pinned.")
+               f"Migrations between cores in the middle of a write: "
+               f"{free.extra.get('migrations_per_1000', 0):.1f} per 1000 writes unpinned, "
+               f"{pin.extra.get('migrations_per_1000', 0):.1f} pinned.")
     return out
 
 

@@ -70,7 +70,7 @@ def preclude_lowers_waf(r: Results) -> Verdict:
         lo, hi = cell(r, a, "0", "5"), cell(r, a, PRECLUDES[-1], "5")
         w0, w1 = lo.value("write_amplification", "fillzipf"), hi.value("write_amplification", "fillzipf")
         o = order(hi.stat("ops_sec", "fillzipf"), lo.stat("ops_sec", "fillzipf"))
-        held += w1 < w0 and o != "<"
+        held += w1 < 0.98 * w0 and o != "<"   # lower by more than rounding
         parts.append(f"alpha {a}: WAF {w0:.2f} -> {w1:.2f}, {ops(lo, 'fillzipf')} -> "
                      f"{ops(hi, 'fillzipf')}")
     n = len(alphas(r))
@@ -116,7 +116,10 @@ STUDY = Study(
           "last_level_temperature=cold on the same disk. The seed (RocksDB 10.2, 16 cores, "
           "one HDD) ran for minutes and set preclude = preserve from 0 to 120 s; here the "
           "load is 600,000 writes (seconds), so the times are scaled to 0, 2 and 5 s, and "
-          "preserve is 0 or 5 s independently.",
+          "preserve is 0 or 5 s independently. Traced in full mode, not the default "
+          "window mode: the question is how flush and compaction I/O lands on writes, "
+          "which needs every write and every background write(2), not 2% of them (the "
+          "traced/untraced column shows what that costs).",
     metrics=[Metric("ops_sec", "ops/s", "{:,.0f}"), Metric("micros_op", "avg us/op", "{:.2f}"),
              Metric("p99_us", "p99 us", "{:.1f}"),
              Metric("write_amplification", "WAF", "{:.2f}"),
@@ -133,6 +136,7 @@ STUDY = Study(
     ],
     findings=findings,
     full={"repeats": 3},
+    mode="full",
     quick={"fixed": {"keys": 20000, "writes": 100000}, "repeats": 1,
            "axes": {"alpha": [0.9], "preclude_last_level_data_seconds": [0, 5],
                     "preserve_internal_time_seconds": [0, 5]}},

@@ -27,8 +27,7 @@ def pictures(study: Study, res: Results, matrix_dir: Path, out: Path) -> list[st
         f = matrix.comparison_figure(df)
         if f is not None:
             export.write_png(f, out / "throughput.png", PNG_WIDTH, 520,
-                             title="throughput and latency per cell (untraced medians; "
-                                   "diamonds: traced)")
+                             title="throughput and latency per cell (untraced medians)")
             made.append("throughput.png")
     runs = [Run(matrix_dir / c.run_dir, c.name) for c in res.cells
             if c.run_dir and (matrix_dir / c.run_dir / "writes.parquet").exists()]
@@ -148,7 +147,11 @@ Seed: `../shared/seeds/{study.seed}`.
 
 Each cell ran {res.environment.get('repeats')} times untraced (the table's medians and
 [ranges]) and once traced with walscope in `{res.environment.get('mode')}` mode (the
-per-write attribution).
+per-write attribution; "traced/untraced" is that run's throughput over the untraced
+median). A claim counts as held only where the repeats' ranges do not overlap. The
+cells ran one after another, so a difference between cells smaller than this VM's
+drift over minutes (its untraced-against-untraced noise reaches +-10%,
+[bench/results/overhead.md](../../bench/results/overhead.md)) is not a finding.
 
 {environment_lines(res.environment)}
 

@@ -128,7 +128,8 @@ def attribution(cr: CellResult, run: Run) -> None:
     x: dict[str, Any] = {"leaders": g.get("leaders"), "followers": g.get("followers"),
                          "wal_syncs": s.get("wal", {}).get("sync", {}).get("count"),
                          "wal_writes": s.get("wal", {}).get("write", {}).get("count"),
-                         "windows": (s.get("windows") or {}).get("count")}
+                         "windows": (s.get("windows") or {}).get("count"),
+                         "row_step": run.step}   # 1 in this many writes loaded
     if "leader" in w and (~w["leader"]).any() and "queue_behind_sync_ns" in w:
         f = w[~w["leader"]]
         lat = float(f["dur_adj_ns"].mean()) if "dur_adj_ns" in f else float(f["dur_ns"].mean())

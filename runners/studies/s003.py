@@ -90,7 +90,9 @@ def findings(r: Results) -> list[str]:
             continue
         out.append(
             f"**alpha {a}: WAL writes against flush and compaction I/O.** "
-            f"{f['overlap_writes']:,} of {n:,} traced writes ran while a flush or compaction "
+            f"{f['overlap_writes']:,} of {n:,} traced writes"
+            + (f" (1 in {f['row_step']} of the run's)" if f.get("row_step", 1) > 1 else "")
+            + " ran while a flush or compaction "
             f"thread had a write(2) in flight. Those took {f['overlap_mean_us']:.1f} us on "
             f"average (p99 {f['overlap_p99_us']:.0f} us), their WAL I/O "
             f"{f['overlap_walio_us']:.2f} us; the others {f['clear_mean_us']:.1f} us (p99 "

@@ -98,7 +98,8 @@ def one(name: str, out: Path, run_as: RunAs, kill_after: float) -> dict[str, Any
     t0 = time.monotonic()
     res = trace(TraceOptions(command=verify_argv(engine, db, acked), output=d / "reopen",
                              user=run_as.name, echo=False, print_table=False,
-                             cwd=str(ROOT), allow_empty=True))   # it reads back
+                             cwd=str(ROOT), allow_empty=True,   # it reads back
+                             mode="full"))   # a short run: every write
     reopen_s = time.monotonic() - t0
     log = (res.run_dir / "command.log").read_text()
     m = VERIFY.search(log)

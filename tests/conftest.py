@@ -36,7 +36,8 @@ def trace_known_offcpu(out: Path, mode_args: list[str], sleeps: int, sleep_s: fl
                             f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile 1: pass"])
     try:
         # a workload with no database: not an empty run by mistake
-        return run_trace([*mode_args, "--allow-empty", "-o", str(out / "o"), "--", "python3",
+        return run_trace(["--mode", "full", *mode_args, "--allow-empty", "-o", str(out / "o"),
+                          "--", "python3",
                           str(ROOT / "tests" / "offcpu_workload.py"), str(out / "m.json"),
                           str(cpu), str(sleeps), str(sleep_s), str(spin_s)], timeout=300)
     finally:

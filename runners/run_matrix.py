@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_PY = ROOT / ".venv" / "bin" / "python"
-if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
-    os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve())] + sys.argv[1:])
 sys.path.insert(0, str(ROOT))
+from runners.entry import in_venv  # noqa: E402
+in_venv(str(ROOT / "trace_wal.py"), __file__)   # the project's .venv, whoever starts it
 
 import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402

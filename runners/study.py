@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_PY = ROOT / ".venv" / "bin" / "python"
-if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
-    os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve())] + sys.argv[1:])
 sys.path.insert(0, str(ROOT))
+from runners.entry import in_venv  # noqa: E402
+in_venv(str(ROOT / "trace_wal.py"), __file__)   # the project's .venv, whoever starts it
 
 from collectors import topology  # noqa: E402
 from runners import defaults, run_matrix  # noqa: E402
@@ -105,7 +103,7 @@ def write_index() -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("studies", nargs="+", help=f"study ids ({', '.join(STUDIES)}) or all")
     ap.add_argument("--quick", action="store_true",
@@ -114,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="write the study folder again from the runs already made")
     ap.add_argument("-o", "--output", type=Path,
                     help="write the study folder here (one study only)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     a = ap.parse_args(argv)
     ids = list(STUDIES) if a.studies == ["all"] else a.studies
     unknown = [i for i in ids if i not in STUDIES]

@@ -131,7 +131,8 @@ def documented_commands() -> list[tuple[str, list[str]]]:
     """(file, argv) of every command in a ```sh block of README.md and docs/."""
     import shlex
     out = []
-    for f in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for f in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+              *sorted((ROOT / "studies").glob("*/README.md"))]:
         for block in re.findall(r"```sh\n(.*?)```", f.read_text(), re.S):
             for line in block.splitlines():
                 line = line.split("  #")[0].strip()
@@ -164,6 +165,13 @@ def test_documented_commands_exist_and_parse():
                 walscope.build_parser().parse_args(argv[1:])
             except SystemExit:
                 raise AssertionError(f"{where}: {' '.join(argv)}") from None
+        elif prog == "./runners/study.py":
+            from runners import study
+            try:
+                a = study.build_parser().parse_args(argv[1:])
+            except SystemExit:
+                raise AssertionError(f"{where}: {' '.join(argv)}") from None
+            assert set(a.studies) <= set(study.STUDIES) | {"all"}, f"{where}: {argv}"
         elif prog == "make":
             assert re.search(rf"^{argv[1]}:", (ROOT / "Makefile").read_text(), re.M), argv
         elif prog in ("python", "python3") and argv[1] == "-m":
@@ -174,4 +182,4 @@ def test_documented_commands_exist_and_parse():
             for a in argv[1:]:
                 if a.endswith(".toml"):
                     assert (ROOT / a).exists(), f"{where}: {a}"
-    assert {"./trace_wal.py", "./walscope", "make", "./setup.sh"} <= seen
+    assert {"./trace_wal.py", "./walscope", "make", "./setup.sh", "./runners/study.py"} <= seen

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from analysis.components import QUEUE_PARTS
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
-                      components_of)
+                      component_means, components_of)
 
 def duration_label(us: float) -> str:
     """A bar's total, short: 41 us, 1.9 ms."""
@@ -30,15 +30,10 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
     names = [r.name for r in runs]
     means: dict[str, list[float]] = {}
     tails: dict[str, list[float]] = {}
-    for c in components_of(runs):
-        for r in runs:
-            w = r.writes
-            if not len(w):
-                m = t = 0.0
-            else:
-                m = (r.summary["components"].get(c, {}).get("mean_ns", 0) / 1e3
-                     if r.sampled else float(col(w, c).mean()) / 1e3)
-                t = r.tail.mean(c) / 1e3
+    comps = components_of(runs)
+    for r in runs:
+        for c, (m, t) in component_means(r, comps).items():
+            if len(r.writes):
                 data.setdefault(r.name, {})[c] = {"mean_us": m, "tail_us": t}
             means.setdefault(c, []).append(m)
             tails.setdefault(c, []).append(t)
@@ -224,9 +219,10 @@ def threads_figure(runs: list[Run]) -> go.Figure | None:
     return fig
 
 
+BREAKDOWN = "Where the latency goes: mean and p99 tail"
 # (title, how to read it, builder): the report's single-run figures in order
 FIGURES = (
-    ("Where the latency goes: mean and p99 tail",
+    (BREAKDOWN,
      "Each bar is one scenario, split into the shares its components take of the mean "
      "write (left) and of the slowest 1% (right); the label on top is the total in us. "
      "A component that grows from left to right is what makes the tail.",

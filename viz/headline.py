@@ -6,17 +6,16 @@ from __future__ import annotations
 import html
 import shlex
 
-from viz.runs import Run, col, components_of
+from viz.runs import Run, component_means
 
 
 def dominant(r: Run) -> tuple[str, str]:
     """(component with the largest mean, with the largest p99-tail mean)."""
-    comps = components_of([r])
-    if not comps or not len(r.writes):
+    both = component_means(r)
+    if not both or not len(r.writes):
         return "-", "-"
-    mean = {c: r.summary["components"].get(c, {}).get("mean_ns", 0) if r.sampled
-            else float(col(r.writes, c).mean()) for c in comps}
-    tail = {c: r.tail.mean(c) for c in comps}
+    mean = {c: m for c, (m, _) in both.items()}
+    tail = {c: t for c, (_, t) in both.items()}
     tot_m, tot_t = sum(mean.values()) or 1, sum(tail.values()) or 1
     m, t = max(mean, key=mean.__getitem__), max(tail, key=tail.__getitem__)
     return f"{m} ({100 * mean[m] / tot_m:.0f}%)", f"{t} ({100 * tail[t] / tot_t:.0f}%)"

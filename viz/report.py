@@ -81,8 +81,10 @@ def matrices(paths: list[Path]) -> list[tuple[str, Any]]:
     return out
 
 
-def all_figures(runs: list[Run], mats: list[tuple[str, Any]]) -> list[tuple[str, str, Any]]:
-    """(title, caption, figure): matrix comparisons first, then the runs'."""
+def all_figures(runs: list[Run], mats: list[tuple[str, Any]],
+                made: dict[str, Any] | None = None) -> list[tuple[str, str, Any]]:
+    """(title, caption, figure): matrix comparisons first, then the runs'
+    (those in made, by title, are not drawn again)."""
     out = []
     for name, df in mats:
         f = matrix.comparison_figure(df)
@@ -90,7 +92,7 @@ def all_figures(runs: list[Run], mats: list[tuple[str, Any]]) -> list[tuple[str,
             out.append((f"Cells of {name}: throughput and latency against untraced runs",
                         matrix.CAPTION, f))
     for title, caption, make in figures.FIGURES:
-        f = make(runs)
+        f = (made or {}).get(title) or make(runs)
         if f is not None:
             out.append((title, caption, f))
     return out
@@ -99,8 +101,9 @@ def all_figures(runs: list[Run], mats: list[tuple[str, Any]]) -> list[tuple[str,
 def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
           png_dir: Path | None = None) -> dict[str, Any]:
     out.parent.mkdir(parents=True, exist_ok=True)
-    _, data = breakdown_figure(runs)
-    figs = all_figures(runs, matrices(paths or []))
+    breakdown, data = breakdown_figure(runs)   # its numbers go into the page's data too
+    figs = all_figures(runs, matrices(paths or []),
+                       {figures.BREAKDOWN: breakdown})
     parts = [f"<h2>{html.escape(t)}</h2><p class=how>{html.escape(c)}</p>"
              + f.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig{i}")
              for i, (t, c, f) in enumerate(figs)]

@@ -38,7 +38,7 @@ class Run:
         self.io = pd.DataFrame()
         if io.exists():  # the timeline shows at most TIMELINE_POINTS of them
             parts = [b[b["thread"].str.startswith("rocksdb:") & (b["bytes"] > 0)]
-                     for b in ParquetColumns(io).batches(["ts_ns", "thread", "bytes"])]
+                     for b in ParquetColumns(io).batches(["ts_ns", "lat_ns", "thread", "bytes"])]
             self.io = pd.concat(parts) if parts else self.io
 
     @property
@@ -163,3 +163,18 @@ def components_of(runs: list[Run]) -> list[str]:
     have = {c for r in runs for c in COMPONENTS
             if f"{c}_adj_ns" in r.writes or f"{c}_ns" in r.writes}
     return [c for c in COMPONENTS if c in have]
+
+
+def component_means(r: Run, comps: list[str] | None = None) -> dict[str, tuple[float, float]]:
+    """Each component's compensated mean over every write and over the p99
+    tail (writes at or above p99), in us; a long run's mean from
+    summary.json, which every write went into."""
+    out = {}
+    for c in comps if comps is not None else components_of([r]):
+        if not len(r.writes):
+            out[c] = (0.0, 0.0)
+            continue
+        mean = (r.summary["components"].get(c, {}).get("mean_ns", 0) if r.sampled
+                else float(col(r.writes, c).mean()))
+        out[c] = (mean / 1e3, r.tail.mean(c) / 1e3)
+    return out

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import components as K
-from viz.runs import Run, col, components_of
+from viz.runs import Run, col, component_means
 
 
 @dataclass
@@ -120,10 +120,8 @@ def attribution(cr: CellResult, run: Run) -> None:
         return
     d = s["writes"]["duration_adj"]
     cr.mean_us, cr.p99_us = d["mean_ns"] / 1e3, d["p99_ns"] / 1e3
-    for c in components_of([run]):
-        cr.comp_mean_us[c] = (s["components"].get(c, {}).get("mean_ns", 0) if run.sampled
-                              else float(col(w, c).mean())) / 1e3
-        cr.comp_tail_us[c] = run.tail.mean(c) / 1e3
+    for c, (m, t) in component_means(run).items():
+        cr.comp_mean_us[c], cr.comp_tail_us[c] = m, t
     g = s.get("groups", {})
     x: dict[str, Any] = {"leaders": g.get("leaders"), "followers": g.get("followers"),
                          "wal_syncs": s.get("wal", {}).get("sync", {}).get("count"),
@@ -141,7 +139,7 @@ def attribution(cr: CellResult, run: Run) -> None:
     if "migrations" in w:
         x["migrations_per_1000"] = 1000 * float(w["migrations"].mean())
     if len(run.io) and "wal_write_io" in cr.comp_mean_us:
-        x.update(sst_overlap(w, run.path))
+        x.update(sst_overlap(w, run.io))
     tt = s.get("thread_time", {}).get("roles", {}).get("foreground")
     if tt:
         x["fg_runq_s"], x["fg_oncpu_s"] = tt["runq_ns"] / 1e9, tt["oncpu_ns"] / 1e9
@@ -152,12 +150,11 @@ def attribution(cr: CellResult, run: Run) -> None:
     cr.extra = x
 
 
-def sst_overlap(w: pd.DataFrame, run_dir: Path) -> dict[str, float]:
-    """Writes whose WAL I/O overlapped a flush or compaction write (a
-    rocksdb:* thread's write syscall in flight) against those whose did
-    not: count and mean WAL I/O time (write + sync, compensated)."""
-    io = pd.read_parquet(run_dir / "io.parquet", columns=["ts_ns", "lat_ns", "thread", "bytes"])
-    bg = io[io["thread"].str.startswith("rocksdb:") & (io["bytes"] > 0)]
+def sst_overlap(w: pd.DataFrame, bg: pd.DataFrame) -> dict[str, float]:
+    """Writes whose WAL I/O overlapped a flush or compaction write (bg: the
+    rocksdb:* threads' write syscalls, as viz.runs.Run loads them) against
+    those whose did not: count and mean WAL I/O time (write + sync,
+    compensated)."""
     if not len(bg) or not len(w):
         return {}
     # ts_ns is the syscall's entry

@@ -177,8 +177,10 @@ Flame graphs (per-write phases, compensated) of the cells that differ most: {fla
 
 ## Regenerate
 
-    sudo ./runners/study.py {study.id}          # the full runs, into this folder
-    sudo ./runners/study.py {study.id} --quick  # a small variant, as CI runs it
+```sh
+sudo ./runners/study.py {study.id}          # the full runs, into this folder
+sudo ./runners/study.py {study.id} --quick  # a small variant, as CI runs it
+```
 {took}
 Made from commit `{commit}`; the runs themselves stay in
 `runs/study-{study.id}{'-quick' if res.quick else ''}/`.

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "and threads' time from the kernel's accounting; "
                         "window: sample all the time, and full's probes in "
                         "short windows at random moments: exact rows for the "
-                        "writes that begin inside them (default: full)")
+                        f"writes that begin inside them (default: {defaults.MODE})")
     p.add_argument("--dataset", type=Path, metavar="DIR",
                    help="also add the run to this dataset (Hive-partitioned "
                         "Parquet; see docs/dataset.md)")

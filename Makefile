@@ -21,7 +21,8 @@ HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
 .PHONY: all clean test demo unit docs readme golden venv studies
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
-	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static
+	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static \
+	$(OUTPUT)/timed_writer
 
 $(OUTPUT):
 	mkdir -p $@
@@ -53,6 +54,10 @@ $(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc runners/flags.h | $(OU
 # runners/durability.py's RocksDB writer (acknowledged writes vs a crash)
 $(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc runners/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
+
+# bench/window_cost.py's writer: Puts counted in time buckets
+$(OUTPUT)/timed_writer: bench/timed_writer/timed_writer.cc runners/flags.h | $(OUTPUT)
+	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb -lpthread
 
 # tests/test_engines.py's writer: RocksDB by dlopen(), and linked statically
 # (Debian's librocksdb-dev ships librocksdb.a: its probe points are in the

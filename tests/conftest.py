@@ -99,10 +99,24 @@ def ensure_tracefs() -> None:
                        check=False)
 
 
-def start_bpftrace(args: list[str], timeout: float = 60) -> subprocess.Popen:
-    """bpftrace, returned once it says its probes are attached."""
+def start_bpftrace(args: list[str], timeout: float = 60,
+                   out: Path | None = None) -> subprocess.Popen:
+    """bpftrace, returned once it says its probes are attached.  A script
+    that prints an event at a time must write to a file (out): a pipe that
+    nobody reads until the end fills, bpftrace blocks on it and its perf
+    buffer drops the events after the first ~64 KB."""
     import select
     import time
+    if out is not None:
+        with open(out, "w") as f:
+            bt = subprocess.Popen(["bpftrace", *args], stdout=f,
+                                  stderr=subprocess.STDOUT, text=True)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and bt.poll() is None and \
+                "Attaching" not in out.read_text():
+            time.sleep(0.1)
+        time.sleep(0.5)  # attached, and the first probes armed
+        return bt
     bt = subprocess.Popen(["bpftrace", *args], stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True)
     end = time.monotonic() + timeout

@@ -5,6 +5,7 @@ and a stop inside a window leaves nothing attached."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -14,10 +15,21 @@ import pandas as pd
 import pytest
 
 from analysis import windows as W
-from tests.conftest import TRACE, run_trace
+from tests.conftest import TRACE, ensure_tracefs, run_trace, start_bpftrace
 from tests.test_faults import ours_attached
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
+LIB = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
+# every write's leader and fdatasync, stamped with the write's start
+# (bpftrace's nsecs is CLOCK_MONOTONIC, the clock windows.tsv is in), and
+# every write counted, to show bpftrace saw them all
+LEADERS_BT = f"""
+uprobe:{LIB}:_ZN7rocksdb6DBImpl9WriteImplE* /comm == "db_bench"/ {{
+	@start[tid] = nsecs; @writes = count(); }}
+uretprobe:{LIB}:_ZN7rocksdb6DBImpl9WriteImplE* /comm == "db_bench"/ {{ delete(@start[tid]); }}
+uprobe:{LIB}:*EnterAsBatchGroupLeader* /@start[tid]/ {{ printf("L %lld\\n", @start[tid]); }}
+tracepoint:syscalls:sys_enter_fdatasync /@start[tid]/ {{ printf("S %lld\\n", @start[tid]); }}
+"""
 COMPONENTS = ["other", "queue", "crc", "wal_append", "wal_write_io", "wal_sync_io",
               "memtable", "sched_runq"]
 
@@ -80,6 +92,41 @@ def test_estimates_have_intervals_across_windows(windowed):
     for c in ("dur", "wal_sync_io", "queue"):
         assert est[c]["lo_ns"] <= est[c]["mean_ns"] <= est[c]["hi_ns"], (c, est[c])
     assert est["dur"]["hi_ns"] > est["dur"]["lo_ns"]
+
+
+def test_counts_inside_windows_match_bpftrace(tmp_path):
+    """Leaders and WAL syncs of the writes that began inside a window, as
+    bpftrace counts them on its own probes, against walscope's rows: equal
+    but for a write at a window's edge (bpftrace's stamp and walscope's
+    admission are a few hundred ns apart): at most one each side of a window."""
+    ensure_tracefs()
+    script, printed = tmp_path / "leaders.bt", tmp_path / "bpftrace.out"
+    script.write_text(LEADERS_BT)
+    bt = start_bpftrace([str(script)], out=printed)
+    try:
+        p = run_trace(["-q", "--mode", "window", "--window-ms", "100", "--window-duty",
+                       "0.3", "-o", str(tmp_path / "o"), "--", "db_bench",
+                       f"--db={tmp_path}/db", "--benchmarks=fillrandom", "--num=5000",
+                       "--threads=4", "--sync=true"], timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+    finally:
+        bt.send_signal(signal.SIGINT)
+        bt.wait(timeout=60)
+    out = printed.read_text()
+    assert "Lost" not in out, out[-500:]
+    assert re.search(r"^@writes: 20000$", out, re.M), out[-500:]   # saw every write
+    win = W.read_windows(tmp_path / "o")
+    assert len(win) >= 3
+    leaders = np.array([int(l[2:]) for l in out.splitlines() if l.startswith("L ")])
+    syncs = np.array([int(l[2:]) for l in out.splitlines() if l.startswith("S ")])
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    w = pd.read_parquet(tmp_path / "o" / "writes.parquet", columns=["leader"])
+    slack = 2 * len(win)
+    for name, stamps, ours in (("leaders", leaders, int(w["leader"].sum())),
+                               ("WAL syncs", syncs, s["wal"]["sync"]["count"])):
+        inside = int((W.window_of(stamps, win) >= 0).sum())
+        assert inside > 100, name
+        assert abs(inside - ours) <= slack, (name, inside, ours, slack)
 
 
 def test_a_stop_inside_a_window_leaves_nothing_attached(tmp_path):

@@ -44,6 +44,7 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
     "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
     "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
 }
+SETTLE = True   # --no-settle: start each run right after the sync
 # tools this slow get at most this many reps (strace: ~100x on sync=false)
 SLOW_TOOLS = {"strace": 3}
 
@@ -131,11 +132,37 @@ def workload(db: str, args: list[str]) -> list[str]:
     return ["db_bench", "--benchmarks=fillrandom", f"--db={db}", *args]
 
 
+def disk_counters() -> list[str]:
+    """Every block device's I/O counters (/proc/diskstats), loop and ram
+    devices aside."""
+    with open("/proc/diskstats") as f:
+        return [l for l in f if not l.split()[2].startswith(("loop", "ram"))]
+
+
+def settle(quiet_s: float = 1.0, limit_s: float = 60.0) -> None:
+    """Until the disks have done nothing for quiet_s (at most limit_s): the
+    last run's deleted files are discarded and its journal committed before
+    the next run starts, whichever arm it is.  Without it the untraced arm,
+    which starts at once, met that I/O and the traced one, which starts
+    after the tracer's set-up, did not: traced runs of synced workloads
+    came out faster than untraced ones."""
+    end = time.monotonic() + limit_s
+    before = disk_counters()
+    while time.monotonic() < end:
+        time.sleep(quiet_s)
+        now = disk_counters()
+        if now == before:
+            return
+        before = now
+
+
 def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
     db = str(tmp / "db")
     shutil.rmtree(db, ignore_errors=True)
     os.makedirs(db)
     os.sync()  # the last run's dirty pages are written back now, not during this run
+    if SETTLE:
+        settle()
     cmd = workload(db, wl)
     extra: dict = {}
     bg = None
@@ -201,7 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help="update the cells measured into the output folder's "
                          "overhead.json instead of replacing it")
+    ap.add_argument("--no-settle", action="store_true",
+                    help="start each run right after the sync, without waiting "
+                         "for the disks to go quiet (how runs before 2026-11-24 "
+                         "(second session) were made)")
     a = ap.parse_args(argv)
+    global SETTLE
+    SETTLE = not a.no_settle
     if os.geteuid() != 0:
         print("overhead.py: run as root", file=sys.stderr)
         return 1
@@ -246,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                     "collector_cpu_s": statistics.median(
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
                     "lost": sum(e.get("lost", 0) for e in extras),
-                    "scale": a.scale, "commit": commit}
+                    "scale": a.scale, "settled": SETTLE, "commit": commit}
     old_json = a.output / "overhead.json"
     if a.merge and old_json.exists():
         merged = json.loads(old_json.read_text())

@@ -171,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             r = analyse(rd / "command.log", rd, a.window_ms)
             r["kept_at_default"] = kept(r["lost_ms"], defaults.WINDOW_MS,
                                         defaults.WINDOW_DUTY)
-            r.update(seconds=a.seconds, window_ms=a.window_ms, duty=a.duty, commit=commit)
+            r.update(default_window_ms=defaults.WINDOW_MS,
+                     default_duty=defaults.WINDOW_DUTY, seconds=a.seconds,
+                     window_ms=a.window_ms, duty=a.duty, commit=commit)
             results[name] = r
             print(f"{name}: {r['windows']} windows, inside {r['inside']:.2f}, "
                   f"lost {r['lost_ms']:.1f} ms [{r['lost_ms_ci'][0]:.1f}, "
@@ -185,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render(results: dict) -> str:
-    d_ms, d_duty = defaults.WINDOW_MS, defaults.WINDOW_DUTY
+    first = next(iter(results.values()))
+    d_ms, d_duty = first["default_window_ms"], first["default_duty"]
     lines = [f"What one window costs (`bench/window_cost.py`), and the throughput "
              f"the default schedule ({d_ms} ms windows, duty {d_duty:g}: "
              f"{d_duty / (d_ms / 1000):.2f} windows/s) keeps.", "",

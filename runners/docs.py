@@ -114,7 +114,47 @@ def queries() -> str:
     return "\n".join(rows)
 
 
-BLOCKS = {"usage": usage, "schema": schema, "components": component_table,
+OVERHEAD_JSON = ROOT / "bench" / "results" / "overhead.json"
+WINDOW_COST = ROOT / "bench" / "window_cost.py"
+OVERHEAD_ROWS = {  # bench/overhead.py's workloads, as the README names them
+    "sync-on-1t": "db_bench, sync=true, 1 thread",
+    "sync-on-4t": "db_bench, sync=true, 4 threads",
+    "sync-off-1t": "db_bench, sync=false, 1 thread",
+    "sync-off-4t": "db_bench, sync=false, 4 threads",
+    "sqlite-delete-2c": "SQLite TPC-C-like, DELETE journal, 2 clients",
+    "sqlite-wal-2c": "SQLite TPC-C-like, WAL journal, 2 clients",
+}
+OVERHEAD_COLS = {"untraced-again": "A/A", "walscope-full": "full",
+                 "walscope-writes": "writes", "walscope-sample": "sample",
+                 "walscope-window": "window"}
+
+
+def overhead() -> str:
+    """Throughput traced / untraced per mode, the median of the interleaved
+    pairs of bench/results/overhead.json, with the pairs behind it."""
+    data = json.loads(OVERHEAD_JSON.read_text())
+    rows = ["| workload | " + " | ".join(OVERHEAD_COLS.values()) + " |",
+            "|---|" + "---|" * len(OVERHEAD_COLS)]
+    for w, name in OVERHEAD_ROWS.items():
+        per = data.get(w, {})
+        cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])})" if t in per else "-"
+                 for t in OVERHEAD_COLS]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def window_cost() -> str:
+    """bench/window_cost.py's table, from its results."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("window_cost", WINDOW_COST)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    results = json.loads((ROOT / "bench" / "results" / "window_cost.json").read_text())
+    return mod.render(results).rstrip("\n")
+
+
+BLOCKS = {"usage": usage, "overhead": overhead, "window_cost": window_cost, "schema": schema, "components": component_table,
           "queries": queries, "faults": faults}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 

@@ -56,7 +56,7 @@ def parser() -> argparse.ArgumentParser:
                     help="pages (PRAGMA wal_autocheckpoint)")
     ap.add_argument("--results", type=Path,
                     help="per-transaction CSV (default: $WALSCOPE_RUN_DIR/txlog.csv "
-                    "under trace_wal.py, else tpcc-results.csv)")
+                    "under trace_wal.py, else DB-results.csv beside the database)")
     return ap
 
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     run_dir = os.environ.get("WALSCOPE_RUN_DIR")
     results = a.results or (Path(run_dir) / "txlog.csv" if run_dir
-                            else Path("tpcc-results.csv"))
+                            else Path(f"{a.db}-results.csv"))
     cfg = driver.Config(db=a.db, journal_mode=a.journal_mode,
                         synchronous=a.synchronous, warehouses=a.warehouses,
                         scale=a.scale, duration=a.duration,

@@ -70,6 +70,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--modes", default="full,writes,window")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--name", default="perfcontext",
+                    help="the results' file names, NAME.md and NAME.json "
+                         "(perfcontext-window: --num 1000000 --modes full,window)")
     a = ap.parse_args()
     modes = a.modes.split(",")
     runs: dict[str, list[dict[str, float]]] = {"untraced": [], **{m: [] for m in modes}}
@@ -101,8 +104,8 @@ def main() -> int:
           f"{a.reps} runs each; window: [medians of the runs' 95% intervals across windows]; "
           "queue is PerfContext's write_thread_wait_nanos.\n\n" + "\n".join(lines) + "\n")
     a.output.mkdir(parents=True, exist_ok=True)
-    (a.output / "perfcontext.md").write_text(md)
-    (a.output / "perfcontext.json").write_text(json.dumps({"runs": runs, "median": med},
+    (a.output / f"{a.name}.md").write_text(md)
+    (a.output / f"{a.name}.json").write_text(json.dumps({"runs": runs, "median": med},
                                                           indent=1) + "\n")
     print(md)
     return 0

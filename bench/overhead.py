@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from collectors.session import SAFE_PATH  # noqa: E402
 PY = str(ROOT / ".venv" / "bin" / "python")
 SYSCALLS = "write,pwrite64,writev,pwritev,fsync,fdatasync,sync_file_range,openat,close,unlink,ftruncate"
 LIB = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
@@ -167,7 +169,10 @@ def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
     extra: dict = {}
     bg = None
     if tool in ("untraced", "untraced-again"):  # the second: A/A noise control
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        # the PATH trace_wal.py gives its workload: "python3" must be the
+        # same interpreter (and SQLite library) traced and untraced
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           env={**os.environ, "PATH": SAFE_PATH})
         out = p.stdout
     elif tool.startswith("walscope-"):
         mode = tool.split("-")[1]

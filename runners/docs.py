@@ -137,9 +137,12 @@ def overhead() -> str:
             "|---|" + "---|" * len(OVERHEAD_COLS)]
     for w, name in OVERHEAD_ROWS.items():
         per = data.get(w, {})
-        cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])})" if t in per else "-"
+        cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])})"
+                 + ("*" if per[t].get("settled") else "") if t in per else "-"
                  for t in OVERHEAD_COLS]
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    rows += ["", "\\* each run started once the disks had gone quiet after the "
+             "last one (`bench/overhead.py`'s default since 2026-11-24)"]
     return "\n".join(rows)
 
 

@@ -144,10 +144,9 @@ def disk_counters() -> list[str]:
 def settle(quiet_s: float = 1.0, limit_s: float = 60.0) -> None:
     """Until the disks have done nothing for quiet_s (at most limit_s): the
     last run's deleted files are discarded and its journal committed before
-    the next run starts, whichever arm it is.  Without it the untraced arm,
-    which starts at once, met that I/O and the traced one, which starts
-    after the tracer's set-up, did not: traced runs of synced workloads
-    came out faster than untraced ones."""
+    the next run starts, whichever arm it is: the untraced arm starts at
+    once, the traced one only after the tracer's set-up.  (It did not
+    explain why traced synced runs measure faster: bench/results/NOTES.md.)"""
     end = time.monotonic() + limit_s
     before = disk_counters()
     while time.monotonic() < end:

@@ -52,7 +52,7 @@ def window_of(starts: np.ndarray, windows: pd.DataFrame) -> np.ndarray:
     return np.where(inside, i, -1)
 
 
-def _interval(per_window_sum: np.ndarray, per_window_n: np.ndarray,
+def interval_across_windows(per_window_sum: np.ndarray, per_window_n: np.ndarray,
               rng: np.random.Generator) -> tuple[float, float]:
     """95% bootstrap interval of sum/n over resampled windows."""
     k = len(per_window_n)
@@ -89,7 +89,7 @@ def compare_with_samples(writes: pd.DataFrame, w: np.ndarray, k: int,
     all_cpu = sum(sums.values())
     out: dict[str, Any] = {}
     for c in have:
-        lo, hi = _interval(sums[c], all_cpu, rng)
+        lo, hi = interval_across_windows(sums[c], all_cpu, rng)
         share = float(sums[c].sum() / all_cpu.sum()) if all_cpu.sum() else float("nan")
         row = {"windows": share, "windows_lo": lo, "windows_hi": hi, "samples_n": int(total)}
         if total:
@@ -141,7 +141,7 @@ def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str]
             continue
         v = writes[col].to_numpy()[inside].astype(float)
         s = np.bincount(w[inside], weights=v, minlength=k)
-        lo, hi = _interval(s, n, rng)
+        lo, hi = interval_across_windows(s, n, rng)
         est[c] = {"mean_ns": float(s.sum() / n.sum()) if n.sum() else 0.0,
                   "lo_ns": lo, "hi_ns": hi}
     out["estimates"] = est

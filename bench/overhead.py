@@ -46,7 +46,6 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
     "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
     "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
 }
-SETTLE = True   # --no-settle: start each run right after the sync
 # tools this slow get at most this many reps (strace: ~100x on sync=false)
 SLOW_TOOLS = {"strace": 3}
 
@@ -157,12 +156,13 @@ def settle(quiet_s: float = 1.0, limit_s: float = 60.0) -> None:
         before = now
 
 
-def run_tool(tool: str, wl: list[str], tmp: Path) -> tuple[float, dict]:
+def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
+             ) -> tuple[float, dict]:
     db = str(tmp / "db")
     shutil.rmtree(db, ignore_errors=True)
     os.makedirs(db)
     os.sync()  # the last run's dirty pages are written back now, not during this run
-    if SETTLE:
+    if settled:
         settle()
     cmd = workload(db, wl)
     extra: dict = {}
@@ -237,8 +237,6 @@ def main(argv: list[str] | None = None) -> int:
                          "for the disks to go quiet (how runs before 2026-11-24 "
                          "(second session) were made)")
     a = ap.parse_args(argv)
-    global SETTLE
-    SETTLE = not a.no_settle
     if os.geteuid() != 0:
         print("overhead.py: run as root", file=sys.stderr)
         return 1
@@ -259,11 +257,11 @@ def main(argv: list[str] | None = None) -> int:
                     # A/B interleaved, the order alternating so that a
                     # drift between the two runs of a pair cancels out
                     if rep % 2 == 0:
-                        base, _ = run_tool("untraced", wl, tmp)
-                        val, extra = run_tool(tool, wl, tmp)
+                        base, _ = run_tool("untraced", wl, tmp, not a.no_settle)
+                        val, extra = run_tool(tool, wl, tmp, not a.no_settle)
                     else:
-                        val, extra = run_tool(tool, wl, tmp)
-                        base, _ = run_tool("untraced", wl, tmp)
+                        val, extra = run_tool(tool, wl, tmp, not a.no_settle)
+                        base, _ = run_tool("untraced", wl, tmp, not a.no_settle)
                     ratios.append(val / base)
                     extras.append(extra)
                     bases.append(base)
@@ -283,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                     "collector_cpu_s": statistics.median(
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
                     "lost": sum(e.get("lost", 0) for e in extras),
-                    "scale": a.scale, "settled": SETTLE, "commit": commit}
+                    "scale": a.scale, "settled": not a.no_settle, "commit": commit}
     old_json = a.output / "overhead.json"
     if a.merge and old_json.exists():
         merged = json.loads(old_json.read_text())

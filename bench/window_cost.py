@@ -14,7 +14,8 @@ the Puts it did are compared with the run's rate away from every window:
 
 and, from lost_ms, the throughput the default schedule keeps:
 1 - lost_ms x windows per second.  Windows are the independent unit: the
-intervals are 95% t intervals across windows.
+intervals are 95% bootstrap intervals across windows, as the run's own
+estimates are (analysis.windows).
 
     sudo bench/window_cost.py [--seconds 30] [--duty 0.05] [-o bench/results]
 
@@ -39,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.windows import read_windows  # noqa: E402
+from analysis.windows import interval_across_windows, read_windows  # noqa: E402
 from runners import defaults  # noqa: E402
 
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -62,19 +63,6 @@ def read_buckets(log: Path) -> tuple[int, int, np.ndarray]:
     head = next(l for l in lines if l.startswith("# t0_ns")).split()
     counts = [int(l.split()[1]) for l in lines if l[:1].isdigit()]
     return int(head[2]), int(head[4]), np.array(counts, dtype=float)
-
-
-def t_interval(xs: list[float]) -> tuple[float, float]:
-    """95% t interval of the mean (normal quantile past 30 values)."""
-    n = len(xs)
-    if n < 2:
-        return float("nan"), float("nan")
-    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 8: 2.36, 10: 2.26,
-         15: 2.14, 20: 2.09, 30: 2.04}
-    q = next((v for k, v in sorted(t.items(), reverse=True) if n >= k), 1.96) \
-        if n <= 30 else 1.96
-    m, se = statistics.fmean(xs), statistics.stdev(xs) / math.sqrt(n)
-    return m - q * se, m + q * se
 
 
 def analyse(log: Path, run_dir: Path, window_ms: float, seed: int = 1) -> dict:
@@ -124,14 +112,16 @@ def analyse(log: Path, run_dir: Path, window_ms: float, seed: int = 1) -> dict:
             x = lost(t, t + span)
             if x is not None:
                 placebo.append(x)
+    def ci(xs: list[float]) -> tuple[float, float]:
+        return interval_across_windows(np.array(xs), np.ones(len(xs)), rng)
     return {"windows": len(losses), "rate_per_s": rate / bucket_ns * 1e9,
             "attach_ms": float(w["attach_us"].median() / 1e3),
             "detach_ms": float(w["detach_us"].median() / 1e3),
             "inside": statistics.fmean(inside) if inside else None,
             "lost_ms": statistics.fmean(losses) if losses else None,
-            "lost_ms_ci": t_interval(losses),
+            "lost_ms_ci": ci(losses),
             "placebo_ms": statistics.fmean(placebo) if placebo else None,
-            "placebo_ms_ci": t_interval(placebo), "placebo_n": len(placebo),
+            "placebo_ms_ci": ci(placebo), "placebo_n": len(placebo),
             "profile": {ms: statistics.fmean(v) for ms, v in profile.items() if v}}
 
 

@@ -1,9 +1,11 @@
 """Folded stacks (golden files), flame graph rendering, the HTML report in Chromium."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -12,6 +14,8 @@ import pandas as pd
 import pytest
 
 from analysis import folded
+from tests.png import read_rows
+from tests.test_dataset import synthetic_run
 from viz import flamegraph, report
 from viz import runs as runs_mod
 
@@ -115,9 +119,7 @@ def test_report_renders_in_chromium(two_runs, tmp_path):
     # the screenshot is kept for CI's artefacts
     shot = ROOT / ".output" / "report-screenshot.png"
     shot.unlink(missing_ok=True)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", f"--user-data-dir={tmp_path}/prof"]
+    flags = chromium_flags(tmp_path)
     p = subprocess.run(["chromium", *flags, "--enable-logging=stderr", "--v=0",
                         "--window-size=1400,4000", f"--screenshot={shot}", out.as_uri()],
                        capture_output=True, text=True, timeout=120)
@@ -134,6 +136,100 @@ def test_report_renders_in_chromium(two_runs, tmp_path):
         assert "main-svg" in block, f"figure {i} ({data['figures'][i]}) not rendered"
         assert 'class="trace' in block or "class='trace" in block, \
             f"figure {i} ({data['figures'][i]}) has no data"
+
+
+def chromium_flags(tmp_path: Path) -> list[str]:
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={tmp_path}/prof"]
+
+
+@pytest.fixture
+def flame_report(tmp_path):
+    """A report of one synthetic run folder with one flame graph, rendered
+    by inferno from the golden phase stacks."""
+    if not shutil.which("chromium"):
+        pytest.skip("chromium is not installed (setup.sh installs it)")
+    try:
+        flamegraph.inferno("inferno-flamegraph")
+    except flamegraph.RenderError as e:
+        pytest.skip(str(e))
+    run = synthetic_run(tmp_path / "r", seed=1)
+    s = json.loads((run / "summary.json").read_text())
+    s["components"]["queue"]["mean_ns"] = 5.0
+    s["probe_hits"] = {"per_write": 4.0}
+    (run / "summary.json").write_text(json.dumps(s))
+    flamegraph.render(GOLDEN / "phase.folded", run / "flame-phase.svg", flamegraph.TITLES["phase"])
+    out = tmp_path / "report.html"
+    assert report.main([str(run), "-o", str(out)]) == 0
+    return out
+
+
+def flame_and_frame_widths(shot: Path) -> tuple[int, int]:
+    """(px, px): the widest stretch of the flame graph's background (#eeeeb0
+    and its gradient) in a screenshot, and the inside of the frame (#ccc
+    borders) around it."""
+    rows = read_rows(shot)
+    best = (0, 0, 0)     # run length, row, first x
+    for y, row in enumerate(rows):
+        x = 0
+        while x < len(row):
+            if row[x][0] == row[x][1] == 238 and 170 <= row[x][2] <= 230:
+                start = x
+                while x < len(row) and row[x][:2] == (238, 238) and 170 <= row[x][2] <= 238:
+                    x += 1
+                best = max(best, (x - start, y, start))
+            x += 1
+    length, y, start = best
+    assert length, "no flame graph background in the screenshot"
+    row = rows[y]
+    grey = (204, 204, 204)
+    left = max((x for x in range(start) if row[x] == grey), default=None)
+    right = min((x for x in range(start + length, len(row)) if row[x] == grey), default=None)
+    assert left is not None and right is not None, "no frame around the flame graph"
+    return length, right - left - 1
+
+
+def test_embedded_flame_graph_fills_its_frame(flame_report, tmp_path):
+    """The report's flame graph draws at least 90% of its frame's width (it
+    drew 300 px of 1,336 when the SVG sat in srcdoc as it was)."""
+    shot = tmp_path / "shot.png"
+    subprocess.run(["chromium", *chromium_flags(tmp_path), "--window-size=1400,4000",
+                    f"--screenshot={shot}", flame_report.as_uri()],
+                   capture_output=True, text=True, timeout=120)
+    flame, frame = flame_and_frame_widths(shot)
+    assert frame > 1000 and flame >= 0.9 * frame, (flame, frame)
+
+
+HARNESS = """<!DOCTYPE html><html><body>
+<iframe id="r" src="%s" style="width:1400px;height:900px"></iframe><pre id="out">-</pre>
+<script>
+document.getElementById("r").onload = function () { setTimeout(function () {
+  var f = document.getElementById("r").contentDocument.querySelector("iframe.flame");
+  var d = f.contentDocument, svg = d.querySelector("svg");
+  var o = {frame: f.clientWidth, svg: svg.getBoundingClientRect().width,
+           fluid: !svg.hasAttribute("width"), zoomed: false, found: ""};
+  var g = Array.prototype.find.call(d.querySelectorAll("#frames g"), function (e) {
+    return e.querySelector("title").textContent.indexOf("JoinBatchGroup") == 0; });
+  g.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  o.zoomed = !d.getElementById("unzoom").classList.contains("hide");
+  o.label = g.querySelector("text").textContent.trim();
+  document.getElementById("out").textContent = JSON.stringify(o);
+}, 1000); };
+</script></body></html>"""
+
+
+def test_embedded_flame_graph_stays_interactive(flame_report, tmp_path):
+    """Inside the report the flame graph's own script runs: it takes the
+    frame's width, and a click on a frame zooms into it."""
+    harness = tmp_path / "harness.html"
+    harness.write_text(HARNESS % flame_report.as_uri())
+    dom = subprocess.run(["chromium", *chromium_flags(tmp_path), "--allow-file-access-from-files",
+                          "--virtual-time-budget=10000", "--dump-dom", harness.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    got = json.loads(html.unescape(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)))
+    assert got["fluid"] and got["svg"] >= 0.9 * got["frame"] > 900, got
+    assert got["zoomed"] and got["label"] == "JoinBatchGroup", got
 
 
 def test_report_bad_input(tmp_path):

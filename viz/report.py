@@ -14,6 +14,7 @@ import argparse
 import html
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: E402,F401
 
 # flame graphs embedded in the page (the rest are linked): at most this many
 EMBEDDED_FLAMES = 12
+# the tallest an embedded flame graph's frame grows (px); a taller one scrolls
+FLAME_HEIGHT = 900
 
 def overhead_table(runs: list[Run]) -> str:
     rows = []
@@ -52,6 +55,22 @@ def overhead_table(runs: list[Run]) -> str:
             "<th>lost events</th><th>run</th></tr>" + "".join(rows) + "</table>")
 
 
+def flame_frame(svg: str, title: str) -> str:
+    """One flame graph as an iframe whose document is a small HTML page
+    holding the SVG inline.  The page stretches the SVG to the frame's
+    width (inferno's fluid drawing then drops the SVG's own width, which
+    inline in HTML would fall back to 300 px) and the frame is as tall as
+    the graph, so labels fit and its search and zoom still work."""
+    body = re.sub(r"\A\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>)?", "", svg)
+    m = re.search(r'<svg[^>]*\sheight="(\d+)', body)
+    height = min(int(m.group(1)) if m else FLAME_HEIGHT, FLAME_HEIGHT)
+    doc = ('<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
+           "html,body{margin:0}svg{display:block;width:100%}</style></head>"
+           f"<body>{body}</body></html>")
+    return (f'<iframe class="flame" title="{html.escape(title)}" '
+            f'style="height:{height + 2}px" srcdoc="{html.escape(doc)}"></iframe>')
+
+
 def flames(runs: list[Run], out_dir: Path) -> str:
     """Each run's flame graphs, embedded (an iframe holding the SVG, so its
     own search and zoom work and the page stays one file), then linked."""
@@ -62,9 +81,8 @@ def flames(runs: list[Run], out_dir: Path) -> str:
             if embedded < EMBEDDED_FLAMES:
                 embedded += 1
                 items.append(f"<h3>{html.escape(r.name)}: {html.escape(kind)}</h3>"
-                             f'<iframe class="flame" title="{html.escape(r.name)} {kind}" '
-                             f'srcdoc="{html.escape(svg.read_text(errors="replace"))}">'
-                             "</iframe>")
+                             + flame_frame(svg.read_text(errors="replace"),
+                                           f"{r.name} {kind}"))
             else:
                 items.append(f'<p><a href="{html.escape(os.path.relpath(svg, out_dir))}">'
                              f"{html.escape(r.name)}: {html.escape(kind)}</a></p>")
@@ -134,14 +152,14 @@ def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
 <style>body{{font-family:sans-serif;margin:2em;max-width:1500px}}
 table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:3px 8px}}
 .warn{{color:#b00;font-weight:bold}} .how{{color:#444;max-width:60em}}
-iframe.flame{{width:100%;height:520px;border:1px solid #ccc}}</style>
+iframe.flame{{width:100%;border:1px solid #ccc;box-sizing:border-box}}</style>
 <script type="text/javascript">{get_plotlyjs()}</script></head><body>
 <h1>walscope: where each write's latency goes</h1>{banner}{banner_s}
 {headline.headline(runs)}
 <p class=how>Latencies are compensated for probe overhead (the "removed" column); see the
 overhead table at the end before trusting small components.</p>
 {''.join(parts)}
-<h2>Flame graphs</h2>{flames(runs, out.parent)}
+<h2 id="flames">Flame graphs</h2>{flames(runs, out.parent)}
 <h2>Tracing overhead and compensation</h2>{overhead_table(runs)}
 <script id="walscope-data" type="application/json">{json.dumps(payload)}</script>
 </body></html>"""

@@ -1,4 +1,4 @@
-"""python -m analysis RUN_DIR...: analyse run folders again, offline.
+"""walscope analyse RUN_DIR...: analyse run folders again, offline.
 
 For a folder copied from another host, or one whose tracer died before it
 analysed: writes the Parquet tables, folded stacks and summary.json, and
@@ -17,7 +17,7 @@ from collectors.records import LayoutError
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis",
+    ap = argparse.ArgumentParser(prog="walscope analyse",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", type=Path, help="run folders")
     ap.add_argument("-q", "--quiet", action="store_true", help="no table")

@@ -11,6 +11,7 @@ and compares the rows.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,12 @@ def sql(name: str) -> str:
     return path.read_text()
 
 
-def _text(name_or_sql: str) -> str:
-    return sql(name_or_sql) if name_or_sql in names() else name_or_sql
+def text_of(name_or_sql: str) -> str:
+    """The SQL of a named query, or the SQL given; a lone word that names
+    no query is an unknown name, not SQL for the engine to trip on."""
+    if name_or_sql in names() or re.fullmatch(r"[\w.-]+", name_or_sql.strip()):
+        return sql(name_or_sql.strip())
+    return name_or_sql
 
 
 def duckdb_connection(dataset: Path, memory_limit: str = DUCKDB_MEMORY) -> Any:
@@ -62,9 +67,10 @@ def duckdb_connection(dataset: Path, memory_limit: str = DUCKDB_MEMORY) -> Any:
 
 def run_duckdb(dataset: Path, name_or_sql: str, con: Any = None) -> pd.DataFrame:
     import duckdb
+    text = text_of(name_or_sql)
     con = con or duckdb_connection(dataset)
     try:
-        return con.execute(_text(name_or_sql)).df()
+        return con.execute(text).df()
     except duckdb.Error as e:
         raise QueryError(f"duckdb: {str(e).splitlines()[0]}") from None
 
@@ -101,9 +107,10 @@ def spark_views(spark: Any, dataset: str) -> list[str]:
 
 
 def run_spark(dataset: str, name_or_sql: str, spark: Any = None) -> pd.DataFrame:
+    text = text_of(name_or_sql)
     spark = spark or spark_session()
     spark_views(spark, str(dataset))
     try:
-        return spark.sql(_text(name_or_sql)).toPandas()
+        return spark.sql(text).toPandas()
     except Exception as e:
         raise QueryError(f"spark: {str(e).splitlines()[0]}") from None

@@ -1,5 +1,11 @@
-"""walscope: the dataset commands (trace_wal.py traces; this gathers runs).
+"""walscope: every user command behind one program (installed into .venv
+by `make venv` as a console script; ./walscope runs it from a clone).
 
+    walscope trace [OPTIONS] -- COMMAND...       trace_wal.py: trace a workload (root)
+    walscope analyse RUN...                      analyse run folders again, offline
+    walscope report RUN... [-o report.html]      one page comparing runs
+    walscope flamegraph RUN... | --diff A B      flame graph SVGs with inferno
+    walscope study ID... | all                   regenerate studies/ (root)
     walscope export RUN... DATASET [--host H]    run folders into a dataset
     walscope query NAME DATASET [--engine duckdb|spark] [--format table|csv|parquet] [-o FILE]
     walscope query --list                        the named queries
@@ -7,20 +13,43 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
+from typing import Callable
 
 from analysis import dataset as D
 from analysis import query as Q
 
 EXAMPLES = """\
 examples:
+  sudo walscope trace -- db_bench --benchmarks=fillrandom --num=20000 --sync=true
+  walscope analyse runs/demo
+  walscope report runs/A runs/B -o report.html
   walscope export runs/* fleet/ --host db-17
   walscope query components_per_run fleet/
   walscope query p99_tail fleet/ --format csv -o tail.csv
   walscope query queue_behind_sync fleet/ --engine spark
   walscope query overhead_and_losses s3a://bucket/walscope --engine spark --master spark://head:7077
 """
+
+
+def _main_of(module: str) -> Callable[[list[str]], int]:
+    """The main() of the module a command hands its arguments to,
+    imported only when that command runs."""
+    def run(argv: list[str]) -> int:
+        return importlib.import_module(module).main(argv)
+    return run
+
+
+# command -> (what it does, the module whose main() parses and runs it)
+DELEGATED: dict[str, tuple[str, str]] = {
+    "trace": ("trace a workload: trace_wal.py's options (root)", "runners.cli"),
+    "analyse": ("analyse run folders again, offline (no root)", "analysis.__main__"),
+    "report": ("build report.html from run folders, or --dataset", "viz.report"),
+    "flamegraph": ("render a run folder's flame graphs (or --diff A B)", "viz.flamegraph"),
+    "study": ("run a study from studies/ again (root)", "runners.study"),
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -30,10 +59,16 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="walscope", description="Gather walscope run folders into "
-                      "one dataset and query it.", epilog=EXAMPLES,
+    p = OneLineParser(prog="walscope", description="Where does each write's latency "
+                      "go: trace, analyse, report, and gather runs into a dataset.",
+                      epilog=EXAMPLES,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=OneLineParser)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=OneLineParser,
+                           metavar="COMMAND")
+    for name, (what, _) in DELEGATED.items():
+        d = sub.add_parser(name, help=what, add_help=False)
+        d.add_argument("args", nargs=argparse.REMAINDER,
+                       help=f"see `walscope {name} --help`")
     e = sub.add_parser("export", help="copy analysed run folders into a dataset")
     e.add_argument("paths", nargs="+", type=Path, metavar="RUN... DATASET")
     e.add_argument("--host", help="host name (default: the one the tracer recorded)")
@@ -66,10 +101,11 @@ def query(args: argparse.Namespace) -> int:
         return 0
     if not args.name or not args.dataset:
         raise Q.QueryError("give a query name (or SQL) and a dataset (--list names them)")
+    text = Q.text_of(args.name)     # an unknown name, before any engine starts
     if args.engine == "spark":
-        df = Q.run_spark(args.dataset, args.name, Q.spark_session(args.master))
+        df = Q.run_spark(args.dataset, text, Q.spark_session(args.master))
     else:
-        df = Q.run_duckdb(Path(args.dataset), args.name)
+        df = Q.run_duckdb(Path(args.dataset), text)
     if args.format == "parquet":
         if not args.output:
             raise Q.QueryError("--format parquet needs -o FILE")
@@ -84,7 +120,14 @@ def query(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv:
+        parser.print_help(sys.stderr)
+        return 2
+    if argv[0] in DELEGATED:
+        return _main_of(DELEGATED[argv[0]][1])(argv[1:])
+    args = parser.parse_args(argv)
     try:
         return export(args) if args.cmd == "export" else query(args)
     except (D.DatasetError, Q.QueryError) as e:

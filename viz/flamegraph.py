@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Render a run folder's folded stacks to SVG flame graphs with inferno.
 
-    viz/flamegraph.py RUN_DIR                 # phase, offcpu, oncpu SVGs
-    viz/flamegraph.py --diff RUN_A RUN_B -o d.svg   # differential (phase)
+    walscope flamegraph RUN_DIR                 # phase, offcpu, oncpu SVGs
+    walscope flamegraph --diff RUN_A RUN_B -o d.svg   # differential (phase)
 
 inferno (crates.io) is built into .output/inferno by setup.sh; the folded
 files are canonical, so FlameGraph's flamegraph.pl reads them too.
@@ -78,7 +78,8 @@ def render_diff(a: Path, b: Path, svg: Path, kind: str = "phase") -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="walscope flamegraph",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--diff", action="store_true", help="differential of two runs")
     ap.add_argument("-o", "--output", type=Path, help="SVG for --diff")

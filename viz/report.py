@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build report.html from any number of walscope run folders (or folders of them).
 
-    viz/report.py RUN_OR_MATRIX_DIR... [-o report.html]
-    viz/report.py --dataset DATASET [-o fleet.html]      (viz/fleet.py)
+    walscope report RUN_OR_MATRIX_DIR... [-o report.html]
+    walscope report --dataset DATASET [-o fleet.html]      (viz/fleet.py)
 
 Reads Parquet and summary.json only, so run folders copied from other hosts
 work.  The page is self-contained (plotly.js is embedded) and works offline.
@@ -86,7 +86,7 @@ def flames(runs: list[Run], out_dir: Path) -> str:
             else:
                 items.append(f'<p><a href="{html.escape(os.path.relpath(svg, out_dir))}">'
                              f"{html.escape(r.name)}: {html.escape(kind)}</a></p>")
-    return "".join(items) or "<p>(none: run viz/flamegraph.py on the run folders)</p>"
+    return "".join(items) or "<p>(none: run `walscope flamegraph` on the run folders)</p>"
 
 
 def matrices(paths: list[Path]) -> list[tuple[str, Any]]:
@@ -170,7 +170,8 @@ overhead table at the end before trusting small components.</p>
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="walscope report",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="*", type=Path, help="run or matrix folders")
     ap.add_argument("--dataset", type=Path, help="compare the hosts and runs of a "
                     "dataset (walscope export) instead")

@@ -4,7 +4,9 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import stat
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,10 +39,11 @@ def parser() -> argparse.ArgumentParser:
                                  description="A TPC-C-like SQLite workload "
                                  "(stdlib only; fixed seed; explicit BEGIN "
                                  "IMMEDIATE ... COMMIT).")
-    ap.add_argument("--db", default="tpcc.db",
-                    help="database file; a loaded template is kept beside it")
+    ap.add_argument("--db", help="database file (default: tpcc.db in a new "
+                    "temporary folder, removed at the end)")
     ap.add_argument("--template-dir", help="where the loaded template database is "
-                    "kept (default: beside --db)")
+                    "kept (default: beside --db; without --db, a per-user folder "
+                    "in the temporary directory)")
     ap.add_argument("--journal-mode", choices=driver.JOURNAL_MODES, default="delete")
     ap.add_argument("--synchronous", choices=driver.SYNCHRONOUS, default="full")
     ap.add_argument("--warehouses", type=positive_int, default=1)
@@ -56,15 +59,46 @@ def parser() -> argparse.ArgumentParser:
                     help="pages (PRAGMA wal_autocheckpoint)")
     ap.add_argument("--results", type=Path,
                     help="per-transaction CSV (default: $WALSCOPE_RUN_DIR/txlog.csv "
-                    "under trace_wal.py, else DB-results.csv beside the database)")
+                    "under trace_wal.py, else DB-results.csv beside the database, "
+                    "which without --db is a temporary folder that is kept)")
     return ap
+
+
+def template_cache() -> str | None:
+    """This user's folder of loaded templates in the temporary directory,
+    kept between runs; None when the name is taken by something else."""
+    d = Path(tempfile.gettempdir()) / f"walscope-tpcc-{os.getuid()}"
+    try:
+        d.mkdir(mode=0o700, exist_ok=True)
+        st = d.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return str(d)
 
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     run_dir = os.environ.get("WALSCOPE_RUN_DIR")
+    scratch = None
+    if a.db is None:     # never in the current folder: a temporary one
+        scratch = Path(tempfile.mkdtemp(prefix="walscope-tpcc-"))
+        a.db = str(scratch / "tpcc.db")
+        a.template_dir = a.template_dir or template_cache() or str(scratch)
     results = a.results or (Path(run_dir) / "txlog.csv" if run_dir
                             else Path(f"{a.db}-results.csv"))
+    try:
+        return run(a, results)
+    finally:
+        if scratch is not None:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                Path(a.db + suffix).unlink(missing_ok=True)
+            if not any(scratch.iterdir()):
+                scratch.rmdir()
+
+
+def run(a: argparse.Namespace, results: Path) -> int:
     cfg = driver.Config(db=a.db, journal_mode=a.journal_mode,
                         synchronous=a.synchronous, warehouses=a.warehouses,
                         scale=a.scale, duration=a.duration,

@@ -19,7 +19,7 @@ PYTHON ?= /usr/bin/python3
 APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
-.PHONY: all clean test demo unit docs readme golden venv studies
+.PHONY: all clean test demo unit docs readme golden venv venv-spark studies
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
 	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static \
 	$(OUTPUT)/timed_writer
@@ -73,12 +73,20 @@ $(OUTPUT)/rocks_static: tests/engines/rocks_c.c | $(OUTPUT)
 test:
 	./setup.sh --test
 
-# the Python environment alone (setup.sh installs the system packages first)
+# the Python environment alone (setup.sh installs the system packages first):
+# walscope installed editable with its commands (pyproject.toml: walscope,
+# trace_wal) and the test tools; venv-spark adds the Spark extra, which
+# ./setup.sh --test installs so that the Spark tests run
 venv: .venv/.installed
-.venv/.installed: requirements.txt
+.venv/.installed: pyproject.toml
 	$(PYTHON) -m venv .venv
 	.venv/bin/pip install -q --upgrade pip
-	.venv/bin/pip install -q -r requirements.txt
+	.venv/bin/pip install -q -e '.[test]'
+	touch $@
+
+venv-spark: .venv/.spark
+.venv/.spark: .venv/.installed
+	.venv/bin/pip install -q -e '.[test,spark]'
 	touch $@
 
 unit: venv

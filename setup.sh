@@ -2,7 +2,8 @@
 # setup.sh - everything a fresh Debian/Ubuntu machine needs, then one job.
 #   ./setup.sh            install and build only
 #   ./setup.sh --demo     ... then trace the default db_bench scenario
-#   ./setup.sh --test     ... then run the test suite (what CI runs)
+#   ./setup.sh --test     ... then run the test suite (what CI runs; adds
+#                         the Spark extra, walscope[spark], for its tests)
 # Idempotent: packages, venv and build are skipped when already in place.
 set -eu
 cd "$(dirname "$0")"
@@ -48,6 +49,7 @@ case "${1:-}" in
 	;;
 --test)
 	shift
+	make -s venv-spark    # the Spark extra, so the Spark tests run too
 	as_root .venv/bin/python -m pytest -q "$@"
 	;;
 "") ;;

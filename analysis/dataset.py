@@ -119,7 +119,7 @@ def export(run_dir: Path, dataset: Path, host: str | None = None,
         summary = json.loads((run_dir / "summary.json").read_text())
     except FileNotFoundError:
         raise DatasetError(f"{run_dir}: not an analysed run folder (no summary.json: "
-                           f"python -m analysis {run_dir})") from None
+                           f"walscope analyse {run_dir})") from None
     except ValueError as e:
         raise DatasetError(f"{run_dir}/summary.json: unreadable ({e})") from None
     env = summary.get("environment", {})

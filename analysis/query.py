@@ -78,7 +78,11 @@ def run_duckdb(dataset: Path, name_or_sql: str, con: Any = None) -> pd.DataFrame
 def spark_session(master: str = "local[2]") -> Any:
     """A Spark session for these queries (local, or a cluster's master URL:
     spark://host:7077, yarn, k8s://...)."""
-    from pyspark.sql import SparkSession
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise QueryError("Spark is an extra: pip install 'walscope[spark]' "
+                         "(in a clone: make venv-spark)") from None
     return (SparkSession.builder.master(master).appName("walscope")
             .config("spark.sql.session.timeZone", "UTC")
             # run and host names are names, even when they look like numbers

@@ -174,6 +174,8 @@ def real_fleet(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def spark():
+    pytest.importorskip("pyspark", reason="Spark is an extra (walscope[spark]): "
+                        "`make venv-spark` or ./setup.sh --test installs it")
     s = Q.spark_session()
     yield s
     s.stop()

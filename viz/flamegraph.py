@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 TITLES = {"phase": "WAL write phases (us, probe overhead compensated)",
           "offcpu": "Off-CPU: runnable and blocked time (us)",

@@ -2,7 +2,7 @@
 named queries (analysis/queries), so the page shows what `walscope query`
 answers.
 
-    viz/report.py --dataset DATASET [-o fleet.html]
+    walscope report --dataset DATASET [-o fleet.html]
 """
 from __future__ import annotations
 

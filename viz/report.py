@@ -21,12 +21,9 @@ from typing import Any
 
 from plotly.offline import get_plotlyjs
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from viz import export, figures, headline, matrix  # noqa: E402
-from viz.figures import breakdown_figure  # noqa: E402
-from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: E402,F401
+from viz import export, figures, headline, matrix
+from viz.figures import breakdown_figure
+from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: F401
 
 # flame graphs embedded in the page (the rest are linked): at most this many
 EMBEDDED_FLAMES = 12

@@ -3,20 +3,16 @@ writes.parquet it plots, in bounded memory whatever the run's length."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from analysis import components  # noqa: E402
-from analysis.aggregate import Dist  # noqa: E402
-from analysis.columns import ParquetColumns  # noqa: E402
-from analysis.components import QUEUE_PARTS  # noqa: E402
+from analysis import components
+from analysis.aggregate import Dist
+from analysis.columns import ParquetColumns
+from analysis.components import QUEUE_PARTS
 
 COMPONENTS = list(components.DISPLAY_ORDER)
 COLORS = components.COLORS
@@ -127,7 +123,7 @@ def find_runs(paths: list[Path]) -> list[Run]:
             raise ReportError(f"{p}: no such folder")
         if not (p / "summary.json").exists() and (p / "writes.bin").exists():
             raise ReportError(f"{p}: not analysed yet (its tracer died?): run "
-                              f"`python -m analysis {p}` first")
+                              f"`walscope analyse {p}` first")
         if (p / "summary.json").exists():
             found.append((p, p.name))
             continue

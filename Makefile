@@ -22,7 +22,7 @@ HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 .PHONY: all clean test demo unit docs readme golden venv venv-spark studies
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
 	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static \
-	$(OUTPUT)/timed_writer
+	$(OUTPUT)/timed_writer $(OUTPUT)/budget_check
 
 $(OUTPUT):
 	mkdir -p $@
@@ -41,8 +41,13 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/walscope.btf.json: $(OUTPUT)/walscope.bpf.o
 	$(BPFTOOL) -j btf dump file $< > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/walscope-collect: collectors/walscope_collect.c $(OUTPUT)/walscope.skel.h $(HEADERS)
-	$(CC) $(CFLAGS) $(INCLUDES) $< -o $@ $(LIBS) -lm -lpthread
+$(OUTPUT)/walscope-collect: collectors/walscope_collect.c collectors/budget.c collectors/budget.h \
+		$(OUTPUT)/walscope.skel.h $(HEADERS)
+	$(CC) $(CFLAGS) $(INCLUDES) -Icollectors $< collectors/budget.c -o $@ $(LIBS) -lm -lpthread
+
+# tests/test_budget.py's driver of the budget's schedule (no BPF)
+$(OUTPUT)/budget_check: collectors/budget_check.c collectors/budget.c collectors/budget.h | $(OUTPUT)
+	$(CC) $(CFLAGS) -Icollectors $< collectors/budget.c -o $@
 
 $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope.skel.h $(HEADERS)
 	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)

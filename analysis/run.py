@@ -100,13 +100,18 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
                                                info.get("offcpu_stack_every", 1))
     folded.write_folded(run_dir, root)
     summary.update(info.get("summary", {}))
-    if (run_dir / windows.WINDOWS).exists():   # --mode window
+    if (run_dir / windows.WINDOWS).exists():   # --mode window and budget
         w = C.ParquetColumns(run_dir / "writes.parquet")
         comps = components.names(summary["engine"])
+        sched = windows.read_windows(run_dir)
         summary["windows"] = windows.summarize(
-            windows.read_windows(run_dir),
-            w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps]),
+            sched, w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps]),
             comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
+        budget = (info.get("window") or {}).get("budget")
+        if budget is not None:
+            costs, end_ns = windows.read_costs(run_dir)
+            summary["budget"] = windows.summarize_budget(
+                costs, sched, end_ns, budget, summary["windows"].get("writes", 0))
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),
         windowed=(run_dir / windows.WINDOWS).exists())

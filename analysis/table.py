@@ -5,6 +5,7 @@ from typing import Any
 
 from analysis import threadtime
 from analysis.components import QUEUE_PARTS
+from analysis.windows import MIN_WINDOWS as MIN_WINDOWS_FOR_INTERVAL
 
 
 def fmt_ns(ns: float) -> str:
@@ -67,7 +68,7 @@ def format_table(summary: dict[str, Any]) -> str:
     for engine, sub in summary.get("by_engine", {}).items():
         out += f"\n\n[{engine}]\n" + engine_table({**sub, "mode": summary.get("mode")})
     if summary.get("windows"):
-        out += "\n" + window_lines(summary["windows"])
+        out += "\n" + window_lines(summary["windows"], summary.get("budget"))
     if not summary["writes"]["count"] and not summary.get("by_engine"):
         found = ", ".join(summary.get("engines_found", [])) or "none"
         out += (f"\nno write or transaction seen: engines found: {found}; "
@@ -76,20 +77,51 @@ def format_table(summary: dict[str, Any]) -> str:
     return out
 
 
-def window_lines(w: dict[str, Any]) -> str:
-    """--mode window: the schedule as it ran, and the estimates' intervals."""
+def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
+    """--mode budget: what was recorded, and why (the cost estimate)."""
+    cost = b.get("cost_median")
+    est = f"~{cost * 100:.1f}%" if cost is not None else "not estimated"
+    if b.get("every_write"):
+        return [f"recorded: every write ({b['recorded']}): under the {b['budget'] * 100:g}% "
+                "budget", f"tracing every write cost {est} of throughput "
+                f"(median of {b['estimates']} estimates)"]
+    total, share = b.get("estimated_total"), b.get("share")
+    of = f"of ~{total:,.0f} writes ({share * 100:.1f}%; each gap at its window's rate)" \
+        if total and share is not None else "writes (the total is unknown)"
+    return [f"recorded: {b['recorded']} {of}",
+            f"budget {b['budget'] * 100:g}%: every write would cost {est} of throughput;",
+            f"  {w.get('count', 0)} windows of {w.get('mean_ms', 0):.0f} ms took "
+            f"{(w.get('duty') or 0) * 100:.1f}% of the run"]
+
+
+def window_lines(w: dict[str, Any], budget: dict[str, Any] | None = None) -> str:
+    """--mode window and budget: the schedule as it ran, what the rows rest
+    on, and the estimates' intervals where there are enough windows."""
     if not w.get("count"):
         return "windows: none opened (a run shorter than the first gap)"
-    lines = [f"windows: {w['count']} of {w['mean_ms']:.0f} ms, duty {w['duty'] * 100:.1f}% "
-             f"(probes in {w['attached_share'] * 100:.1f}% of the run); "
-             f"attach {fmt_ns(w['attach_us'] * 1e3)}, detach {fmt_ns(w['detach_us'] * 1e3)} "
-             f"a window; {w['writes']} writes, {w['writes_per_window']:.0f} a window"]
+    if budget is not None:
+        lines = budget_lines(budget, w)
+        if budget.get("every_write"):
+            return "\n".join(lines)
+    else:
+        lines = [f"windows: {w['count']} of {w['mean_ms']:.0f} ms each, duty "
+                 f"{w['duty'] * 100:.1f}% (probes in {w['attached_share'] * 100:.1f}% of "
+                 f"the run); attach {fmt_ns(w['attach_us'] * 1e3)}, detach "
+                 f"{fmt_ns(w['detach_us'] * 1e3)} a window; {w['writes']} writes, "
+                 f"{w['writes_per_window']:.0f} a window"]
+    n = w.get("windows_with_writes", 0)
     est = w.get("estimates", {})
+    if n == 1:
+        lines.append("every row comes from one window: one moment of the run, "
+                     "no interval")
+    elif not w.get("interval", True):
+        lines.append(f"rows from {n} windows: too few for an interval across windows "
+                     f"(it takes {MIN_WINDOWS_FOR_INTERVAL})")
     parts = [f"{c} {fmt_ns(e['mean_ns'])} [{fmt_ns(e['lo_ns'])}, {fmt_ns(e['hi_ns'])}]"
              for c, e in sorted(est.items(), key=lambda kv: -kv[1]["mean_ns"])
              if e["mean_ns"] > 0 and e["lo_ns"] == e["lo_ns"]]
     if parts:
-        lines.append("mean per write, 95% across windows: " + ", ".join(parts[:5]))
+        lines.append(f"mean per write, 95% across {n} windows: " + ", ".join(parts[:5]))
     vs = {c: v for c, v in w.get("versus_samples", {}).items() if "samples" in v}
     if vs:
         lines.append("on-CPU share, windows vs samples of the whole run: " + ", ".join(

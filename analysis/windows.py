@@ -1,6 +1,8 @@
-"""--mode window: the windows of a run (windows.tsv, written by the
-collector) and what the writes recorded inside them estimate for the whole
-run.
+"""--mode window and budget: the windows of a run (windows.tsv, written by
+the collector) and what the writes recorded inside them estimate for the
+whole run.  In budget mode (the default) a window lasts as long as tracing
+every write stays within the budget, so a cheap run is one window that
+holds every write; the budget's estimates are windows.tsv's "cost" lines.
 
 A write is recorded when it begins inside a window, and in full: every
 component, exactly, as in --mode full.  Windows open at Poisson moments, so
@@ -20,6 +22,12 @@ import pandas as pd
 WINDOWS = "windows.tsv"
 BOOTSTRAP = 1000
 SEED = 1
+# an interval across windows needs this many windows with writes: with
+# fewer, a bootstrap's resamples repeat the same few windows and its
+# interval is far too narrow (with one it is a point; docs/attribution.md)
+MIN_WINDOWS = 10
+COST_COLS = ["ts_ns", "cost", "duty", "writes", "threads", "probe_ns", "period_ns",
+             "every_write", "tokens_ns"]
 
 
 def read_windows(run_dir: Path) -> pd.DataFrame:
@@ -40,6 +48,79 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
                             detach_us=int(f[3]), late=int(f[4]))
     done = [r for r in rows if "close_ns" in r]   # a torn last window: not one
     return pd.DataFrame(done, columns=cols).astype("int64")
+
+
+def read_costs(run_dir: Path) -> tuple[pd.DataFrame, int | None]:
+    """The budget's estimates (one row a "cost" line: the cost of tracing
+    every write as a share of untraced throughput, the duty it gave, and
+    the sample it rests on), and the run's end ("end" line) if written."""
+    rows: list[dict[str, float]] = []
+    end = None
+    try:
+        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
+    except FileNotFoundError:
+        return pd.DataFrame(columns=COST_COLS), None
+    for line in lines:
+        f = line.split("\t")
+        if f[0] == "cost" and len(f) == len(COST_COLS) + 1:
+            try:
+                rows.append(dict(zip(COST_COLS, (float(x) for x in f[1:]))))
+            except ValueError:
+                continue
+        elif f[0] == "end" and len(f) == 2 and f[1].isdigit():
+            end = int(f[1])
+    return pd.DataFrame(rows, columns=COST_COLS), end
+
+
+def recorded_share(windows: pd.DataFrame, costs: pd.DataFrame, end_ns: int | None,
+                   recorded: int) -> dict[str, Any]:
+    """How many writes the run had, estimated where no probe was attached:
+    each gap between windows at the untraced rate of the window before it
+    (its traced rate times 1 + its estimated cost; budget.h), and the share
+    of them recorded."""
+    if not len(windows):
+        return {"recorded": recorded, "estimated_total": None, "share": None}
+    gaps = 0.0
+    closes = windows["close_ns"].to_numpy()
+    opens = windows["open_ns"].to_numpy()
+    nexts = np.append(opens[1:], end_ns if end_ns is not None else closes[-1])
+    ts = costs["ts_ns"].to_numpy() if len(costs) else np.zeros(0)
+    for close, nxt in zip(closes, nexts):
+        if nxt <= close:
+            continue
+        before = np.searchsorted(ts, close, side="right") - 1
+        if before < 0:
+            continue
+        c = costs.iloc[before]
+        rate = c["writes"] / c["period_ns"] * (1 + c["cost"]) if c["period_ns"] else 0.0
+        gaps += (nxt - close) * rate
+    total = recorded + gaps
+    return {"recorded": int(recorded), "estimated_total": float(total),
+            "share": float(recorded / total) if total else None}
+
+
+def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | None,
+                     budget: float, recorded: int) -> dict[str, Any]:
+    """summary.json's budget: what the run cost and what it recorded."""
+    every = bool(len(windows) == 1 and not (costs["every_write"] == 0).any())
+    out: dict[str, Any] = {
+        "budget": budget,
+        "every_write": every,
+        "estimates": int(len(costs)),
+        "cost_median": float(costs["cost"].median()) if len(costs) else None,
+        "cost_max": float(costs["cost"].max()) if len(costs) else None,
+        # the estimates as they were made: when, the cost of tracing every
+        # write then, and the duty the schedule took from it
+        "timeline": [{"t_s": (r.ts_ns - windows["open_ns"].min()) / 1e9 if len(windows)
+                      else 0.0, "cost": r.cost, "duty": r.duty,
+                      "every_write": bool(r.every_write), "writes": int(r.writes),
+                      "threads": int(r.threads)} for r in costs.itertuples()],
+    }
+    out.update(recorded_share(windows, costs, end_ns, recorded))
+    if every:
+        out["share"] = 1.0
+        out["estimated_total"] = float(recorded)
+    return out
 
 
 def window_of(starts: np.ndarray, windows: pd.DataFrame) -> np.ndarray:
@@ -135,16 +216,19 @@ def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str]
     out["windows_with_writes"] = int((n > 0).sum())
     rng = np.random.default_rng(SEED)
     est: dict[str, Any] = {}
+    # the rule for an interval (MIN_WINDOWS), and what the rows rest on
+    out["interval"] = bool((n > 0).sum() >= MIN_WINDOWS)
     for c in ["dur"] + components:
         col = f"{c}_adj_ns"
         if col not in writes:
             continue
         v = writes[col].to_numpy()[inside].astype(float)
         s = np.bincount(w[inside], weights=v, minlength=k)
-        lo, hi = interval_across_windows(s, n, rng)
+        lo, hi = interval_across_windows(s, n, rng) if out["interval"] \
+            else (float("nan"), float("nan"))
         est[c] = {"mean_ns": float(s.sum() / n.sum()) if n.sum() else 0.0,
                   "lo_ns": lo, "hi_ns": hi}
     out["estimates"] = est
-    if samples:
+    if samples and out["interval"]:
         out["versus_samples"] = compare_with_samples(writes, w, k, samples, rng)
     return out

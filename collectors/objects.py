@@ -2,14 +2,20 @@
 
 At start, the objects the command (or -p PID) will run are inspected from
 the files themselves.  While the run goes on, the BPF side stops a traced
-process at each executable object it maps (the dynamic loader, dlopen())
-or execs for the first time, and the collector says so ("obj ..."); the
-object is read through /proc/PID/map_files or /proc/PID/exe (so a file in
-another mount namespace, or one deleted since, is the file the process
-has), its probes are attached, and only then is the process continued:
-nothing in the object has run before its probes are in.  An object is
-inspected once (by device and inode): uprobes are per inode, so they cover
-every process that maps it later.
+process where it meets objects walscope may not have seen, and the
+collector says so ("obj ..."):
+- an exec of a file no traced process has run (always: a tracepoint that
+  fires only on exec);
+- the dynamic loader's hook after dlopen() mapped objects (always: a
+  uprobe that fires only on dlopen(), collectors/loader.py);
+- an executable mapping of a new file (only where the syscall tracepoints
+  are attached: --mode full, and inside windows).
+The objects are read through /proc/PID/map_files or /proc/PID/exe (so a
+file in another mount namespace, or one deleted since, is the file the
+process has), their probes are attached, and only then is the process
+continued: nothing in an object has run before its probes are in.  An
+object is inspected once (by device and inode): uprobes are per inode, so
+they cover every process that maps it later.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from typing import Any
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from collectors import symbols
+from collectors import loader, symbols
 from collectors.session import Collector, SessionError
 
 # strings an engine's code carries even with no symbol table
@@ -37,7 +43,7 @@ ENGINE_MARKS = {"rocksdb": b"rocksdb_build_git_sha", "sqlite": b"SQLite format 3
 class ObjectInfo:
     """One inspected object, as summary.json's objects list has it."""
     path: str                   # as the process names it
-    how: str                    # start (before the run), exec or mmap
+    how: str                    # start (before the run), exec, mmap or dlopen
     pid: int | None = None
     build_id: str | None = None
     symbols: str | None = None  # .symtab (a full table) or .dynsym (exports only)
@@ -178,6 +184,8 @@ class ObjectFollower:
     _thread: threading.Thread | None = None
     _collector: Collector | None = None
     _attaches: int = 0
+    # objects met at one stop (keyed by its stamp), until it is continued
+    _met: dict[int, list[ObjectInfo]] = field(default_factory=dict)
 
     def inspect_start(self, paths: list[str]) -> list[str]:
         """The command's (or -p PID's) own objects, before the run: returns
@@ -197,7 +205,16 @@ class ObjectFollower:
                 lines += symbols.attach_lines(res.probes)
                 info.probes = len(res.probes) * 2 - sum(1 for r in res.probes
                                                         if not r.spec.ret)
+            lines += self._hook_lines(p)
         return lines
+
+    def _hook_lines(self, read_path: str) -> list[str]:
+        """The loader hook's attach line, if read_path is a dynamic loader
+        and objects are followed in this mode."""
+        if self.mode == "sample":
+            return []
+        line = loader.hook_line(read_path)
+        return [line] if line else []
 
     def _keep(self, key: tuple[int, int], info: ObjectInfo,
               res: symbols.Resolution | None) -> None:
@@ -244,16 +261,33 @@ class ObjectFollower:
                     reply = self._collector.command(f"cont {ev.pid}")
                 except SessionError as e:
                     reply = f"err {e}"
-                info = self._seen.get((ev.dev, ev.ino))
-                if info is not None:
-                    info.held_ns = time.monotonic_ns() - ev.ts_ns
+                held = time.monotonic_ns() - ev.ts_ns
+                for info in self._met.pop(ev.ts_ns, []):
+                    info.held_ns = held
                 if not reply.startswith("ok") and "No such process" not in reply:
                     print(f"walscope: could not continue pid {ev.pid}: {reply}",
                           file=sys.stderr)
 
     def _inspect_event(self, ev: Event) -> None:
-        if (ev.dev, ev.ino) in self._seen:
+        if ev.how == "loader":
+            self._scan_maps(ev)
             return
+        if (ev.dev, ev.ino) not in self._seen:
+            self._inspect_file(ev)
+        if ev.how == "exec":   # and its loader, which the kernel mapped with it
+            self._scan_maps(ev)
+
+    def _scan_maps(self, ev: Event) -> None:
+        """Every executable object the stopped process maps and walscope has
+        not seen: inspected, its probes attached, and the BPF side told."""
+        assert self._collector is not None
+        for m in loader.exec_mappings(ev.pid):
+            if (m.dev, m.ino) in self._seen:
+                continue
+            self._inspect_one(m.read_path(ev.pid), m.path, "dlopen", ev, (m.dev, m.ino))
+            self._collector.command(f"seen {m.dev} {m.ino}")
+
+    def _inspect_file(self, ev: Event) -> None:
         if ev.how == "exec":
             read = f"/proc/{ev.pid}/exe"
             try:
@@ -268,19 +302,27 @@ class ObjectFollower:
                     seen_ns=ev.ts_ns - self.t0_ns), None)
                 return
             read, shown = where
+        self._inspect_one(read, shown, ev.how, ev, (ev.dev, ev.ino))
+
+    def _inspect_one(self, read: str, shown: str, how: str, ev: Event,
+                     key: tuple[int, int]) -> None:
         info, res = inspect(read, shown, self.mode, self.keep_stepped)
-        info.how, info.pid, info.seen_ns = ev.how, ev.pid, ev.ts_ns - self.t0_ns
-        self._keep((ev.dev, ev.ino), info, res)
-        if res is None or not res.probes:
+        info.how, info.pid, info.seen_ns = how, ev.pid, ev.ts_ns - self.t0_ns
+        self._keep(key, info, res)
+        self._met.setdefault(ev.ts_ns, []).append(info)
+        hooks = self._hook_lines(read)
+        lines = (symbols.attach_lines(res.probes) if res is not None else []) + hooks
+        if not lines:
             return
         assert self._collector is not None
         self._attaches += 1
         tsv = self.run_dir / f"attach-{self._attaches}.tsv"
-        tsv.write_text("".join(line + "\n" for line in symbols.attach_lines(res.probes)))
+        tsv.write_text("".join(line + "\n" for line in lines))
         reply = self._collector.command(f"attach {tsv}", timeout=120)
         m = re.fullmatch(r"ok attach (\d+) (\d+)", reply)
-        if m:
-            info.probes, info.failed = int(m.group(1)), int(m.group(2))
+        if m:   # the loader hook is not one of the object's probes
+            info.probes = max(int(m.group(1)) - len(hooks), 0)
+            info.failed = int(m.group(2))
         else:
             info.why = f"attach failed: {reply}"
         info.attached_ns = time.monotonic_ns() - self.t0_ns

@@ -89,9 +89,10 @@ _TOKENS = re.compile(
     r"WriteImpl|JoinBatchGroup|AwaitState|WriteToWAL|WriteGroupToWAL|SyncWAL|"
     r"FlushWAL|AddRecord|crc32c|InsertInto|EnterAsBatchGroupLeader")
 
-MODES = ("full", "writes", "sample", "window")
+MODES = ("budget", "full", "writes", "sample", "window")
 # the probe set each mode attaches (window: full's, while a window is open)
-PROBE_SET = {"full": "full", "writes": "writes", "sample": "sample", "window": "full"}
+PROBE_SET = {"full": "full", "writes": "writes", "sample": "sample", "window": "full",
+             "budget": "full"}
 
 
 class SymbolError(RuntimeError):

@@ -57,6 +57,7 @@
 #include "walscope.h"
 #include "file_kind.h"
 #include "walscope.skel.h"
+#include "budget.h"
 
 
 #define POLL_MS 20	/* records are not announced: poll this often */
@@ -87,10 +88,15 @@ static struct env {
 	bool follow_objects;
 	unsigned long window_ms;	/* 0: no windows, probes attached for good */
 	unsigned long window_gap_ms;	/* mean closed time between windows */
+	double budget;			/* < 0: no budget; else the windows'
+					 * schedule follows it (budget.h) */
+	double hit_ns[3];		/* a uprobe, uretprobe, tracepoint hit */
 	bool verbose;
 } env = {
 	.ringbuf_kb = 16 << 10,
 	.stack_every = 1,
+	.budget = -1,
+	.hit_ns = { 1000, 1000, 400 },
 };
 
 static volatile sig_atomic_t exiting;
@@ -123,8 +129,11 @@ struct probe {
 	char *name;		/* "enter|exit <demangled name>" */
 	char *path;
 	unsigned long long offset;
-	unsigned int cookie;	/* enum ws_phase | argument << 16 */
+	__u64 cookie;		/* enum ws_phase | argument << 16; a
+				 * loader hook's: the offset to r_state */
 	bool ret;
+	bool loader;		/* the dynamic loader's hook: attached for
+				 * the whole run, windows or not */
 	struct bpf_link *link;
 	int err;		/* -errno of the last attach, 0 if it attached */
 };
@@ -147,7 +156,8 @@ enum {
 	OPT_MIN_RUNQ, OPT_SAMPLE_HZ, OPT_WRITES_IO_ONLY, OPT_NO_SYSCALLS,
 	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
-	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS,
+	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
+	OPT_HIT_NS,
 };
 
 static const struct argp_option opts[] = {
@@ -193,6 +203,12 @@ static const struct argp_option opts[] = {
 	  "write that begins inside one is recorded (windows.tsv)", 0 },
 	{ "window-gap-ms", OPT_WINDOW_GAP_MS, "N", 0, "Mean time between windows "
 	  "(exponentially distributed: windows are a Poisson process)", 0 },
+	{ "budget", OPT_BUDGET, "F", 0, "With --window-ms: trace every write "
+	  "while that costs at most F of throughput (0.02: 2%), else windows "
+	  "whose duty F buys, re-estimated at each window (windows.tsv "
+	  "\"cost\" lines)", 0 },
+	{ "hit-ns", OPT_HIT_NS, "U,R,T", 0, "Calibrated cost of a uprobe, a "
+	  "uretprobe and a tracepoint hit, in ns (the budget's estimate)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -215,6 +231,8 @@ static unsigned long parse_ulong(struct argp_state *state, const char *opt,
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
+	char *end, tail;
+
 	switch (key) {
 	case 'o':
 		env.outdir = arg;
@@ -289,6 +307,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_WINDOW_GAP_MS:
 		env.window_gap_ms = parse_ulong(state, "window-gap-ms", arg, 1, 36000000);
 		break;
+	case OPT_BUDGET:
+		errno = 0;
+		env.budget = strtod(arg, &end);
+		if (errno || end == arg || *end || !(env.budget > 0 && env.budget < 1))
+			argp_error(state, "--budget: '%s' is not a share between 0 and 1", arg);
+		break;
+	case OPT_HIT_NS:
+		if (sscanf(arg, "%lf,%lf,%lf%c", &env.hit_ns[0], &env.hit_ns[1],
+			   &env.hit_ns[2], &tail) != 3 || env.hit_ns[0] < 0 ||
+		    env.hit_ns[1] < 0 || env.hit_ns[2] < 0)
+			argp_error(state, "--hit-ns: '%s' is not three costs in ns, "
+				   "U,R,T", arg);
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -298,8 +329,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (env.ringbuf_kb & (env.ringbuf_kb - 1))
 			argp_error(state, "the ring buffer must be a power of "
 				   "two from 4 KiB to 1024 MiB");
-		if (!env.window_ms != !env.window_gap_ms)
-			argp_error(state, "--window-ms and --window-gap-ms go together");
+		if (env.budget > 0 ? !env.window_ms || env.window_gap_ms :
+		    !env.window_ms != !env.window_gap_ms)
+			argp_error(state, "--window-ms goes with either --window-gap-ms "
+				   "or --budget");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -372,7 +405,8 @@ static void announce_object(const struct ws_object_rec *o)
 		stopped[nr_stopped++] = o->pid;
 	}
 	reply("obj %u %u %s %llu %llu %llu %llu %u %llu %s", o->pid, o->tid,
-	      o->how == WS_OBJ_EXEC ? "exec" : "mmap", (unsigned long long)o->dev,
+	      o->how == WS_OBJ_EXEC ? "exec" :
+	      o->how == WS_OBJ_LOADER ? "loader" : "mmap", (unsigned long long)o->dev,
 	      (unsigned long long)o->ino, (unsigned long long)o->addr,
 	      (unsigned long long)o->len, o->stopped,
 	      (unsigned long long)o->ts_ns, name[0] ? name : "?");
@@ -393,6 +427,8 @@ static int continue_pid(pid_t pid)
 	return err;
 }
 
+static void sample_write(const struct ws_write_rec *w);
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	__u32 type;
@@ -412,6 +448,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	outs[type].n++;
 	if (type == WS_REC_OBJECT)
 		announce_object(data);
+	else if (type == WS_REC_WRITE && env.budget > 0)
+		sample_write(data);
 	return 0;
 }
 
@@ -669,7 +707,7 @@ static int read_commands(struct walscope_bpf *skel, char **buf, size_t *cap,
 }
 
 static int add_probe(const char *kind, const char *name, const char *path,
-		     unsigned long long offset, unsigned int cookie)
+		     unsigned long long offset, __u64 cookie)
 {
 	struct probe *bigger, *p;
 
@@ -692,6 +730,7 @@ static int add_probe(const char *kind, const char *name, const char *path,
 	p->offset = offset;
 	p->cookie = cookie;
 	p->ret = !strcmp(kind, "exit");
+	p->loader = !strcmp(kind, "loader");
 	nr_probes++;
 	return 0;
 }
@@ -705,19 +744,25 @@ static void attach_probe(struct walscope_bpf *skel, struct probe *p)
 		return;
 	opts.retprobe = p->ret;
 	opts.bpf_cookie = p->cookie;
-	p->link = bpf_program__attach_uprobe_opts(p->ret ? skel->progs.ws_phase_exit :
-					       skel->progs.ws_phase_enter,
-					       -1, p->path, p->offset, &opts);
+	p->link = bpf_program__attach_uprobe_opts(p->loader ? skel->progs.ws_loader :
+						  p->ret ? skel->progs.ws_phase_exit :
+						  skel->progs.ws_phase_enter,
+						  -1, p->path, p->offset, &opts);
 	p->err = p->link ? 0 : -errno;
 	if (!p->link)
 		fprintf(stderr, "walscope-collect: cannot attach %s: %s\n", p->name,
 			strerror(-p->err));
 }
 
+static bool window_attached(void);
+static size_t attach_window_probes(struct walscope_bpf *skel, size_t first);
+
 /*
  * Read every line of the file into the probe list; attach them now unless
- * windows decide when (then a window open now takes them at once).  A line
- * that cannot be read, or memory running out, fails the whole command.
+ * windows decide when (then a window open now takes them at once).  A
+ * loader hook (kind "loader", its cookie signed) is attached at once in
+ * every mode.  A line that cannot be read, or memory running out, fails
+ * the whole command.
  */
 static int attach_uprobes(struct walscope_bpf *skel, const char *file)
 {
@@ -726,7 +771,7 @@ static int attach_uprobes(struct walscope_bpf *skel, const char *file)
 	size_t first = nr_probes, i;
 	char *line = NULL;
 	size_t cap = 0;
-	unsigned int phase;
+	long long cookie;
 	int lineno = 0, err = 0;
 	FILE *f;
 
@@ -738,15 +783,17 @@ static int attach_uprobes(struct walscope_bpf *skel, const char *file)
 	}
 	while (getline(&line, &cap, f) > 0) {
 		lineno++;
-		if (sscanf(line, "%15[^\t]\t%u\t%llu\t%4095[^\t]\t%4095[^\n]",
-			   kind, &phase, &offset, path, name) != 5 ||
-		    (strcmp(kind, "enter") && strcmp(kind, "exit"))) {
+		if (sscanf(line, "%15[^\t]\t%lld\t%llu\t%4095[^\t]\t%4095[^\n]",
+			   kind, &cookie, &offset, path, name) != 5 ||
+		    (strcmp(kind, "enter") && strcmp(kind, "exit") &&
+		     strcmp(kind, "loader")) ||
+		    (strcmp(kind, "loader") && (cookie < 0 || cookie > UINT_MAX))) {
 			fprintf(stderr, "walscope-collect: %s:%d: not an attach "
 				"line: %s", file, lineno, line);
 			err = -EINVAL;
 			break;
 		}
-		err = add_probe(kind, name, path, offset, phase);
+		err = add_probe(kind, name, path, offset, (__u64)cookie);
 		if (err) {
 			fprintf(stderr, "walscope-collect: out of memory\n");
 			break;
@@ -759,10 +806,14 @@ static int attach_uprobes(struct walscope_bpf *skel, const char *file)
 	}
 	free(line);
 	fclose(f);
-	if (!err && !env.window_ms)	/* windows attach them as they open */
-		for (i = first; i < nr_probes; i++)
+	if (err)
+		return err;
+	for (i = first; i < nr_probes; i++)
+		if (!env.window_ms || probes[i].loader)
 			attach_probe(skel, &probes[i]);
-	return err;
+	if (env.window_ms && window_attached())	/* the open window's too */
+		attach_window_probes(skel, first);
+	return 0;
 }
 
 static int open_sampling(struct walscope_bpf *skel, int hz,
@@ -1007,9 +1058,9 @@ static int attach_multi(struct walscope_bpf *skel, const size_t *idx, size_t n)
 static int multi_fds[1024];
 static size_t nr_multi;
 
-/* the window's uprobes: one multi link per object and direction; returns
- * the probes attached */
-static size_t attach_window_probes(struct walscope_bpf *skel)
+/* the window's uprobes from probes[first] on: one multi link per object
+ * and direction; returns the probes attached */
+static size_t attach_window_probes(struct walscope_bpf *skel, size_t first)
 {
 	size_t *idx = calloc(nr_probes ? nr_probes : 1, sizeof(*idx));
 	bool *done = calloc(nr_probes ? nr_probes : 1, sizeof(*done));
@@ -1022,11 +1073,12 @@ static size_t attach_window_probes(struct walscope_bpf *skel)
 		free(done);
 		return 0;
 	}
-	for (i = 0; i < nr_probes; i++) {
-		if (done[i] || nr_multi == sizeof(multi_fds) / sizeof(multi_fds[0]))
+	for (i = first; i < nr_probes; i++) {
+		if (done[i] || probes[i].loader ||
+		    nr_multi == sizeof(multi_fds) / sizeof(multi_fds[0]))
 			continue;
 		for (n = 0, j = i; j < nr_probes; j++)
-			if (!done[j] && probes[j].ret == probes[i].ret &&
+			if (!done[j] && !probes[j].loader && probes[j].ret == probes[i].ret &&
 			    !strcmp(probes[j].path, probes[i].path)) {
 				idx[n++] = j;
 				done[j] = true;
@@ -1074,6 +1126,21 @@ static void detach_window_probes(bool wait)
 #define NR_WINDOW_PROGS 5
 #define DRAIN_MAX_NS 1000000000ULL	/* a write in flight longer: give up */
 
+#define FOREVER_NS (~0ULL)
+/* while every write is traced, the cost is judged this often */
+#define BUDGET_POLL_MS 10
+/* writers told apart in a sample: more count as this many */
+#define MAX_WRITERS 64
+
+/* what the probes did since the sample began (--budget) */
+static struct {
+	unsigned long long since_ns;
+	__u64 hits[3];			/* counters at since_ns */
+	unsigned long long writes;
+	__u32 tids[MAX_WRITERS];
+	unsigned int threads;
+} sample;
+
 static struct {
 	bool open, draining;
 	unsigned long long next_ns;	/* the next window opens */
@@ -1081,7 +1148,15 @@ static struct {
 	struct bpf_link *links[NR_WINDOW_PROGS];
 	FILE *log;			/* windows.tsv */
 	unsigned long n;
+	struct budget_sample seen;	/* what the window saw (--budget) */
 } win;
+
+static struct budget bud;
+
+static bool window_attached(void)
+{
+	return win.open || win.draining;
+}
 
 static unsigned long long now_ns(void)
 {
@@ -1089,6 +1164,74 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);	/* bpf_ktime_get_ns's clock */
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* a counter summed over CPUs */
+static __u64 counter(struct walscope_bpf *skel, __u32 k)
+{
+	static __u64 *vals;
+	static int nr;
+	__u64 sum = 0;
+	int c;
+
+	if (!vals) {
+		nr = libbpf_num_possible_cpus();
+		vals = calloc(nr, sizeof(*vals));
+		if (!vals)
+			return 0;
+	}
+	if (bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k), vals,
+				 sizeof(*vals) * nr, 0))
+		return 0;
+	for (c = 0; c < nr; c++)
+		sum += vals[c];
+	return sum;
+}
+
+static void read_hits(struct walscope_bpf *skel, __u64 hits[3])
+{
+	hits[0] = counter(skel, CNT_UPROBE);
+	hits[1] = counter(skel, CNT_URETPROBE);
+	hits[2] = counter(skel, CNT_TRACEPOINT);
+}
+
+/* a write record seen: its writer counts in the sample */
+static void sample_write(const struct ws_write_rec *w)
+{
+	unsigned int i;
+
+	sample.writes++;
+	for (i = 0; i < sample.threads && i < MAX_WRITERS; i++)
+		if (sample.tids[i] == w->tid)
+			return;
+	if (sample.threads < MAX_WRITERS)
+		sample.tids[sample.threads] = w->tid;
+	sample.threads++;
+}
+
+static void sample_start(struct walscope_bpf *skel, unsigned long long now)
+{
+	sample.since_ns = now;
+	read_hits(skel, sample.hits);
+	sample.writes = 0;
+	sample.threads = 0;
+}
+
+/* the sample so far, as the budget reads it */
+static struct budget_sample sample_take(struct walscope_bpf *skel,
+					unsigned long long now)
+{
+	struct budget_sample s = {};
+	__u64 hits[3];
+	int i;
+
+	read_hits(skel, hits);
+	for (i = 0; i < 3; i++)
+		s.probe_ns += (double)(hits[i] - sample.hits[i]) * env.hit_ns[i];
+	s.period_ns = now - sample.since_ns;
+	s.writes = sample.writes;
+	s.threads = sample.threads;
+	return s;
 }
 
 static struct bpf_program *window_prog(struct walscope_bpf *skel, int i)
@@ -1103,7 +1246,7 @@ static struct bpf_program *window_prog(struct walscope_bpf *skel, int i)
 }
 
 /* closed time before a window: exponential with this mean */
-static unsigned long long gap_ns(unsigned long mean_ms)
+static unsigned long long gap_ns(double mean_ms)
 {
 	double u = drand48();
 
@@ -1123,7 +1266,16 @@ static void window_line(const char *fmt, ...)
 		fail_write("windows.tsv");
 }
 
-/* attach the window's programs and probes, then admit writes */
+/* the budget's estimate, as windows.tsv keeps it */
+static void cost_line(const struct budget_sample *s)
+{
+	window_line("cost\t%llu\t%.6f\t%.6f\t%llu\t%u\t%.0f\t%llu\t%d\t%.0f\n",
+		    now_ns(), bud.cost, bud.duty, s->writes, s->threads,
+		    s->probe_ns, s->period_ns, bud.every_write, bud.tokens_ns);
+}
+
+/* attach the window's programs and probes, then admit writes (until
+ * closed, with --budget while every write is traced) */
 static void open_window(struct walscope_bpf *skel)
 {
 	unsigned long long t0 = now_ns(), t1;
@@ -1138,15 +1290,18 @@ static void open_window(struct walscope_bpf *skel)
 				bpf_program__name(window_prog(skel, i)),
 				strerror(errno));
 	}
-	attached = attach_window_probes(skel);
+	attached = attach_window_probes(skel, 0);
 	t1 = now_ns();
 	/* stamped before writes may begin: every write of the window began at
 	 * or after its open_ns (and before its close_ns, stamped after) */
 	win.open_ns = now_ns();
 	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_SEQ_CST);
 	win.open = true;
-	win.close_ns = win.open_ns + env.window_ms * 1000000ULL;
+	win.close_ns = env.budget > 0 && bud.every_write ? FOREVER_NS :
+		       win.open_ns + env.window_ms * 1000000ULL;
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
+	if (env.budget > 0)
+		sample_start(skel, win.open_ns);
 }
 
 /* no new write; the window's writes in flight end before the detach */
@@ -1156,6 +1311,41 @@ static void close_window(struct walscope_bpf *skel)
 	win.open = false;
 	win.draining = true;
 	win.close_ns = now_ns();
+}
+
+/*
+ * --budget: a window's end is due.  What it saw says whether to trace
+ * every write from now on (the window stays open) or to close it and
+ * wait for the next at the duty the budget buys; false when it closed.
+ */
+static bool window_due(struct walscope_bpf *skel, unsigned long long now)
+{
+	struct budget_sample s;
+
+	if (env.budget <= 0) {
+		close_window(skel);
+		return false;
+	}
+	s = sample_take(skel, now);
+	sample_start(skel, now);
+	if (!bud.every_write) {
+		budget_after_window(&bud, &s);
+		cost_line(&s);
+		if (bud.every_write) {
+			win.close_ns = FOREVER_NS;
+			return true;
+		}
+		close_window(skel);
+		return false;
+	}
+	/* tracing every write: is it still within the budget? */
+	if (budget_keep_every_write(&bud, &s)) {
+		cost_line(&s);
+		return true;
+	}
+	cost_line(&s);
+	close_window(skel);
+	return false;
 }
 
 static void detach_window(struct walscope_bpf *skel)
@@ -1173,7 +1363,9 @@ static void detach_window(struct walscope_bpf *skel)
 	win.n++;
 	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
 		    (now_ns() - t0) / 1000, late);
-	win.next_ns = now_ns() + gap_ns(env.window_gap_ms);
+	win.next_ns = now_ns() + gap_ns(env.budget > 0 ?
+					budget_gap_ms(&bud, env.window_ms) :
+					(double)env.window_gap_ms);
 }
 
 /* ms until t (at least 1, at most POLL_MS) */
@@ -1197,13 +1389,22 @@ static int step_windows(struct walscope_bpf *skel)
 			detach_window(skel);
 		return 1;	/* a write in flight ends in microseconds */
 	}
+	if (win.open && env.budget > 0 && bud.every_write) {
+		struct budget_sample s = sample_take(skel, now);
+
+		if (budget_ready(&s))
+			window_due(skel, now);
+		return win.draining ? 1 : BUDGET_POLL_MS;
+	}
 	if (win.open && now >= win.close_ns)
-		close_window(skel);
+		window_due(skel, now);
 	else if (!win.open && now >= win.next_ns)
 		open_window(skel);
 	now = now_ns();
 	if (win.draining)
 		return 1;
+	if (win.open && bud.every_write && env.budget > 0)
+		return BUDGET_POLL_MS;
 	return ms_until(win.open ? win.close_ns : win.next_ns, now);
 }
 
@@ -1369,9 +1570,16 @@ int main(int argc, char **argv)
 		if (!win.log)
 			goto out;
 		srand48(now_ns() ^ getpid());
-		/* the first window opens soon (mean: one window's length), so a
-		 * run shorter than the mean gap has rows too; Poisson after it */
-		win.next_ns = now_ns() + gap_ns(env.window_ms);
+		if (env.budget > 0) {
+			/* every write from the first, until it costs too much */
+			budget_init(&bud, env.budget, (int)sysconf(_SC_NPROCESSORS_ONLN));
+			open_window(skel);
+		} else {
+			/* the first window opens soon (mean: one window's
+			 * length), so a run shorter than the mean gap has rows
+			 * too; Poisson after it */
+			win.next_ns = now_ns() + gap_ns(env.window_ms);
+		}
 	}
 	reply("ready");
 
@@ -1385,6 +1593,7 @@ int main(int argc, char **argv)
 	}
 	if (win.draining)
 		detach_window(skel);
+	window_line("end\t%llu\n", now_ns());	/* the last gap ends here */
 	err = sweep_tasks(skel, 0, WS_TASK_FINAL);	/* threads still alive */
 	if (err)
 		fprintf(stderr, "walscope-collect: final task sweep: %s\n",

@@ -28,25 +28,16 @@ static __always_inline bool file_key(struct file *f, struct ws_obj_key *k)
 	return true;
 }
 
-/* report an object not seen before and stop its process until the
- * collector continues it; only a reported object stops anything */
-static __always_inline void new_object(struct file *f, __u32 how, __u64 addr,
-				       __u64 len)
+/* tell the collector of an object (or, WS_OBJ_LOADER, of a loader that
+ * mapped some) and stop the process until it continues it; the signal is
+ * taken on the way back to user space, before the object's code runs */
+static __always_inline void report_object(struct file *f, const struct ws_obj_key *k,
+					  __u32 how, __u64 addr, __u64 len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ws_object_rec *r;
-	struct ws_obj_key k = {};
-	const unsigned char *name;
-	__u8 one = 1;
-	long err;
+	const unsigned char *name = NULL;
 
-	if (!file_key(f, &k))
-		return;
-	err = bpf_map_update_elem(&objects_seen, &k, &one, BPF_NOEXIST);
-	if (err == -EEXIST)
-		return;		/* inspected, or being inspected */
-	if (err)
-		count(CNT_OBJECTS_FULL);
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(CNT_LOST_OBJECT);
@@ -57,17 +48,36 @@ static __always_inline void new_object(struct file *f, __u32 how, __u64 addr,
 	r->tid = (__u32)id;
 	r->how = how;
 	r->ts_ns = bpf_ktime_get_ns();
-	r->dev = k.dev;
-	r->ino = k.ino;
+	r->dev = k->dev;
+	r->ino = k->ino;
 	r->addr = addr;
 	r->len = len;
 	r->__pad = 0;
-	name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (f)
+		name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
 	if (!name || bpf_probe_read_kernel_str(r->name, sizeof(r->name), name) < 0)
 		r->name[0] = 0;
 	r->stopped = !bpf_send_signal(WS_SIGSTOP);
 	/* the collector is woken at once: the process waits for it */
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+/* report an object not seen before; only a reported object stops anything */
+static __always_inline void new_object(struct file *f, __u32 how, __u64 addr,
+				       __u64 len)
+{
+	struct ws_obj_key k = {};
+	__u8 one = 1;
+	long err;
+
+	if (!file_key(f, &k))
+		return;
+	err = bpf_map_update_elem(&objects_seen, &k, &one, BPF_NOEXIST);
+	if (err == -EEXIST)
+		return;		/* inspected, or being inspected */
+	if (err)
+		count(CNT_OBJECTS_FULL);
+	report_object(f, &k, how, addr, len);
 }
 
 /* sys_enter of mmap: an executable file mapping is about to be made */
@@ -106,6 +116,36 @@ int BPF_PROG(ws_exec, struct task_struct *p, pid_t old_pid,
 	if (!is_traced(p->tgid))
 		return 0;
 	new_object(BPF_CORE_READ(bprm, file), WS_OBJ_EXEC, 0, 0);
+	return 0;
+}
+
+/*
+ * The dynamic loader's debugger hook, _dl_debug_state(): glibc's and musl's
+ * loaders call it before dlopen() maps objects (r_state RT_ADD) and again
+ * once they are mapped, before any of their code has run (RT_CONSISTENT).
+ * A uprobe here costs nothing between dlopen() calls, unlike a syscall
+ * tracepoint, which every syscall of every task would pay: so it is
+ * attached for the whole run, in every mode that follows objects.  The
+ * cookie is the distance from the hook to _r_debug.r_state in the same
+ * loader; the process stops only at RT_CONSISTENT (or when the state
+ * cannot be read), and the collector looks for new objects in its maps.
+ */
+#define WS_RT_CONSISTENT 0
+
+SEC("uprobe")
+int ws_loader(struct pt_regs *ctx)
+{
+	__s64 off = (__s64)bpf_get_attach_cookie(ctx);
+	__u64 ip = PT_REGS_IP(ctx);
+	struct ws_obj_key none = {};
+	__s32 state = -1;
+
+	if (!follow_objects || !is_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (off && !bpf_probe_read_user(&state, sizeof(state), (void *)(ip + off)) &&
+	    state != WS_RT_CONSISTENT)
+		return 0;
+	report_object(NULL, &none, WS_OBJ_LOADER, ip, 0);
 	return 0;
 }
 

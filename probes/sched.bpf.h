@@ -99,6 +99,7 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 	bool walk;
 
 	if (is_traced(prev->tgid)) {
+		count(CNT_TRACEPOINT);
 		pid = prev->pid;
 		t = bpf_map_lookup_elem(&threads, &pid);
 		if (t) {

@@ -81,6 +81,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 			t->rec.sys_ign[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 			return 0;
 		}
+		count(CNT_TRACEPOINT);
 		now = bpf_ktime_get_ns();
 		charge(t, now);
 		old = cur_comp(t);
@@ -96,6 +97,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	tid = (__u32)id;
 	if (!is_traced(tgid))
 		return 0;
+	count(CNT_TRACEPOINT);
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;
@@ -175,6 +177,7 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || !t->in_sys)
 		return 0;
+	count(CNT_TRACEPOINT);
 	now = bpf_ktime_get_ns();
 	named = t->sys_nr == WS_NR_openat || t->sys_nr == WS_NR_unlink ||
 		t->sys_nr == WS_NR_unlinkat;

@@ -348,6 +348,8 @@ struct ws_task_rec {
 enum ws_obj_how {
 	WS_OBJ_MMAP = 1,
 	WS_OBJ_EXEC = 2,
+	WS_OBJ_LOADER = 3,	/* the dynamic loader mapped objects (dlopen):
+				 * dev and ino 0, the collector reads the maps */
 };
 
 struct ws_object_rec {
@@ -389,7 +391,9 @@ enum ws_counter {
 	CNT_LOST_TASK = 14,	/* ring buffer full: task record dropped */
 	CNT_LOST_OBJECT = 15,	/* ring buffer full: an object not inspected */
 	CNT_OBJECTS_FULL = 16,	/* seen-objects map full: may be shown twice */
-	CNT_NR = 17,
+	CNT_TRACEPOINT = 17,	/* syscall and scheduler tracepoint hits that
+				 * did a traced thread's work (the budget) */
+	CNT_NR = 18,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

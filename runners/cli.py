@@ -40,6 +40,14 @@ def positive_float(text: str) -> float:
     return v
 
 
+def budget_share(text: str) -> float:
+    """An overhead budget in percent of throughput ("2%" or "2") as a share."""
+    v = positive_float(text.strip().removesuffix("%"))
+    if not v < 100:
+        raise argparse.ArgumentTypeError(f"must be under 100%: {text}")
+    return v / 100
+
+
 def ringbuf_size(text: str) -> int:
     v = positive_int(text)
     if v & (v - 1) or v > 1024:
@@ -74,13 +82,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, metavar="DIR",
                    help="run folder (default runs/<UTC time>-<command>)")
     p.add_argument("--mode", choices=symbols.MODES, default=defaults.MODE,
-                   help="full: every probe point; writes: write and WAL entry "
-                        "points only; sample: no uprobes, no syscall "
-                        "tracepoints, nothing on the scheduler: perf samples, "
-                        "and threads' time from the kernel's accounting; "
-                        "window: sample all the time, and full's probes in "
-                        "short windows at random moments: exact rows for the "
-                        f"writes that begin inside them (default: {defaults.MODE})")
+                   help="budget: every write with full's probes while that is "
+                        "estimated to cost at most --budget of throughput, and "
+                        "windows whose duty the budget buys when not; full: "
+                        "every probe point on every write, whatever it costs; "
+                        "writes: write and WAL entry points only; sample: no "
+                        "uprobes, no syscall tracepoints, nothing on the "
+                        "scheduler: perf samples, and threads' time from the "
+                        "kernel's accounting; window: full's probes in windows "
+                        "of a fixed duty (--window-duty) at random moments, for "
+                        f"experiments (default: {defaults.MODE})")
+    p.add_argument("--budget", type=budget_share, metavar="PERCENT",
+                   default=defaults.BUDGET,
+                   help="--mode budget: the share of the workload's throughput "
+                        "tracing may cost.  From the first write, every write is "
+                        "recorded while the probes' hits times their calibrated "
+                        "costs stay within it; above it, windows open at the "
+                        "duty it buys, re-estimated at each window, and a "
+                        "workload that quiets down is recorded whole again "
+                        f"(default: {defaults.BUDGET * 100:g}%%)")
     p.add_argument("--dataset", type=Path, metavar="DIR",
                    help="also add the run to this dataset (Hive-partitioned "
                         "Parquet; see docs/dataset.md)")
@@ -88,8 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(default: this machine's)")
     p.add_argument("--window-ms", type=positive_int, metavar="MS",
                    default=defaults.WINDOW_MS,
-                   help="--mode window: each window's length (default: "
-                        "%(default)s)")
+                   help="--mode window and budget: each window's length "
+                        "(default: %(default)s)")
     p.add_argument("--window-duty", type=positive_float, metavar="FRACTION",
                    default=defaults.WINDOW_DUTY,
                    help="--mode window: the share of the run inside windows, "
@@ -198,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                         stepped_probes=args.stepped_probes,
                         allow_empty=args.allow_empty, dataset=args.dataset,
                         window_ms=args.window_ms, window_duty=args.window_duty,
+                        budget=args.budget,
                         host=args.host,
                         echo=not args.quiet, verbose=args.verbose,
                         recalibrate=args.recalibrate,

@@ -1,9 +1,14 @@
 """Defaults the command line shows and the tracer applies (one place)."""
 
-# the mode of a plain trace_wal.py command: exact rows inside windows open 2%
-# of the time, sampling all along (bench/results/overhead.md: the cost on
-# every seed workload); --mode full records every write, for short runs
-MODE = "window"
+# the mode of a plain trace_wal.py command: every write while tracing every
+# write costs at most BUDGET of throughput (estimated live from the probes'
+# hits and their calibrated costs), else full's probes in windows whose
+# duty the budget buys (collectors/budget.h); sampling all along
+MODE = "budget"
+# the default mode's overhead budget: a share of the workload's throughput
+BUDGET = 0.02
+# modes whose probes open and close in windows (windows.tsv)
+WINDOWED = ("budget", "window")
 STACK_METHODS = ("off", "auto", "bpf", "dwarf")
 # off-CPU periods whose stacks are walked: 1 in this many
 OFFCPU_STACK_EVERY = 8

@@ -69,8 +69,9 @@ class TraceOptions:
     #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
     allow_empty: bool = False     # a run with no engine call is not an error
-    window_ms: int = defaults.WINDOW_MS       # --mode window: each window's length
-    window_duty: float = defaults.WINDOW_DUTY  # ... and the share of time in one
+    window_ms: int = defaults.WINDOW_MS       # --mode window/budget: a window's length
+    window_duty: float = defaults.WINDOW_DUTY  # --mode window: the share of time in one
+    budget: float = defaults.BUDGET           # --mode budget: the throughput it may cost
     dataset: Path | None = None   # also export the run into this dataset
     host: str | None = None       # ... under this host name
 
@@ -230,7 +231,7 @@ def trace(opts: TraceOptions) -> TraceResult:
             and not summary["writes"]["count"]:
         print(f"walscope: no write began inside a window ({win.get('count', 0)} windows of "
               f"{opts.window_ms} ms); the table has samples only: for per-write rows run "
-              "longer, raise --window-duty, or use --mode full", file=sys.stderr)
+              "longer, raise --window-duty, or use the default mode", file=sys.stderr)
     if is_empty(summary) and not opts.allow_empty:
         inspected = len(summary.get("objects", []))
         print(f"walscope: no RocksDB or SQLite write or transaction seen "
@@ -272,8 +273,9 @@ def watch_cost(plan: Plan) -> None:
         if rate > COSTLY_WRITES_PER_S:
             print(f"walscope: ~{rate:,.0f} writes/s in the first second, each through "
                   f"{plan.opts.mode} mode's probes: this run will be several times slower "
-                  "than untraced; --mode window (the default) records exact rows for a "
-                  "sample of windows at a few % of throughput", file=sys.stderr)
+                  "than untraced; the default mode (budget) records every write only "
+                  "while that is cheap, and windows within its budget when not",
+                  file=sys.stderr)
     threading.Thread(target=check, name="walscope-cost-watch", daemon=True).start()
 
 
@@ -291,19 +293,16 @@ def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
         per = summary["probe_hits"]["per_write"]
         print(f"walscope: {rate:,.0f} writes/s with {per:.0f} probe hits each: this mode "
               "slowed the workload down several times (its components are compensated, "
-              "its throughput is not the workload's); --mode window records exact rows "
-              "for a sample of windows, --mode sample costs nearly nothing",
+              "its throughput is not the workload's); the default mode (budget) keeps "
+              "the cost within its budget, --mode sample costs nearly nothing",
               file=sys.stderr)
 
 
 def is_empty(summary: dict[str, Any]) -> bool:
     """No write or transaction of any engine in a mode that records them
-    (in window mode: no engine at all; an engine whose writes all fell
-    between windows still has its samples)."""
+    (sample mode records none: it is empty when no engine was found)."""
     if summary.get("mode") == "sample":
-        return False
-    if summary.get("mode") == "window" and summary.get("engines_found"):
-        return False
+        return not summary.get("engines_found")
     counts = [summary["writes"]["count"]] + [
         s["writes"]["count"] for s in summary.get("by_engine", {}).values()]
     return not any(counts)
@@ -366,7 +365,7 @@ def prepare(opts: TraceOptions) -> Plan:
         else "sums" if opts.mode == "sample" and opts.sched else "off"
     sample_hz = opts.sample_hz
     if sample_hz is None:   # sampled splits; a RocksDB met later may need them
-        sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode in ("sample", "window") else \
+        sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode in ("sample", *defaults.WINDOWED) else \
             defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split \
             or not found.found else 0
     return Plan(opts, found, attach, run_as, topo, run_dir, sample_hz, stack_method,
@@ -472,12 +471,30 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "sample-stacks": plan.stack_method == "bpf",
         "stack-entries": opts.stack_entries or None,
         "verbose": opts.verbose,
-        # --mode window: the full probe set, but only inside windows
-        "window-ms": opts.window_ms if opts.mode == "window" else None,
+        # --mode window and budget: the full probe set, but only inside
+        # windows; budget: every write while that is cheap (one window)
+        "window-ms": opts.window_ms if opts.mode in defaults.WINDOWED else None,
         "window-gap-ms": max(1, round(opts.window_ms * (1 - opts.window_duty)
                                       / opts.window_duty))
         if opts.mode == "window" else None,
+        "budget": opts.budget if opts.mode == "budget" else None,
+        "hit-ns": ",".join(f"{v:.0f}" for v in hit_costs(plan))
+        if opts.mode == "budget" else None,
     }
+
+
+def hit_costs(plan: Plan) -> tuple[float, float, float]:
+    """What a uprobe, a uretprobe and a tracepoint hit cost on this machine
+    (the run's calibration; the cached one with --no-calibrate)."""
+    try:
+        cal = json.loads((plan.run_dir / compensation.CALIBRATION_FILE).read_text())
+    except (OSError, ValueError):
+        try:
+            cal = calibration.get(refresh=False)
+        except calibration.CalibrationError:
+            cal = {}
+    return (float(cal.get("uprobe_ns", 1000)), float(cal.get("uretprobe_ns", 1000)),
+            float(cal.get("tracepoint_ns", 400)))
 
 
 def start_watching(plan: Plan, got: Collected, pid: int) -> None:
@@ -526,7 +543,8 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
         "offcpu": plan.offcpu_kind,
         "offcpu_stack_every": opts.offcpu_stack_every,
         "window": {"ms": opts.window_ms, "duty": opts.window_duty}
-        if opts.mode == "window" else None,
+        if opts.mode == "window" else
+        {"ms": opts.window_ms, "budget": opts.budget} if opts.mode == "budget" else None,
         # summary.json keys the analysis copies as they are
         "summary": {
             "command": opts.command, "pid": opts.pid, "mode": opts.mode,

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* budget.c - the default mode's schedule (see budget.h) */
+#include "budget.h"
+
+void budget_init(struct budget *b, double budget, int ncpu)
+{
+	b->budget = budget;
+	b->ncpu = ncpu > 0 ? ncpu : 1;
+	b->every_write = true;	/* the first write is covered */
+	b->cost = -1;
+	b->duty = 1;
+	b->tokens_ns = BUDGET_BURST_NS;
+	b->estimates = 0;
+}
+
+double budget_cost(const struct budget_sample *s, int ncpu)
+{
+	unsigned int threads = s->threads ? s->threads : 1;
+	double capacity, left;
+
+	if (s->probe_ns <= 0 || !s->period_ns)
+		return 0;
+	if (ncpu < 1)
+		ncpu = 1;
+	capacity = (double)s->period_ns * (threads < (unsigned int)ncpu ? threads : (unsigned int)ncpu);
+	left = capacity - s->probe_ns;
+	/* probes took (nearly) all the time there was: at least 20x */
+	if (left < capacity / 20)
+		left = capacity / 20;
+	return s->probe_ns / left;
+}
+
+bool budget_ready(const struct budget_sample *s)
+{
+	return s->writes >= BUDGET_MIN_WRITES || s->period_ns >= BUDGET_PERIOD_NS;
+}
+
+static void set_duty(struct budget *b)
+{
+	double d = b->cost > 0 ? b->budget / b->cost : 1;
+
+	b->duty = d < BUDGET_MIN_DUTY ? BUDGET_MIN_DUTY : d > 1 ? 1 : d;
+}
+
+bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
+{
+	b->cost = budget_cost(s, b->ncpu);
+	b->estimates++;
+	b->tokens_ns += s->period_ns * (b->budget - b->cost / (1 + b->cost));
+	if (b->tokens_ns > BUDGET_BURST_NS)
+		b->tokens_ns = BUDGET_BURST_NS;
+	if (b->cost <= b->budget || b->tokens_ns > 0)
+		return true;
+	b->every_write = false;
+	set_duty(b);
+	return false;
+}
+
+bool budget_after_window(struct budget *b, const struct budget_sample *s)
+{
+	b->cost = budget_cost(s, b->ncpu);
+	b->estimates++;
+	if (b->cost <= b->budget) {
+		b->every_write = true;
+		b->duty = 1;
+		return true;
+	}
+	b->every_write = false;
+	set_duty(b);
+	return false;
+}
+
+double budget_gap_ms(const struct budget *b, unsigned long window_ms)
+{
+	return window_ms * (1 - b->duty) / b->duty;
+}

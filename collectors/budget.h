@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * budget.h - the default mode's schedule: every write while tracing every
+ * write is cheap, windows whose duty the overhead budget buys when not.
+ *
+ * What full tracing costs the workload is estimated from what the probes
+ * did while they were attached: their hits times the calibrated cost of a
+ * hit is the time taken from the workload's threads (probe_ns), and the
+ * time those threads had is the period times the number of threads that
+ * wrote, at most one per CPU (capacity).  The cost, as a share of the
+ * untraced throughput, is probe_ns / (capacity - probe_ns): a closed-loop
+ * writer that spends h of every T+h in probes runs h/T slower.  Measured
+ * inside a traced stretch, this is the untraced-relative cost, not the
+ * traced one.
+ *
+ * The budget is a token bucket: it accrues budget x time, tracing every
+ * write spends cost / (1 + cost) x time (the work the workload did not do),
+ * and it starts full at BUDGET_BURST_NS.  Every write is traced while the
+ * cost is within the budget or the bucket holds credit, so a short run is
+ * traced whole (one with a 10% cost, for its first ~0.3 s), and over a run
+ * of T the cost stays within budget x T + the burst.  Past that, windows
+ * open at the duty the budget buys: budget / cost.
+ *
+ * Pure logic, no BPF: the collector feeds it samples and follows what it
+ * says (tests/test_budget.py drives it through .output/budget_check).
+ */
+#ifndef __WS_BUDGET_H
+#define __WS_BUDGET_H
+
+#include <stdbool.h>
+
+/* while every write is traced, the estimate is made as soon as this many
+ * writes were seen (some ms on a fast workload) ... */
+#define BUDGET_MIN_WRITES	64
+/* ... or after this long, whatever was seen */
+#define BUDGET_PERIOD_NS	250000000ULL
+/* the bucket's size and first credit: work the workload may lose to
+ * tracing beyond budget x time (ns of its throughput) */
+#define BUDGET_BURST_NS		25000000.0
+/* windows never open less than this share of the time */
+#define BUDGET_MIN_DUTY		0.001
+
+/* what the probes did in one stretch of time */
+struct budget_sample {
+	unsigned long long period_ns;
+	double probe_ns;		/* hits times their calibrated costs */
+	unsigned long long writes;	/* write records that began in it */
+	unsigned int threads;		/* distinct threads that wrote */
+};
+
+struct budget {
+	double budget;		/* allowed cost, a share of throughput */
+	int ncpu;
+	bool every_write;	/* tracing every write now */
+	double cost;		/* the last estimate (< 0: none yet) */
+	double duty;		/* the windows' share of time, when not */
+	double tokens_ns;	/* the bucket's credit */
+	unsigned long estimates;
+};
+
+void budget_init(struct budget *b, double budget, int ncpu);
+/* the cost of tracing every write, as a share of untraced throughput,
+ * from one sample (0 when nothing was traced) */
+double budget_cost(const struct budget_sample *s, int ncpu);
+/* while every write is traced: is this sample enough to judge? */
+bool budget_ready(const struct budget_sample *s);
+/* judge a sample taken while every write was traced: true to go on
+ * tracing every write, false to switch to windows (b->duty is set) */
+bool budget_keep_every_write(struct budget *b, const struct budget_sample *s);
+/* after a window closed, from what it saw: true to trace every write
+ * from now on, false to schedule the next window at b->duty */
+bool budget_after_window(struct budget *b, const struct budget_sample *s);
+/* the mean closed time between windows of window_ms at b->duty */
+double budget_gap_ms(const struct budget *b, unsigned long window_ms);
+
+#endif /* __WS_BUDGET_H */

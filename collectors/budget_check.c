@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * budget_check - drives the budget's schedule (budget.c) from stdin, for
+ * tests: "BUDGET NCPU" first, then one sample a line,
+ *   every PERIOD_NS PROBE_NS WRITES THREADS   (judged while every write is traced)
+ *   window PERIOD_NS PROBE_NS WRITES THREADS  (what a window saw)
+ * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS" (gap
+ * for 50 ms windows); "ready 0|1" is printed before an "every" line's
+ * verdict.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "budget.h"
+
+int main(void)
+{
+	struct budget b;
+	struct budget_sample s;
+	char kind[16];
+	double budget;
+	int ncpu;
+
+	if (scanf("%lf %d", &budget, &ncpu) != 2)
+		return 2;
+	budget_init(&b, budget, ncpu);
+	while (scanf("%15s %llu %lf %llu %u", kind, &s.period_ns, &s.probe_ns,
+		     &s.writes, &s.threads) == 5) {
+		if (!strcmp(kind, "every")) {
+			printf("ready %d\n", budget_ready(&s));
+			budget_keep_every_write(&b, &s);
+		} else if (!strcmp(kind, "window")) {
+			budget_after_window(&b, &s);
+		} else {
+			return 2;
+		}
+		printf("%s %.6f %.6f %.3f %.0f\n", b.every_write ? "every" : "windows",
+		       b.cost, b.duty, b.every_write ? 0.0 : budget_gap_ms(&b, 50),
+		       b.tokens_ns);
+	}
+	return 0;
+}

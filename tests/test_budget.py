@@ -1,0 +1,96 @@
+"""The default mode's schedule (collectors/budget.c) on constructed samples:
+what tracing every write costs, when it stops, the duty the budget buys,
+the burst that covers a short run, and the way back when a workload quiets
+down.  Built here with the system's C compiler: no root, no BPF."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+MS = 1_000_000
+US = 1_000
+
+
+@pytest.fixture(scope="module")
+def check(tmp_path_factory) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path_factory.mktemp("budget") / "budget_check"
+    subprocess.run([cc, "-O1", "-Wall", "-Werror", f"-I{ROOT / 'collectors'}",
+                    str(ROOT / "collectors" / "budget_check.c"),
+                    str(ROOT / "collectors" / "budget.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+def run(exe: Path, budget: float, ncpu: int, samples: list[tuple]) -> list[list[str]]:
+    text = f"{budget} {ncpu}\n" + "".join(" ".join(str(x) for x in s) + "\n"
+                                          for s in samples)
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    return [line.split() for line in out if line and not line.startswith("ready")]
+
+
+def test_a_low_rate_workload_is_traced_whole(check):
+    # 300 commits/s, 15 us of probes each: 0.45% of one CPU
+    got = run(check, 0.02, 2, [("every", 250 * MS, 75 * 15 * US, 75, 1)] * 40)
+    assert all(g[0] == "every" for g in got)
+    assert float(got[-1][1]) == pytest.approx(0.0045 / (1 - 0.0045), rel=1e-3)
+
+
+def test_a_fast_workload_backs_off_once_the_burst_is_spent(check):
+    # 1 thread, 64 writes in 2.2 ms, 1.5 ms of it in probes: cost 2.1x
+    got = run(check, 0.02, 2, [("every", 2200 * US, 1500 * US, 64, 1)] * 40)
+    kinds = [g[0] for g in got]
+    first = kinds.index("windows")
+    # 25 ms of credit, each sample spends 2.2 ms x (0.68 - 0.02): ~17 samples
+    assert 15 <= first <= 19, kinds
+    cost, duty, gap = (float(x) for x in got[first][1:4])
+    assert cost == pytest.approx(1500 / 700, rel=1e-3)
+    assert duty == pytest.approx(0.02 / cost, rel=1e-3)
+    assert gap == pytest.approx(50 * (1 - duty) / duty, rel=1e-3)
+
+
+def test_capacity_is_the_writers_at_most_one_per_cpu(check):
+    # 4 writers, 2 CPUs: 10 ms of probes in a 10 ms period is a quarter of
+    # the 2 CPUs' time ... a half if the writers had only one CPU
+    two = run(check, 0.02, 2, [("window", 10 * MS, 10 * MS, 500, 4)])
+    one = run(check, 0.02, 1, [("window", 10 * MS, 10 * MS, 500, 4)])
+    assert float(two[0][1]) == pytest.approx(10 / 10, rel=1e-3)
+    assert float(one[0][1]) == pytest.approx(10 / 0.5, rel=1e-3)   # at most 20x
+
+
+def test_a_window_of_a_quiet_workload_goes_back_to_every_write(check):
+    samples = [("every", 2 * MS, 1500 * US, 64, 1)] * 30 + [
+        ("window", 50 * MS, 30 * MS, 1400, 1),     # busy: stays in windows
+        ("window", 50 * MS, 0, 0, 0),              # quiet: every write again
+        ("every", 250 * MS, 200 * US, 10, 1)]      # and it stays cheap
+    got = run(check, 0.02, 2, samples)
+    assert got[29][0] == "windows" and got[30][0] == "windows"
+    assert got[31][0] == "every" and got[32][0] == "every"
+
+
+def test_a_window_within_the_budget_resumes_every_write_not_back_to_back_windows(check):
+    got = run(check, 0.02, 2, [("every", 2 * MS, 1500 * US, 64, 1)] * 30
+              + [("window", 50 * MS, 700 * US, 300, 1)])     # 1.4%
+    assert got[-1][0] == "every" and float(got[-1][2]) == 1.0
+
+
+def test_the_duty_has_a_floor(check):
+    got = run(check, 0.02, 1, [("window", 10 * MS, 9999 * US, 100, 1)])
+    assert got[0][0] == "windows" and float(got[0][2]) == pytest.approx(0.001)
+
+
+def test_the_burst_does_not_grow_past_its_size(check):
+    # an hour at 0.1% banks no more than the burst: a fast phase after it
+    # backs off as quickly as at the start
+    quiet = [("every", 250 * MS, 250 * US, 10, 1)] * 200
+    fast = [("every", 2200 * US, 1500 * US, 64, 1)] * 40
+    got = run(check, 0.02, 2, quiet + fast)
+    kinds = [g[0] for g in got[200:]]
+    assert 15 <= kinds.index("windows") <= 19, kinds

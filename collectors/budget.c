@@ -2,10 +2,11 @@
 /* budget.c - the default mode's schedule (see budget.h) */
 #include "budget.h"
 
-void budget_init(struct budget *b, double budget, int ncpu)
+void budget_init(struct budget *b, double budget, int ncpu, unsigned long window_ms)
 {
 	b->budget = budget;
 	b->ncpu = ncpu > 0 ? ncpu : 1;
+	b->window_ns = window_ms * 1e6;
 	b->every_write = true;	/* the first write is covered */
 	b->cost = -1;
 	b->duty = 1;
@@ -37,7 +38,8 @@ bool budget_ready(const struct budget_sample *s)
 
 static void set_duty(struct budget *b)
 {
-	double d = b->cost > 0 ? b->budget / b->cost : 1;
+	double loss = b->window_ns * b->cost / (1 + b->cost) + BUDGET_WINDOW_LOSS_NS;
+	double d = b->budget * b->window_ns / loss;
 
 	b->duty = d < BUDGET_MIN_DUTY ? BUDGET_MIN_DUTY : d > 1 ? 1 : d;
 }
@@ -70,7 +72,7 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	return false;
 }
 
-double budget_gap_ms(const struct budget *b, unsigned long window_ms)
+double budget_gap_ms(const struct budget *b)
 {
-	return window_ms * (1 - b->duty) / b->duty;
+	return b->window_ns / 1e6 * (1 - b->duty) / b->duty;
 }

@@ -19,7 +19,9 @@
  * cost is within the budget or the bucket holds credit, so a short run is
  * traced whole (one with a 10% cost, for its first ~0.3 s), and over a run
  * of T the cost stays within budget x T + the burst.  Past that, windows
- * open at the duty the budget buys: budget / cost.
+ * open at the duty the budget buys: a window of W loses W x cost / (1 +
+ * cost) of work inside it and BUDGET_WINDOW_LOSS_NS around it (its attach
+ * and detach), so windows are W x budget / that loss apart on average.
  *
  * Pure logic, no BPF: the collector feeds it samples and follows what it
  * says (tests/test_budget.py drives it through .output/budget_check).
@@ -37,6 +39,10 @@
 /* the bucket's size and first credit: work the workload may lose to
  * tracing beyond budget x time (ns of its throughput) */
 #define BUDGET_BURST_NS		25000000.0
+/* the work a window costs beyond its inside: 7-18 ms on the three
+ * workloads of bench/results/window_cost.md (lost a window, less
+ * W x (1 - the speed inside)) */
+#define BUDGET_WINDOW_LOSS_NS	10000000.0
 /* windows never open less than this share of the time */
 #define BUDGET_MIN_DUTY		0.001
 
@@ -51,6 +57,7 @@ struct budget_sample {
 struct budget {
 	double budget;		/* allowed cost, a share of throughput */
 	int ncpu;
+	double window_ns;	/* a window's length */
 	bool every_write;	/* tracing every write now */
 	double cost;		/* the last estimate (< 0: none yet) */
 	double duty;		/* the windows' share of time, when not */
@@ -58,7 +65,7 @@ struct budget {
 	unsigned long estimates;
 };
 
-void budget_init(struct budget *b, double budget, int ncpu);
+void budget_init(struct budget *b, double budget, int ncpu, unsigned long window_ms);
 /* the cost of tracing every write, as a share of untraced throughput,
  * from one sample (0 when nothing was traced) */
 double budget_cost(const struct budget_sample *s, int ncpu);
@@ -70,7 +77,7 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s);
 /* after a window closed, from what it saw: true to trace every write
  * from now on, false to schedule the next window at b->duty */
 bool budget_after_window(struct budget *b, const struct budget_sample *s);
-/* the mean closed time between windows of window_ms at b->duty */
-double budget_gap_ms(const struct budget *b, unsigned long window_ms);
+/* the mean closed time between windows at b->duty */
+double budget_gap_ms(const struct budget *b);
 
 #endif /* __WS_BUDGET_H */

@@ -22,7 +22,7 @@ int main(void)
 
 	if (scanf("%lf %d", &budget, &ncpu) != 2)
 		return 2;
-	budget_init(&b, budget, ncpu);
+	budget_init(&b, budget, ncpu, 50);
 	while (scanf("%15s %llu %lf %llu %u", kind, &s.period_ns, &s.probe_ns,
 		     &s.writes, &s.threads) == 5) {
 		if (!strcmp(kind, "every")) {
@@ -34,7 +34,7 @@ int main(void)
 			return 2;
 		}
 		printf("%s %.6f %.6f %.3f %.0f\n", b.every_write ? "every" : "windows",
-		       b.cost, b.duty, b.every_write ? 0.0 : budget_gap_ms(&b, 50),
+		       b.cost, b.duty, b.every_write ? 0.0 : budget_gap_ms(&b),
 		       b.tokens_ns);
 	}
 	return 0;

@@ -1364,7 +1364,7 @@ static void detach_window(struct walscope_bpf *skel)
 	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
 		    (now_ns() - t0) / 1000, late);
 	win.next_ns = now_ns() + gap_ns(env.budget > 0 ?
-					budget_gap_ms(&bud, env.window_ms) :
+					budget_gap_ms(&bud) :
 					(double)env.window_gap_ms);
 }
 
@@ -1572,7 +1572,8 @@ int main(int argc, char **argv)
 		srand48(now_ns() ^ getpid());
 		if (env.budget > 0) {
 			/* every write from the first, until it costs too much */
-			budget_init(&bud, env.budget, (int)sysconf(_SC_NPROCESSORS_ONLN));
+			budget_init(&bud, env.budget, (int)sysconf(_SC_NPROCESSORS_ONLN),
+				    env.window_ms);
 			open_window(skel);
 		} else {
 			/* the first window opens soon (mean: one window's

@@ -22,7 +22,7 @@ import numpy as np
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
-from analysis import threadtime, windows, workload_output
+from analysis import selfcheck, threadtime, windows, workload_output
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
@@ -112,6 +112,7 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
             costs, end_ns = windows.read_costs(run_dir)
             summary["budget"] = windows.summarize_budget(
                 costs, sched, end_ns, budget, summary["windows"].get("writes", 0))
+    summary["self_check"] = selfcheck.self_check(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),
         windowed=(run_dir / windows.WINDOWS).exists())
@@ -141,12 +142,15 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     fractions = sampling.split_fractions(samples, split) \
         if split and samples is not None else {}
 
-    empties = [W.writes_frame_from(empty_w, cal, e) for e in engines]
+    # the traced machine's CPUs, for the waits others' probes lengthened
+    ncpu = len(info.get("summary", {}).get("environment", {}).get("cpu_types") or "")
+    empties = [W.writes_frame_from(empty_w, cal, e, ncpu) for e in engines]
 
     def frame(chunk: np.ndarray):
         if len(engines) == 1:
-            return W.writes_frame_from(chunk, cal, engine)
-        return W.union_frame([W.writes_frame_from(chunk, cal, e) for e in engines], empties)
+            return W.writes_frame_from(chunk, cal, engine, ncpu)
+        return W.union_frame([W.writes_frame_from(chunk, cal, e, ncpu) for e in engines],
+                             empties)
 
     def writes_chunks():
         for chunk in R.iter_records(run_dir, "ws_write_rec"):

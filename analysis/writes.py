@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import components
+from analysis import chain, components
 from analysis.compensation import HIT_COSTS, Calibration
 from collectors import records as R
 
@@ -25,9 +25,11 @@ def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
     return writes_frame_from(R.read_records(run_dir, "ws_write_rec"), cal, engine)
 
 
-def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
-                      ) -> pd.DataFrame:
-    """writes_frame of some write records (a chunk of the file)."""
+def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
+                      ncpu: int = 0) -> pd.DataFrame:
+    """writes_frame of some write records (a chunk of the file); with ncpu
+    (the machine's CPUs), the waits that others' probes lengthened are
+    compensated too (analysis/chain.py)."""
     w = w[w["engine"] == R.enum_values("ws_engine")["WS_ENGINE_" + engine.upper()]]
     comps = components.names(engine)
     n = len(comps)
@@ -85,6 +87,15 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb"
     over = hin * pair_in + hpar * pair_out + hone * col["one_ns"] + \
         sin * col["sys_in_ns"] + spar * (col["sys_out_ns"] + col["sys_ign_ns"]) + \
         sign * col["sys_ign_ns"]   # the slow path runs outside a syscall's window
+    if ncpu and cal.source != "none":   # others' probes, along who waited for whom
+        got = chain.charges(df, over.sum(axis=1), ncpu)
+        for c, v in got.items():
+            if c in comps:
+                i = comps.index(c)
+                over[:, i] = np.minimum(over[:, i] + v, np.maximum(comp[:, i], over[:, i]))
+        df["chain_ns"] = sum(got.values()).astype(np.int64)
+    else:
+        df["chain_ns"] = np.zeros(len(df), np.int64)
     adj = np.clip(comp - over, 0, 2**58).astype(np.int64)
     for i, c in enumerate(comps):
         df[f"{c}_overhead_ns"] = over[:, i].astype(np.int64)

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Traced latencies against the workload's own untraced timing.
+
+    sudo bench/truth.py [--reps 5] [--workloads sync-off-1t,...] [--modes budget,full]
+
+For each workload, untraced runs that time themselves (db_bench
+--histogram: each Put; the SQLite TPC-C-like driver: each transaction, by
+its own clock) are interleaved, in a shuffled order each round, with
+traced runs in each mode.  Each traced run's compensated latencies (mean,
+p50, p99 of summary.json writes.duration_adj) are set against the median
+of the untraced runs; the untraced runs against their own median are the
+noise (the A/A column).  The run's self-check (summary.json self_check) is
+kept beside each traced run, to show whether it said when to distrust it.
+
+Writes truth.json and truth.md to -o (bench/results); docs/attribution.md's
+table is generated from truth.json (`make docs`).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = str(ROOT / ".venv" / "bin" / "python")
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+WORKLOADS = {   # db_bench fillrandom, ~1-2 s untraced; the SQLite driver 4 s
+    "sync-off-1t": ["--sync=false", "--threads=1", "--num=200000"],
+    "sync-off-4t": ["--sync=false", "--threads=4", "--num=50000"],
+    "sync-on-1t": ["--sync=true", "--threads=1", "--num=6000"],
+    "sync-on-4t": ["--sync=true", "--threads=4", "--num=3000"],
+    "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
+}
+STATS = ("mean", "p50", "p99")
+# the SQLite driver's transactions that write, as walscope labels them
+SQLITE_TYPE = "new_order"
+
+
+def command(wl: str, db: Path, own: bool = False) -> list[str]:
+    """The workload; own: the SQLite driver's results file beside the
+    database (traced, it goes to the run folder, where walscope reads it)."""
+    args = WORKLOADS[wl]
+    if wl.startswith("sqlite"):
+        return ["python3", "-m", "runners.sqlite_tpcc", f"--db={db}/tpcc.db",
+                f"--template-dir={db}-template", "--synchronous=full", "--warehouses=1",
+                "--scale=0.02", *([f"--results={db}/own.csv"] if own else []), *args]
+    return ["db_bench", "--benchmarks=fillrandom", f"--db={db}", "--histogram", *args]
+
+
+def db_bench_histogram(text: str) -> dict[str, float]:
+    """The Put latency histogram db_bench printed (us -> ns)."""
+    avg = re.search(r"Count: \d+ Average: ([\d.]+)", text)
+    pct = re.search(r"Percentiles: P50: ([\d.]+) P75: [\d.]+ P99: ([\d.]+)", text)
+    if not avg or not pct:
+        raise SystemExit("truth: db_bench printed no histogram")
+    return {"mean": float(avg.group(1)) * 1e3, "p50": float(pct.group(1)) * 1e3,
+            "p99": float(pct.group(2)) * 1e3}
+
+
+def driver_latencies(path: Path) -> dict[str, float]:
+    """The SQLite driver's own clock of each new-order transaction (its
+    results file)."""
+    with open(path, newline="") as f:
+        lat = sorted(int(r["latency_ns"]) for r in csv.DictReader(f)
+                     if r["type"] == SQLITE_TYPE and r["ok"] in ("True", "1"))
+    if not lat:
+        raise SystemExit(f"truth: {path} has no {SQLITE_TYPE} latencies")
+    return {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
+            "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))]}
+
+
+def untraced(wl: str, tmp: Path) -> dict[str, float]:
+    db = fresh(tmp / "db")
+    p = subprocess.run(command(wl, db, own=True), capture_output=True, text=True,
+                       env={**os.environ, "PATH": SAFE_PATH}, cwd=ROOT, timeout=900)
+    if p.returncode:
+        raise SystemExit(f"truth: {wl} failed: {p.stderr[-500:]}")
+    if wl.startswith("sqlite"):
+        return driver_latencies(db / "own.csv")
+    return db_bench_histogram(p.stdout)
+
+
+def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
+    db = fresh(tmp / "db")
+    rd = tmp / f"run-{mode}"
+    shutil.rmtree(rd, ignore_errors=True)
+    flags = [] if mode == "budget" else ["--mode", mode]
+    p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", *flags, "-o", str(rd), "--",
+                        *command(wl, db)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=1800)
+    if p.returncode:
+        raise SystemExit(f"truth: traced {wl} ({mode}) failed: {p.stderr[-800:]}")
+    s = json.loads((rd / "summary.json").read_text())
+    if wl.startswith("sqlite"):   # the driver's transactions of one type
+        t = s["by_type"][SQLITE_TYPE]
+        out: dict[str, Any] = {"mean": t["mean_adj_ns"], "p50": t["p50_adj_ns"],
+                               "p99": t["p99_adj_ns"], "raw_mean": t["mean_ns"]}
+    else:
+        adj, raw = s["writes"]["duration_adj"], s["writes"]["duration"]
+        out = {k: adj[f"{k}_ns"] for k in STATS}
+        out.update({f"raw_{k}": raw[f"{k}_ns"] for k in STATS})
+    out["writes"] = s["writes"]["count"]
+    out["self_check"] = s.get("self_check")
+    out["every_write"] = (s.get("budget") or {}).get("every_write")
+    return out
+
+
+def fresh(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(f"{path}-template", ignore_errors=True)
+    path.mkdir(parents=True)
+    os.sync()
+    return path
+
+
+def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    ref = {k: statistics.median(r[k] for r in runs["untraced"]) for k in STATS}
+    out: dict[str, Any] = {"reference": ref}
+    for arm, rs in runs.items():
+        ratios = {k: [r[k] / ref[k] for r in rs if ref[k]] for k in STATS}
+        out[arm] = {k: {"median": statistics.median(v), "lo": min(v), "hi": max(v)}
+                    for k, v in ratios.items() if v}
+    return out
+
+
+def table(results: dict[str, Any], modes: list[str], reps: int) -> str:
+    lines = [f"Traced latency / the workload's own untraced timing (medians of {reps} "
+             "interleaved rounds, [range]); A/A: the untraced runs against their median.",
+             "", "| workload | untraced mean / p99 | A/A mean | "
+             + " | ".join(f"{m} mean | {m} p99" for m in modes) + " |",
+             "|---|---|---|" + "---|---|" * len(modes)]
+    for wl, r in results.items():
+        s = r["summary"]
+        u = s["reference"]
+
+        def c(arm: str, k: str) -> str:
+            v = s[arm][k]
+            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+        lines.append(f"| {wl} | {u['mean'] / 1e3:.1f} / {u['p99'] / 1e3:.1f} us | "
+                     f"{c('untraced', 'mean')} | "
+                     + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')}" for m in modes) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--modes", default="budget,full")
+    ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--name", default="truth")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other workloads of an existing results file")
+    a = ap.parse_args(argv)
+    modes = a.modes.split(",")
+    wls = a.workloads.split(",")
+    unknown = [w for w in wls if w not in WORKLOADS]
+    if unknown:
+        ap.error(f"unknown workload {unknown[0]!r} (choose from {', '.join(WORKLOADS)})")
+    path = a.output / f"{a.name}.json"
+    results: dict[str, Any] = json.loads(path.read_text()) if a.merge and path.exists() else {}
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory(prefix="walscope-truth-") as d:
+        tmp = Path(d)
+        for wl in wls:
+            runs: dict[str, list[dict[str, Any]]] = {"untraced": [], **{m: [] for m in modes}}
+            for rep in range(a.reps):
+                arms = ["untraced", *modes]
+                rng.shuffle(arms)
+                for arm in arms:
+                    got = untraced(wl, tmp) if arm == "untraced" else traced(wl, arm, tmp)
+                    runs[arm].append(got)
+                    print(f"truth: {wl} round {rep + 1} {arm}: mean {got['mean'] / 1e3:.1f} "
+                          f"p99 {got['p99'] / 1e3:.1f} us", file=sys.stderr)
+            results[wl] = {"runs": runs, "summary": summarize(runs),
+                           "args": WORKLOADS[wl], "reps": a.reps}
+    a.output.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    md = table(results, modes, a.reps)
+    (a.output / f"{a.name}.md").write_text("# Truth under contention\n\n" + md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,19 +11,24 @@ cd "$(dirname "$0")"
 APT_PKGS="rocksdb-tools librocksdb-dev bpftrace bpftool libbpf-dev clang llvm \
 libelf-dev zlib1g-dev pkg-config make gcc g++ linux-perf sqlite3 libsqlite3-dev \
 strace binutils python3-venv sudo chromium"
+TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-missing=""
-for p in $APT_PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "setup: installing$missing"
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
-fi
+# the packages of $@ not installed yet
+apt_install() {
+	missing=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		echo "setup: installing$missing"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing
+	fi
+}
+apt_install $APT_PKGS
 
 make -s venv all
 
@@ -43,13 +48,21 @@ fi
 case "${1:-}" in
 --demo)
 	shift
-	as_root ./trace_wal.py -o runs/demo -- db_bench --benchmarks=fillrandom \
-		--num=20000 --threads=4 --sync=true --statistics \
-		--db=/tmp/walscope-demo-db "$@"
+	# -q: db_bench's output (--statistics: RocksDB's own counters, ~1,000
+	# lines) goes to runs/demo/command.log only, not before the table;
+	# --force: the last demo's folder is emptied, never mixed with this one
+	as_root ./trace_wal.py -q --force -o runs/demo -- db_bench \
+		--benchmarks=fillrandom --num=20000 --threads=4 --sync=true \
+		--statistics --db=/tmp/walscope-demo-db "$@"
+	echo "db_bench's own output and statistics: runs/demo/command.log"
 	;;
 --test)
 	shift
 	make -s venv-spark    # the Spark extra, so the Spark tests run too
+	# tests/test_bindings.py's server: MariaDB with MyRocks (~22 MB; the
+	# test runs its own mariadbd in a temporary folder; the package's
+	# service starts only where the init system lets it)
+	apt_install $TEST_APT_PKGS
 	as_root .venv/bin/python -m pytest -q "$@"
 	;;
 "") ;;

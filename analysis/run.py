@@ -111,7 +111,8 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
         if budget is not None:
             costs, end_ns = windows.read_costs(run_dir)
             summary["budget"] = windows.summarize_budget(
-                costs, sched, end_ns, budget, summary["windows"].get("writes", 0))
+                costs, sched, end_ns, budget, summary["windows"].get("writes", 0),
+                windows.read_budget(run_dir))
     summary["self_check"] = selfcheck.self_check(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),

@@ -46,12 +46,12 @@ def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def line(check: dict[str, Any]) -> str:
-    """The table's one line."""
+    """The table's two lines (80 columns)."""
     head = (f"self-check: probes lengthened writes {check['inflation'] * 100:.0f}%, "
-            f"{check['wait_share'] * 100:.0f}% of latency is waiting: risk "
+            f"waits are {check['wait_share'] * 100:.0f}% of latency: risk "
             f"{check['risk']:.3f}")
     if check["trusted"]:
-        return head + f" (<= {check['risk_trusted']}: within "\
-            f"{check['tolerance'] * 100:.0f}% of untraced)"
-    return head + f" > {check['risk_trusted']}: latencies may read high (waits the " \
-        "probes lengthened; docs/attribution.md)"
+        return head + f"\n  <= {check['risk_trusted']}: latencies within " \
+            f"{check['tolerance'] * 100:.0f}% of untraced (bench/truth.py)"
+    return head + f"\n  > {check['risk_trusted']}: latencies may read high: waits the " \
+        "probes lengthened (docs/attribution.md)"

@@ -84,9 +84,13 @@ def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
     cost = b.get("cost_median")
     est = f"~{cost * 100:.1f}%" if cost is not None else "not estimated"
     if b.get("every_write"):
-        return [f"recorded: every write ({b['recorded']}): under the {b['budget'] * 100:g}% "
-                "budget", f"tracing every write cost {est} of throughput "
-                f"(median of {b['estimates']} estimates)"]
+        within = cost is None or cost <= b["budget"]
+        return [f"recorded: every write ({b['recorded']}), "
+                + (f"within the {b['budget'] * 100:g}% budget" if within else
+                   f"a short run within the {b['budget'] * 100:g}% budget's "
+                   f"{b.get('burst_ms') or 0:.0f} ms burst"),
+                f"  every write cost {est} of throughput ({b['estimates']} estimates)"
+                + ("" if within else "; longer runs get windows")]
     total, share = b.get("estimated_total"), b.get("share")
     of = f"of ~{total:,.0f} writes ({share * 100:.1f}%; each gap at its window's rate)" \
         if total and share is not None else "writes (the total is unknown)"

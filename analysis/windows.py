@@ -50,6 +50,24 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(done, columns=cols).astype("int64")
 
 
+def read_budget(run_dir: Path) -> dict[str, float]:
+    """The collector's budget line: the budget, its burst and what a
+    window costs beyond its inside (ns), the CPUs it counted."""
+    try:
+        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
+    except FileNotFoundError:
+        return {}
+    for line in lines:
+        f = line.split("\t")
+        if f[0] == "budget" and len(f) == 5:
+            try:
+                return dict(zip(("budget", "burst_ns", "window_loss_ns", "ncpu"),
+                                (float(x) for x in f[1:])))
+            except ValueError:
+                return {}
+    return {}
+
+
 def read_costs(run_dir: Path) -> tuple[pd.DataFrame, int | None]:
     """The budget's estimates (one row a "cost" line: the cost of tracing
     every write as a share of untraced throughput, the duty it gave, and
@@ -100,11 +118,16 @@ def recorded_share(windows: pd.DataFrame, costs: pd.DataFrame, end_ns: int | Non
 
 
 def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | None,
-                     budget: float, recorded: int) -> dict[str, Any]:
+                     budget: float, recorded: int, line: dict[str, float] | None = None
+                     ) -> dict[str, Any]:
     """summary.json's budget: what the run cost and what it recorded."""
     every = bool(len(windows) == 1 and not (costs["every_write"] == 0).any())
+    line = line or {}
     out: dict[str, Any] = {
         "budget": budget,
+        "burst_ms": line["burst_ns"] / 1e6 if "burst_ns" in line else None,
+        "every_write_s": float((windows["close_ns"] - windows["open_ns"]).iloc[0] / 1e9)
+        if len(windows) else 0.0,
         "every_write": every,
         "estimates": int(len(costs)),
         "cost_median": float(costs["cost"].median()) if len(costs) else None,

@@ -186,6 +186,9 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
                  + (s["collector"].get("cpu_sys_s") or 0),
                  "lost": sum(s["lost_events"].values()),
                  "probe_hits": s["probe_hits"]["uprobe"] + s["probe_hits"]["uretprobe"]}
+        if s.get("budget"):   # the default mode: what it recorded
+            extra["every_write"] = bool(s["budget"]["every_write"])
+            extra["recorded_share"] = s["budget"]["share"]
     elif tool == "strace":
         p = subprocess.run(["strace", "-f", "-qq", "-o", str(tmp / "strace.out"),
                             "-e", f"trace={SYSCALLS}", *cmd], capture_output=True, text=True)
@@ -216,15 +219,27 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
     return ops_per_sec(out), extra
 
 
+def save_merged(path: Path, results: dict) -> None:
+    """Update overhead.json's cells with these."""
+    merged = json.loads(path.read_text()) if path.exists() else {}
+    for wname, per in results.items():
+        merged.setdefault(wname, {}).update(per)
+    merged = {w: merged[w] for w in WORKLOADS if w in merged}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(merged, indent=2) + "\n")
+    tmp.replace(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3,
                     help="pairs per cell (0 with --merge: only render overhead.md "
                          "again from overhead.json)")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
-    ap.add_argument("--tools", default="untraced-again,walscope-full,walscope-writes,"
-                                       "walscope-sample,walscope-sample-sched,"
-                                       "walscope-window,strace,perf-trace,bpftrace")
+    ap.add_argument("--tools", default="untraced-again,walscope-budget,walscope-full,"
+                                       "walscope-writes,walscope-sample,"
+                                       "walscope-sample-sched,walscope-window,strace,"
+                                       "perf-trace,bpftrace")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--scale", type=float, default=1.0,
                     help="make each workload this many times longer (window mode "
@@ -282,6 +297,14 @@ def main(argv: list[str] | None = None) -> int:
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
                     "lost": sum(e.get("lost", 0) for e in extras),
                     "scale": a.scale, "settled": not a.no_settle, "commit": commit}
+                shares = [e["recorded_share"] for e in extras
+                          if e.get("recorded_share") is not None]
+                if shares:   # the default mode: how much of each run it recorded
+                    results[wname][tool].update(
+                        every_write_runs=sum(bool(e.get("every_write")) for e in extras),
+                        recorded_share_median=statistics.median(shares))
+                if a.merge:   # each cell kept as it is measured: a stop loses no other
+                    save_merged(a.output / "overhead.json", {wname: {tool: results[wname][tool]}})
     old_json = a.output / "overhead.json"
     if a.merge and old_json.exists():
         merged = json.loads(old_json.read_text())

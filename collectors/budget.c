@@ -17,18 +17,19 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 double budget_cost(const struct budget_sample *s, int ncpu)
 {
 	unsigned int threads = s->threads ? s->threads : 1;
-	double capacity, left;
+	double capacity, probe, left;
 
 	if (s->probe_ns <= 0 || !s->period_ns)
 		return 0;
 	if (ncpu < 1)
 		ncpu = 1;
 	capacity = (double)s->period_ns * (threads < (unsigned int)ncpu ? threads : (unsigned int)ncpu);
-	left = capacity - s->probe_ns;
-	/* probes took (nearly) all the time there was: at least 20x */
+	probe = s->probe_ns * (threads > (unsigned int)ncpu ? BUDGET_CROWDED : 1);
+	left = capacity - probe;
+	/* probes took (nearly) all the time there was: a twentieth left */
 	if (left < capacity / 20)
 		left = capacity / 20;
-	return s->probe_ns / left;
+	return probe / left;
 }
 
 bool budget_ready(const struct budget_sample *s)

@@ -1574,6 +1574,8 @@ int main(int argc, char **argv)
 			/* every write from the first, until it costs too much */
 			budget_init(&bud, env.budget, (int)sysconf(_SC_NPROCESSORS_ONLN),
 				    env.window_ms);
+			window_line("budget\t%.6f\t%.0f\t%.0f\t%d\n", bud.budget,
+				    BUDGET_BURST_NS, BUDGET_WINDOW_LOSS_NS, bud.ncpu);
 			open_window(skel);
 		} else {
 			/* the first window opens soon (mean: one window's

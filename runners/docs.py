@@ -25,6 +25,13 @@ def usage() -> str:
     return "```\n" + build_parser().format_help().rstrip() + "\n```"
 
 
+def exit_status() -> str:
+    """trace_wal.py's exit status, the table --help ends with."""
+    from runners.cli import EXIT_STATUS
+    return "\n".join(["| status | when |", "|---|---|"]
+                     + [f"| {code} | {what} |" for code, what in EXIT_STATUS])
+
+
 def schema() -> str:
     """Parquet columns of each file: the frames built from no records."""
     from analysis import io, sampling, sched, threadtime
@@ -124,25 +131,70 @@ OVERHEAD_ROWS = {  # bench/overhead.py's workloads, as the README names them
     "sqlite-delete-2c": "SQLite TPC-C-like, DELETE journal, 2 clients",
     "sqlite-wal-2c": "SQLite TPC-C-like, WAL journal, 2 clients",
 }
-OVERHEAD_COLS = {"untraced-again": "A/A", "walscope-full": "full",
-                 "walscope-writes": "writes", "walscope-sample": "sample",
-                 "walscope-window": "window"}
+OVERHEAD_COLS = {"untraced-again": "A/A", "walscope-budget": "budget (default)",
+                 "walscope-full": "full", "walscope-writes": "writes",
+                 "walscope-sample": "sample", "walscope-window": "window"}
 
 
 def overhead() -> str:
     """Throughput traced / untraced per mode, the median of the interleaved
     pairs of bench/results/overhead.json, with the pairs behind it."""
     data = json.loads(OVERHEAD_JSON.read_text())
-    rows = ["| workload | " + " | ".join(OVERHEAD_COLS.values()) + " |",
-            "|---|" + "---|" * len(OVERHEAD_COLS)]
+    rows = ["| workload | " + " | ".join(OVERHEAD_COLS.values())
+            + " | default recorded |", "|---|" + "---|" * (len(OVERHEAD_COLS) + 1)]
     for w, name in OVERHEAD_ROWS.items():
         per = data.get(w, {})
         cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])})"
                  + ("*" if per[t].get("settled") else "") if t in per else "-"
                  for t in OVERHEAD_COLS]
+        b = per.get("walscope-budget", {})
+        share = b.get("recorded_share_median")
+        cells.append("-" if share is None else
+                     f"every write ({b['every_write_runs']}/{len(b['ratios'])} runs)"
+                     if b.get("every_write_runs") == len(b["ratios"]) else
+                     f"{share * 100:.1f}% of writes")
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     rows += ["", "\\* each run started once the disks had gone quiet after the "
              "last one (`bench/overhead.py`'s default since 2026-11-24)"]
+    return "\n".join(rows)
+
+
+TRUTH_JSON = ROOT / "bench" / "results" / "truth.json"
+
+
+def truth() -> str:
+    """bench/truth.py's table: traced latency over the workload's own
+    untraced timing, per mode, with the self-check each run printed."""
+    if not TRUTH_JSON.exists():
+        return "(not measured yet: `sudo bench/truth.py --reps 5`)"
+    data = json.loads(TRUTH_JSON.read_text())
+    modes = [m for m in ("budget", "full") if any(m in r["summary"] for r in data.values())]
+    rows = ["| workload | untraced mean / p99 | A/A mean | "
+            + " | ".join(f"{m} mean | {m} p99 | {m} risk" for m in modes) + " |",
+            "|---|---|---|" + "---|---|---|" * len(modes)]
+    for wl, r in data.items():
+        s, ref = r["summary"], r["summary"]["reference"]
+
+        def c(arm: str, k: str) -> str:
+            v = s[arm][k]
+            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+
+        def risk(arm: str) -> str:
+            got = [x["self_check"]["risk"] for x in r["runs"][arm] if x.get("self_check")]
+            if not got:
+                return "-"
+            trusted = sum(x["self_check"]["trusted"] for x in r["runs"][arm]
+                          if x.get("self_check"))
+            return f"{min(got):.3f}-{max(got):.3f} ({trusted}/{len(got)} trusted)"
+        rows.append(f"| {wl} | {ref['mean'] / 1e3:.1f} / {ref['p99'] / 1e3:.1f} us | "
+                    f"{c('untraced', 'mean')} | "
+                    + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')} | {risk(m)}"
+                                 for m in modes) + " |")
+    reps = max(r["reps"] for r in data.values())
+    rows += ["", f"Medians of {reps} interleaved rounds [range]; each traced run's "
+             "compensated latency over the median of the untraced runs; A/A: the "
+             "untraced runs over their own median; risk: the run's self-check "
+             "(`summary.json` `self_check`)."]
     return "\n".join(rows)
 
 
@@ -157,7 +209,8 @@ def window_cost() -> str:
     return mod.render(results).rstrip("\n")
 
 
-BLOCKS = {"usage": usage, "overhead": overhead, "window_cost": window_cost, "schema": schema, "components": component_table,
+BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
+          "window_cost": window_cost, "truth": truth, "schema": schema, "components": component_table,
           "queries": queries, "faults": faults}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 

@@ -58,12 +58,23 @@ def test_a_fast_workload_backs_off_once_the_burst_is_spent(check):
 
 
 def test_capacity_is_the_writers_at_most_one_per_cpu(check):
-    # 4 writers, 2 CPUs: 10 ms of probes in a 10 ms period is a quarter of
-    # the 2 CPUs' time ... a half if the writers had only one CPU
-    two = run(check, 0.02, 2, [("window", 10 * MS, 10 * MS, 500, 4)])
-    one = run(check, 0.02, 1, [("window", 10 * MS, 10 * MS, 500, 4)])
-    assert float(two[0][1]) == pytest.approx(10 / 10, rel=1e-3)
-    assert float(one[0][1]) == pytest.approx(10 / 0.5, rel=1e-3)   # at most 20x
+    # 2 writers on 4 CPUs: 5 ms of probes in a 10 ms period is a quarter of
+    # the writers' time; on 1 CPU, a half
+    four = run(check, 0.02, 4, [("window", 10 * MS, 5 * MS, 500, 2)])
+    one = run(check, 0.02, 1, [("window", 10 * MS, 5 * MS, 500, 1)])
+    assert float(four[0][1]) == pytest.approx(5 / 15, rel=1e-3)
+    assert float(one[0][1]) == pytest.approx(5 / 5, rel=1e-3)
+
+
+def test_crowded_writers_count_probe_time_twice(check):
+    # 4 writers on 2 CPUs: followers spin for a slow leader on the other
+    # CPU, so 5 ms of probes take 10 of the 2 CPUs' 20 ms
+    crowded = run(check, 0.02, 2, [("window", 10 * MS, 5 * MS, 500, 4)])
+    assert float(crowded[0][1]) == pytest.approx(10 / 10, rel=1e-3)
+    # probes past all the time there was: the time left reads as a
+    # twentieth of it (30 ms of 20: a cost of 30), never negative
+    over = run(check, 0.02, 2, [("window", 10 * MS, 15 * MS, 500, 4)])
+    assert float(over[0][1]) == pytest.approx(30, rel=1e-3)
 
 
 def test_a_window_of_a_quiet_workload_goes_back_to_every_write(check):

@@ -36,9 +36,14 @@ def row(r: Run) -> dict[str, str]:
     lost = sum(s.get("lost_events", {}).values())
     over = s.get("estimated_overhead_ns") or 0
     win = s.get("windows") or {}
+    budget = s.get("budget") or {}
+    check = s.get("self_check") or {}
     mode = s.get("mode", "")
-    if win:
-        mode += f" ({win.get('count', 0)} windows, {100 * win.get('duty', 0):.1f}% of the run)"
+    if budget.get("every_write"):
+        mode += " (every write)"
+    elif win:
+        mode += f" ({win.get('count', 0)} windows, {100 * (win.get('duty') or 0):.1f}% of the run"
+        mode += f"; {100 * budget['share']:.1f}% of writes)" if budget.get("share") else ")"
     m, t = dominant(r)
     return {"scenario": r.name,
             "workload": shlex.join(cmd[:4]) + (" ..." if len(cmd) > 4 else ""),
@@ -49,7 +54,10 @@ def row(r: Run) -> dict[str, str]:
             "p99": us(d.get("p99_ns")) if n else "-",
             "dominant at the mean": m, "dominant at p99": t,
             "probe overhead removed": us(over / n) + " a write" if n and over else "-",
-            "events lost": f"{lost:,}" + (" PARTIAL RUN" if r.partial else "")}
+            "events lost": f"{lost:,}" + (" PARTIAL RUN" if r.partial else ""),
+            "self-check": "-" if not check else
+            f"risk {check['risk']:.3f}: " + ("trusted" if check["trusted"]
+                                             else "latencies may read high")}
 
 
 def headline(runs: list[Run]) -> str:

@@ -63,3 +63,46 @@ def test_samples_that_disagree_are_flagged():
     off = W.compare_with_samples(writes, w, 2, {"memtable": {"samples": 500},
                                                 "wal_append": {"samples": 500}}, rng)
     assert off["memtable"]["disagree"] and off["wal_append+crc"]["disagree"]
+
+
+def test_no_interval_from_fewer_than_ten_windows():
+    """Honest small samples: nine windows give means but no interval, ten
+    give one (analysis/windows.py MIN_WINDOWS)."""
+    nine, ten = _run([10.0] * 9), _run([10.0] * 10)
+    assert not nine["interval"] and ten["interval"]
+    assert nine["estimates"]["queue"]["lo_ns"] != nine["estimates"]["queue"]["lo_ns"]  # NaN
+    assert nine["estimates"]["queue"]["mean_ns"] > 0
+    est = ten["estimates"]["queue"]
+    assert est["lo_ns"] < est["mean_ns"] < est["hi_ns"]
+
+
+def test_the_budget_lines_are_read(tmp_path):
+    (tmp_path / W.WINDOWS).write_text(
+        "budget\t0.020000\t25000000\t10000000\t2\n"
+        "open\t1000\t50\t21\n"
+        "cost\t60000000\t2.500000\t0.020000\t640\t1\t6000000\t8000000\t0\t-1000\n"
+        "close\t60000000\t60001000\t30\t0\n"
+        "end\t1060000000\n")
+    assert W.read_budget(tmp_path) == {"budget": 0.02, "burst_ns": 25e6,
+                                       "window_loss_ns": 10e6, "ncpu": 2}
+    costs, end = W.read_costs(tmp_path)
+    assert end == 1_060_000_000 and len(costs) == 1
+    assert costs.loc[0, "cost"] == 2.5 and costs.loc[0, "every_write"] == 0
+
+
+def test_writes_between_windows_are_estimated_at_the_untraced_rate():
+    """A gap after a window counts that window's traced rate times 1 +
+    its cost: a writer at 80 writes/ms traced, cost 1.5, runs at 200
+    writes/ms untraced; a 1 s gap holds ~200,000 writes."""
+    win = pd.DataFrame({"open_ns": [0], "close_ns": [10_000_000]})
+    costs = pd.DataFrame([{"ts_ns": 10_000_000, "cost": 1.5, "duty": 0.02, "writes": 800,
+                           "threads": 1, "probe_ns": 0, "period_ns": 10_000_000,
+                           "every_write": 0, "tokens_ns": 0}])
+    got = W.recorded_share(win, costs, end_ns=1_010_000_000, recorded=800)
+    assert got["estimated_total"] == 800 + 200_000
+    assert got["share"] == 800 / 200_800
+    # every write: one window, never closed by the budget
+    every = W.summarize_budget(costs.assign(every_write=1), win, 10_000_000, 0.02, 800)
+    assert every["every_write"] and every["share"] == 1.0
+    windowed = W.summarize_budget(costs, win, 1_010_000_000, 0.02, 800)
+    assert not windowed["every_write"] and windowed["share"] < 0.01

@@ -5,6 +5,7 @@ by `make venv` as a console script; ./walscope runs it from a clone).
     walscope analyse RUN...                      analyse run folders again, offline
     walscope report RUN... [-o report.html]      one page comparing runs
     walscope flamegraph RUN... | --diff A B      flame graph SVGs with inferno
+    walscope diff A B [-o FILE.html|DIR] [--json]  where two runs differ, by component
     walscope study ID... | all                   regenerate studies/ (root)
     walscope export RUN... DATASET [--host H]    run folders into a dataset
     walscope query NAME DATASET [--engine duckdb|spark] [--format table|csv|parquet] [-o FILE]
@@ -26,6 +27,7 @@ examples:
   sudo walscope trace -- db_bench --benchmarks=fillrandom --num=20000 --sync=true
   walscope analyse runs/demo
   walscope report runs/A runs/B -o report.html
+  walscope diff runs/A runs/B -o diff.html
   walscope export runs/* fleet/ --host db-17
   walscope query components_per_run fleet/
   walscope query p99_tail fleet/ --format csv -o tail.csv
@@ -72,6 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="copy analysed run folders into a dataset")
     e.add_argument("paths", nargs="+", type=Path, metavar="RUN... DATASET")
     e.add_argument("--host", help="host name (default: the one the tracer recorded)")
+    f = sub.add_parser("diff", help="where two runs' latencies differ, by component")
+    f.add_argument("runs", nargs=2, type=Path, metavar="RUN", help="run folders A and B")
+    f.add_argument("-o", "--output", type=Path, help="FILE.svg, FILE.html (table and "
+                   "differential flame graph) or a folder")
+    f.add_argument("--json", action="store_true", help="print JSON, not the table")
+    f.add_argument("--kind", choices=("phase", "offcpu", "offcpu-stacks"), default="phase",
+                   help="the folded stacks the flame graph compares (default phase)")
+    f.add_argument("--band", type=float, default=0.001, metavar="F",
+                   help="the p99's writes: ranks within +-F of it, 3 a side at least "
+                   "(default 0.001)")
     q = sub.add_parser("query", help="run a named query (or SQL) on a dataset")
     q.add_argument("name", nargs="?", help=f"one of: {', '.join(Q.names())}; or SQL")
     q.add_argument("dataset", nargs="?", help="dataset folder (Spark: also a URL)")
@@ -119,6 +131,25 @@ def query(args: argparse.Namespace) -> int:
     return 0
 
 
+def diff(args: argparse.Namespace) -> int:
+    from analysis import diff as DF
+    from viz import diff as VD, flamegraph
+    a, b = DF.load_run(args.runs[0]), DF.load_run(args.runs[1])
+    DF.check_comparable(a, b)
+    for r in args.runs if args.output else ():   # the flame graph's input, first
+        VD.folded_of(r, args.kind)
+    d = DF.decompose(a, b, band=args.band)
+    table = VD.format_table(d)
+    sys.stdout.write(VD.to_json(d) if args.json else table + "\n")
+    if args.output:
+        try:
+            for p in VD.write_outputs(d, table, *args.runs, args.output, args.kind):
+                print(p, file=sys.stderr)
+        except flamegraph.RenderError as e:
+            raise DF.DiffError(str(e)) from None
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -128,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv[0] in DELEGATED:
         return _main_of(DELEGATED[argv[0]][1])(argv[1:])
     args = parser.parse_args(argv)
+    if args.cmd == "diff":
+        from analysis.diff import DiffError
+        try:
+            return diff(args)
+        except DiffError as e:
+            print(f"walscope diff: {e}", file=sys.stderr)
+            return 1
     try:
         return export(args) if args.cmd == "export" else query(args)
     except (D.DatasetError, Q.QueryError) as e:

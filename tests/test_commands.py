@@ -81,6 +81,8 @@ def workspace(tmp: Path) -> Path:
         s["components"]["queue"]["mean_ns"] = 5.0
         s["probe_hits"] = {"per_write": 4.0}
         (run / "summary.json").write_text(json.dumps(s))
+        for kind in ("phase", "offcpu"):   # what walscope diff -o compares
+            (run / f"{kind}.folded").write_text(f"db_bench;WriteToWAL;fdatasync {90 + 20 * i}\n")
     (ws / "runs" / "A" / "flame-phase.svg").write_text(
         '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>')
     assert flamegraph.TITLES

@@ -1,0 +1,265 @@
+"""walscope diff: the table (80 columns), the JSON, and the differential
+flame graph of two runs (analysis/diff.py computes them).
+
+The flame graph is inferno's differential one (inferno-diff-folded, then
+inferno-flamegraph) of the two runs' folded stacks scaled to nanoseconds
+per recorded write, so runs with different numbers of writes compare:
+frames are as wide as in B, red where B spends more per write than A, blue
+where it spends less.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from analysis.diff import DiffError
+from analysis.table import fmt_ns
+from viz import flamegraph
+
+KINDS = ("phase", "offcpu", "offcpu-stacks")
+
+
+def signed(ns: float) -> str:
+    if ns != ns:
+        return "-"
+    if abs(ns) < 0.5:
+        return "0ns"
+    return ("+" if ns > 0 else "-") + fmt_ns(abs(ns))
+
+
+def span(lo: float, hi: float) -> str:
+    if lo != lo or hi != hi:
+        return "no interval"
+    return f"[{signed(lo)}, {signed(hi)}]"
+
+
+def fmt_bytes(b: float) -> str:
+    if b >= 1 << 20:
+        return f"{b / (1 << 20):.1f}MiB"
+    if b >= 1 << 10:
+        return f"{b / (1 << 10):.1f}KiB"
+    return f"{b:.0f}B"
+
+
+def rate(v: float) -> str:
+    """A count per write, 7 characters at most."""
+    if v == 0:
+        return "0"
+    return f"{v:.2f}" if v >= 0.01 else f"{v:.1e}"
+
+
+def run_line(tag: str, r: dict[str, Any], width: int = 80) -> str:
+    """Which run, how it was recorded, and what its intervals resample;
+    a long path loses its beginning."""
+    if r["unit"] == "windows":
+        how = (f"{r['windows_with_writes']} windows" if r["interval"] else
+               f"{r['windows_with_writes']} windows: too few for an interval")
+    else:
+        how = "every write" if r.get("every_write") else "writes"
+    tail = f" ({r['mode']}, {r['writes']} writes; {how})"
+    room = max(width - len(tag) - 2 - len(tail), 12)
+    path = r["path"] if len(r["path"]) <= room else "..." + r["path"][-(room - 3):]
+    return f"{tag}: {path}{tail}"
+
+
+def component_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Table lines for the components with time in either run, by |delta|;
+    and the names of those with none."""
+    lines, zero = [], []
+    for r in sorted(rows, key=lambda r: -abs(r["delta_ns"])):
+        if r["a_ns"] == 0 and r["b_ns"] == 0:
+            zero.append(r["component"])
+            continue
+        lines.append(f"{r['component']:<18}{fmt_ns(r['a_ns']):>10}{fmt_ns(r['b_ns']):>10}"
+                     f"{signed(r['delta_ns']):>11}  {span(r['lo_ns'], r['hi_ns'])}")
+    return lines, zero
+
+
+def format_table(d: dict[str, Any]) -> str:
+    """The diff as text, 80 columns."""
+    ra, rb = d["runs"]["A"], d["runs"]["B"]
+    unit = {r["unit"] for r in (ra, rb)}
+    over = " and ".join(sorted(unit))
+    lines = [run_line("A", ra), run_line("B", rb), ""]
+    head = f"{'':<18}{'A':>10}{'B':>10}{'B-A':>11}  95% interval (over {over})"
+    m = d["mean"]
+    lines.append(f"mean write latency, compensated ({d['engine']}), by component")
+    lines.append(head)
+    rows, zero = component_rows(m["components"])
+    lines += rows
+    total = "txn (total)" if d["engine"] == "sqlite" else "write (total)"
+    lines.append(f"{total:<18}{fmt_ns(m['a_ns']):>10}{fmt_ns(m['b_ns']):>10}"
+                 f"{signed(m['delta_ns']):>11}  {span(m['lo_ns'], m['hi_ns'])}")
+    lines.append(f"{'residual (B-A minus the sum)':<38}{signed(m['residual_ns']):>11}")
+    p = d["p99"]
+    lines.append("")
+    lines.append(f"p99, by the writes ranked around it (p{(d['quantile'] - d['band']) * 100:g}"
+                 f"-p{(d['quantile'] + d['band']) * 100:g}, >=3 a side): "
+                 f"{ra['band_writes']} in A, {rb['band_writes']} in B")
+    lines.append(head)
+    rows, zero99 = component_rows(p["components"])
+    lines += rows
+    lines.append(f"{'band mean':<18}{fmt_ns(p['band_a_ns']):>10}{fmt_ns(p['band_b_ns']):>10}"
+                 f"{signed(p['components_sum_ns']):>11}")
+    lines.append(f"{'p99':<18}{fmt_ns(p['a_ns']):>10}{fmt_ns(p['b_ns']):>10}"
+                 f"{signed(p['delta_ns']):>11}  {span(p['lo_ns'], p['hi_ns'])}")
+    lines.append(f"{'residual (p99 minus band mean)':<38}{signed(p['residual_ns']):>11}  "
+                 f"{span(p['residual_lo_ns'], p['residual_hi_ns'])}")
+    both_zero = sorted(set(zero) & set(zero99))
+    if both_zero:
+        lines.append("no time in either run: " + ", ".join(both_zero))
+    lines.append("")
+    lines += io_lines(d["io"]["A"], d["io"]["B"])
+    return "\n".join(lines)
+
+
+def io_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The I/O per write of both runs, side by side."""
+    lines = [f"{'I/O per write':<28}{'A':>12}{'B':>12}"]
+
+    def row(label: str, key: str, fmt=rate) -> None:
+        va, vb = a.get(key), b.get(key)
+        if va is None and vb is None:
+            return
+        lines.append(f"{label:<28}{fmt(va) if va is not None else '-':>12}"
+                     f"{fmt(vb) if vb is not None else '-':>12}")
+
+    row("traced syscalls in a write", "syscalls")
+    row("untraced syscalls", "untraced_syscalls")
+    row("WAL syncs" if "wal_writes" in a or "wal_writes" in b else "syncs", "syncs")
+    row("WAL writes", "wal_writes")
+    row("WAL bytes", "wal_bytes", fmt_bytes)
+    kinds = sorted({(k["in_write"], k["kind"]) for k in a["by_kind"] + b["by_kind"]},
+                   key=lambda t: (not t[0], t[1]))
+    if not kinds:
+        missing = [t for t, x in (("A", a), ("B", b)) if not x["io_parquet"]]
+        if missing:
+            lines.append(f"by file kind: no io.parquet in {' and '.join(missing)}")
+        return lines
+    lines.append(f"{'per write, by file':<20}{'calls':>8}{'syncs':>8}{'bytes':>9}  |"
+                 f"{'calls':>8}{'syncs':>8}{'bytes':>9}")
+    for inw, kind in kinds:
+        cells = []
+        for x in (a, b):
+            k = next((k for k in x["by_kind"] if (k["in_write"], k["kind"]) == (inw, kind)),
+                     None)
+            cells.append(f"{rate(k['calls']):>8}{rate(k['syncs']):>8}{fmt_bytes(k['bytes']):>9}"
+                         if k else f"{'-':>8}{'-':>8}{'-':>9}")
+        label = f"{kind} ({'in writes' if inw else 'outside'})"
+        lines.append(f"{label:<20}{cells[0]}  |{cells[1]}")
+    return lines
+
+
+def to_json(d: dict[str, Any]) -> str:
+    """The diff as JSON (NaN, an interval there is none of, as null)."""
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+    return json.dumps(clean(d), indent=1) + "\n"
+
+
+# -- the differential flame graph ---------------------------------------
+
+def per_write(folded: Path, writes: int, out: Path) -> Path:
+    """A folded file in microseconds scaled to nanoseconds per write
+    (stacks under 1 ns a write are left out)."""
+    lines = []
+    for line in folded.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        try:
+            v = round(float(count) * 1000 / max(writes, 1))
+        except ValueError:
+            continue
+        if stack and v > 0:
+            lines.append(f"{stack} {v}")
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def folded_of(run: Path, kind: str) -> Path:
+    f = flamegraph.folded_files(run).get(kind)
+    if not f:
+        raise DiffError(f"{run}: no {kind}.folded for the flame graph "
+                        "(walscope analyse it, or pick another --kind)")
+    return f
+
+
+def render_flame(a: Path, b: Path, na: int, nb: int, svg: Path, kind: str = "phase",
+                 widths: str = "B") -> tuple[Path, Path]:
+    """The differential flame graph of the runs' <kind>.folded, per write,
+    frames as wide as in B (or A: what B lost entirely shows there), red
+    where B spends more; returns (svg, the differential folded file beside
+    it: stack, A's ns/write, B's, or the other way round for widths A)."""
+    fa, fb = folded_of(a, kind), folded_of(b, kind)
+    diff = svg.with_suffix(".folded")
+    with tempfile.TemporaryDirectory() as tmp:
+        sa = per_write(fa, na, Path(tmp) / "a.folded")
+        sb = per_write(fb, nb, Path(tmp) / "b.folded")
+        first, second = (sa, sb) if widths == "B" else (sb, sa)
+        with open(diff, "w") as dst:
+            p = subprocess.run([flamegraph.inferno("inferno-diff-folded"), str(first),
+                                str(second)], stdout=dst, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise flamegraph.RenderError(f"inferno-diff-folded failed: {p.stderr.strip()}")
+    title = (f"{kind} per write, {b.name} vs {a.name}, widths of "
+             f"{b.name if widths == 'B' else a.name} (red: more in {b.name}, blue: less)")
+    with open(diff) as src, open(svg, "w") as dst:
+        p = subprocess.run([flamegraph.inferno("inferno-flamegraph"), "--title", title,
+                            "--countname", "ns/write"] + (["--negate"] if widths == "A" else []),
+                           stdin=src, stdout=dst, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise flamegraph.RenderError(f"inferno-flamegraph failed on {diff}: {p.stderr.strip()}")
+    return svg, diff
+
+
+def page(table: str, svgs: list[tuple[Path, str]]) -> str:
+    """One self-contained page: the table beside the flame graphs."""
+    from viz.report import flame_frame    # plotly's import, only for a page
+    flames = "".join(flame_frame(svg.read_text(errors="replace"), t) for svg, t in svgs)
+    title = svgs[0][1] if svgs else "walscope diff"
+    return ('<!DOCTYPE html><html><head><meta charset="utf-8">'
+            f"<title>{html.escape(title)}</title><style>"
+            "body{font-family:sans-serif;margin:1em;display:flex;gap:1em;"
+            "align-items:flex-start}pre{font-size:12px;flex:0 0 auto;min-width:81ch}"
+            "div{flex:1 1 auto}.flame{border:0;width:100%}</style></head><body>"
+            f"<pre>{html.escape(table)}</pre><div>{flames}</div></body></html>\n")
+
+
+def write_outputs(d: dict[str, Any], table: str, a: Path, b: Path, out: Path,
+                  kind: str = "phase") -> list[Path]:
+    """-o: FILE.svg (the flame graph, B's widths), FILE.html (the table
+    beside the flame graphs with B's and A's widths, their SVGs beside
+    it), or a folder (diff.txt, diff.json, diff.html, diff-<kind>.svg and
+    diff-<kind>-a.svg)."""
+    na, nb = d["runs"]["A"]["writes"], d["runs"]["B"]["writes"]
+    if out.suffix == ".svg":
+        return list(render_flame(a, b, na, nb, out, kind))
+    if out.suffix == ".html":
+        stem = out.with_suffix("")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        stem = out / f"diff-{kind}"
+    made: list[Path] = []
+    svgs = []
+    for widths, suffix in (("B", ""), ("A", "-a")):
+        svg, folded = render_flame(a, b, na, nb, Path(f"{stem}{suffix}.svg"), kind, widths)
+        made += [svg, folded]
+        svgs.append((svg, f"{kind}: {b.name} vs {a.name}, widths of "
+                     f"{b.name if widths == 'B' else a.name}"))
+    if out.suffix == ".html":
+        out.write_text(page(table, svgs))
+        return [out] + made
+    (out / "diff.txt").write_text(table + "\n")
+    (out / "diff.json").write_text(to_json(d))
+    (out / "diff.html").write_text(page(table, svgs))
+    return [out / "diff.txt", out / "diff.json", out / "diff.html"] + made

@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from analysis import components, syscalls
+from collectors import records as R
 from analysis.windows import (BOOTSTRAP, MIN_WINDOWS, SEED, interval_across_windows,
                               read_windows, window_of)
 
@@ -109,7 +110,9 @@ def load_run(path: Path) -> Run:
     if not (path / "writes.parquet").exists():
         raise DiffError(f"{path}: no per-write rows (no writes.parquet; mode {mode})")
     have = set(pq.read_schema(path / "writes.parquet").names)
-    comps = [c for c in components.names(engine) if f"{c}_adj_ns" in have]
+    own = engine_components(path, engine)
+    comps = [c for c in components.DISPLAY_ORDER
+             if f"{c}_adj_ns" in have and (own is None or c in own)]
     want = [c for c in ("start_ns", "dur_adj_ns", "engine", "syscalls",
                         "untraced_syscalls", "wal_bytes") if c in have]
     w = pd.read_parquet(path / "writes.parquet", columns=want + [f"{c}_adj_ns" for c in comps])
@@ -127,6 +130,26 @@ def load_run(path: Path) -> Run:
     io = pd.read_parquet(path / "io.parquet", columns=list(IO_COLUMNS)) \
         if (path / "io.parquet").exists() else None
     return Run(path, engine, mode, summary, w, comps, cl, unit, k, io)
+
+
+def engine_components(path: Path, engine: str) -> set[str] | None:
+    """The engine's components in the layout the run was written with (its
+    layout.json, else the build's); None where there is neither: then the
+    columns of writes.parquet say (another engine's are 0 in its rows)."""
+    try:
+        with R.layout_of(path):
+            return set(components.names(engine))
+    except R.LayoutError:
+        return None
+
+
+def sync_syscalls(path: Path) -> frozenset[str] | None:
+    """The names of the syncing syscalls, from the run's layout as above."""
+    try:
+        with R.layout_of(path):
+            return syscalls.syncs()
+    except R.LayoutError:
+        return None
 
 
 def check_comparable(a: Run, b: Run) -> None:
@@ -235,7 +258,7 @@ def decompose(a: Run, b: Run, q: float = QUANTILE, band: float = BAND,
     component, with residuals and 95% bootstrap intervals."""
     check_comparable(a, b)
     # a component only one run's rows have is 0 in the other's
-    comps = [c for c in components.names(a.engine)
+    comps = [c for c in components.DISPLAY_ORDER
              if c in set(a.components) | set(b.components)]
     rng = np.random.default_rng(seed)
     point, reps = {}, {}
@@ -326,10 +349,13 @@ def io_per_write(run: Run) -> dict[str, Any]:
     kinds: list[dict[str, Any]] = []
     io = run.io
     if io is not None and len(io):
-        sync_names = syscalls.syncs()
+        names = io["syscall"].astype(str)
+        sync_names = sync_syscalls(run.path)
         g = pd.DataFrame({"kind": io["kind"].astype(str),
                           "in_write": io["in_write"].astype(bool),
-                          "sync": io["syscall"].astype(str).isin(sync_names),
+                          # no layout at hand: fsync, fdatasync, sync_file_range...
+                          "sync": names.isin(sync_names) if sync_names is not None
+                          else names.str.contains("sync"),
                           "bytes": io["bytes"].astype(np.int64)})
         agg = g.groupby(["in_write", "kind"], sort=True).agg(
             calls=("sync", "size"), syncs=("sync", "sum"), bytes=("bytes", "sum"))

@@ -310,3 +310,21 @@ def test_sync_true_against_sync_false(traced, tmp_path):
     syncs = [line for line in folded if "fdatasync" in line]
     assert syncs and all(int(line.split()[-1]) < int(line.split()[-2]) for line in syncs)
     print(table)
+
+
+def test_runs_compare_without_a_build(tmp_path, monkeypatch, capsys):
+    """Run folders copied to a machine with only the package: no layout
+    at hand, the components and syncs come from the folders' own files."""
+    from collectors import records as R
+    monkeypatch.setattr(R, "BTF_JSON", tmp_path / "no-build.json")
+    rng = np.random.default_rng(12)
+    a = make_run(tmp_path / "A", exp_comps(rng, 300))
+    b = make_run(tmp_path / "B", exp_comps(rng, 300, shift_sync=50_000))
+    pd.DataFrame({"kind": ["wal", "wal"], "in_write": [True, True],
+                  "syscall": ["pwrite64", "fdatasync"], "bytes": [100, 0]}
+                 ).to_parquet(a / "io.parquet")
+    assert D.engine_components(a, "rocksdb") is None
+    d = D.diff_runs(a, b, boot=100)
+    assert {r["component"] for r in d["mean"]["components"]} == set(COMPS)
+    assert abs(d["mean"]["residual_ns"]) < 1e-6
+    assert d["io"]["A"]["by_kind"][0]["syncs"] == pytest.approx(1 / 300)

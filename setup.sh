@@ -11,7 +11,11 @@ cd "$(dirname "$0")"
 APT_PKGS="rocksdb-tools librocksdb-dev bpftrace bpftool libbpf-dev clang llvm \
 libelf-dev zlib1g-dev pkg-config make gcc g++ linux-perf sqlite3 libsqlite3-dev \
 strace binutils python3-venv sudo chromium"
-TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb"
+# tests/test_bindings.py's server (MariaDB with MyRocks) and
+# tests/test_oneshot.py's Python extension module with librocksdb.a linked
+# in (its headers; cmake and dpkg-dev to rebuild the archive's few objects
+# a shared object cannot take, from Debian's source)
+TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb python3-dev cmake dpkg-dev"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -61,7 +65,8 @@ case "${1:-}" in
 	make -s venv-spark    # the Spark extra, so the Spark tests run too
 	# tests/test_bindings.py's server: MariaDB with MyRocks (~22 MB; the
 	# test runs its own mariadbd in a temporary folder; the package's
-	# service starts only where the init system lets it)
+	# service starts only where the init system lets it); python3-dev,
+	# cmake, dpkg-dev for tests/test_oneshot.py's extension module
 	apt_install $TEST_APT_PKGS
 	as_root .venv/bin/python -m pytest -q "$@"
 	;;

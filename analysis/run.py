@@ -104,15 +104,16 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
         w = C.ParquetColumns(run_dir / "writes.parquet")
         comps = components.names(summary["engine"])
         sched = windows.read_windows(run_dir)
+        rows = w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
         summary["windows"] = windows.summarize(
-            sched, w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps]),
-            comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
+            sched, rows, comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
         budget = (info.get("window") or {}).get("budget")
         if budget is not None:
             costs, end_ns = windows.read_costs(run_dir)
             summary["budget"] = windows.summarize_budget(
                 costs, sched, end_ns, budget, summary["windows"].get("writes", 0),
-                windows.read_budget(run_dir))
+                windows.read_budget(run_dir), rows["start_ns"].to_numpy(),
+                windows.read_write_syscalls(run_dir))
     summary["self_check"] = selfcheck.self_check(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),

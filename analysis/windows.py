@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+
 WINDOWS = "windows.tsv"
 BOOTSTRAP = 1000
 SEED = 1
@@ -90,12 +91,57 @@ def read_costs(run_dir: Path) -> tuple[pd.DataFrame, int | None]:
     return pd.DataFrame(rows, columns=COST_COLS), end
 
 
+def read_write_syscalls(run_dir: Path) -> pd.DataFrame:
+    """The traced processes' write syscalls so far (ts_ns, count): the
+    collector's "syscw" lines, read from /proc/PID/io at each window's open
+    and close and at the end."""
+    rows: list[tuple[int, int]] = []
+    try:
+        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines:
+        f = line.split("\t")
+        if f[0] == "syscw" and len(f) == 3 and f[1].isdigit() and f[2].isdigit():
+            rows.append((int(f[1]), int(f[2])))
+    return pd.DataFrame(sorted(rows), columns=["ts_ns", "count"], dtype="int64")
+
+
+def by_write_syscalls(windows: pd.DataFrame, per_window: np.ndarray,
+                      syscalls: pd.DataFrame, end_ns: int | None, recorded: int
+                      ) -> dict[str, Any] | None:
+    """The writes between windows from the write syscalls made there: the
+    windows' writes per write syscall (pooled over the windows) times the
+    write syscalls of the gaps.  None when the counts cannot say."""
+    if len(syscalls) < 2 or not len(windows):
+        return None
+    t = syscalls["ts_ns"].to_numpy(np.float64)
+    c = np.maximum.accumulate(syscalls["count"].to_numpy(np.float64))   # a count
+    at = lambda x: np.interp(x, t, c)  # noqa: E731
+    opens = windows["open_ns"].to_numpy(np.float64)
+    closes = windows["close_ns"].to_numpy(np.float64)
+    inside = float((at(closes) - at(opens)).sum())
+    if inside <= 0 or per_window.sum() == 0:
+        return None
+    end = float(end_ns) if end_ns is not None else t[-1]
+    gap_starts = np.concatenate([[t[0]], closes])
+    gap_ends = np.concatenate([opens, [end]])
+    gaps = float(np.clip(at(gap_ends) - at(gap_starts), 0, None).sum())
+    total = recorded + per_window.sum() / inside * gaps
+    return {"recorded": int(recorded), "estimated_total": float(total),
+            "share": float(recorded / total) if total else None,
+            "estimated_from": "write syscalls between windows (/proc/PID/io syscw, "
+                              "read at each window's edges) at the windows' writes "
+                              "per write syscall"}
+
+
 def recorded_share(windows: pd.DataFrame, costs: pd.DataFrame, end_ns: int | None,
                    recorded: int) -> dict[str, Any]:
     """How many writes the run had, estimated where no probe was attached:
     each gap between windows at the untraced rate of the window before it
     (its traced rate times 1 + its estimated cost; budget.h), and the share
-    of them recorded."""
+    of them recorded.  (by_write_syscalls is the better estimate, where the
+    tracer could count them.)"""
     if not len(windows):
         return {"recorded": recorded, "estimated_total": None, "share": None}
     gaps = 0.0
@@ -114,12 +160,14 @@ def recorded_share(windows: pd.DataFrame, costs: pd.DataFrame, end_ns: int | Non
         gaps += (nxt - close) * rate
     total = recorded + gaps
     return {"recorded": int(recorded), "estimated_total": float(total),
-            "share": float(recorded / total) if total else None}
+            "share": float(recorded / total) if total else None,
+            "estimated_from": "each gap at its window's rate x (1 + its cost)"}
 
 
 def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | None,
-                     budget: float, recorded: int, line: dict[str, float] | None = None
-                     ) -> dict[str, Any]:
+                     budget: float, recorded: int, line: dict[str, float] | None = None,
+                     starts: np.ndarray | None = None,
+                     syscalls: pd.DataFrame | None = None) -> dict[str, Any]:
     """summary.json's budget: what the run cost and what it recorded."""
     every = bool(len(windows) == 1 and not (costs["every_write"] == 0).any())
     line = line or {}
@@ -139,7 +187,13 @@ def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | N
                       "every_write": bool(r.every_write), "writes": int(r.writes),
                       "threads": int(r.threads)} for r in costs.itertuples()],
     }
-    out.update(recorded_share(windows, costs, end_ns, recorded))
+    per_window = np.zeros(len(windows))
+    if starts is not None and len(windows):
+        w = window_of(starts, windows)
+        per_window = np.bincount(w[w >= 0], minlength=len(windows))
+    counted = by_write_syscalls(windows, per_window, syscalls, end_ns, recorded) \
+        if syscalls is not None and not every else None
+    out.update(counted or recorded_share(windows, costs, end_ns, recorded))
     if every:
         out["share"] = 1.0
         out["estimated_total"] = float(recorded)

@@ -90,13 +90,14 @@ static struct env {
 	unsigned long window_gap_ms;	/* mean closed time between windows */
 	double budget;			/* < 0: no budget; else the windows'
 					 * schedule follows it (budget.h) */
-	double hit_ns[3];		/* a uprobe, uretprobe, tracepoint hit */
+	double hit_ns[4];		/* a probe pair, an entry-only probe, a
+					 * traced and an untraced syscall */
 	bool verbose;
 } env = {
 	.ringbuf_kb = 16 << 10,
 	.stack_every = 1,
 	.budget = -1,
-	.hit_ns = { 1000, 1000, 400 },
+	.hit_ns = { 2000, 1000, 400, 300 },
 };
 
 static volatile sig_atomic_t exiting;
@@ -207,8 +208,9 @@ static const struct argp_option opts[] = {
 	  "while that costs at most F of throughput (0.02: 2%), else windows "
 	  "whose duty F buys, re-estimated at each window (windows.tsv "
 	  "\"cost\" lines)", 0 },
-	{ "hit-ns", OPT_HIT_NS, "U,R,T", 0, "Calibrated cost of a uprobe, a "
-	  "uretprobe and a tracepoint hit, in ns (the budget's estimate)", 0 },
+	{ "hit-ns", OPT_HIT_NS, "P,O,S,I", 0, "Calibrated cost of a probe pair, "
+	  "an entry-only probe, a traced and an untraced syscall, in ns: the "
+	  "budget's estimate of each write's probe time from its record", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -314,11 +316,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--budget: '%s' is not a share between 0 and 1", arg);
 		break;
 	case OPT_HIT_NS:
-		if (sscanf(arg, "%lf,%lf,%lf%c", &env.hit_ns[0], &env.hit_ns[1],
-			   &env.hit_ns[2], &tail) != 3 || env.hit_ns[0] < 0 ||
-		    env.hit_ns[1] < 0 || env.hit_ns[2] < 0)
-			argp_error(state, "--hit-ns: '%s' is not three costs in ns, "
-				   "U,R,T", arg);
+		if (sscanf(arg, "%lf,%lf,%lf,%lf%c", &env.hit_ns[0], &env.hit_ns[1],
+			   &env.hit_ns[2], &env.hit_ns[3], &tail) != 4 ||
+		    env.hit_ns[0] < 0 || env.hit_ns[1] < 0 || env.hit_ns[2] < 0 ||
+		    env.hit_ns[3] < 0)
+			argp_error(state, "--hit-ns: '%s' is not four costs in ns, "
+				   "P,O,S,I", arg);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -1135,7 +1138,8 @@ static void detach_window_probes(bool wait)
 /* what the probes did since the sample began (--budget) */
 static struct {
 	unsigned long long since_ns;
-	__u64 hits[3];			/* counters at since_ns */
+	double probe_ns;		/* in its writes, by their records */
+	unsigned long long lo_ns, hi_ns;	/* its writes' span */
 	unsigned long long writes;
 	__u32 tids[MAX_WRITERS];
 	unsigned int threads;
@@ -1166,40 +1170,22 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* a counter summed over CPUs */
-static __u64 counter(struct walscope_bpf *skel, __u32 k)
-{
-	static __u64 *vals;
-	static int nr;
-	__u64 sum = 0;
-	int c;
-
-	if (!vals) {
-		nr = libbpf_num_possible_cpus();
-		vals = calloc(nr, sizeof(*vals));
-		if (!vals)
-			return 0;
-	}
-	if (bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k), vals,
-				 sizeof(*vals) * nr, 0))
-		return 0;
-	for (c = 0; c < nr; c++)
-		sum += vals[c];
-	return sum;
-}
-
-static void read_hits(struct walscope_bpf *skel, __u64 hits[3])
-{
-	hits[0] = counter(skel, CNT_UPROBE);
-	hits[1] = counter(skel, CNT_URETPROBE);
-	hits[2] = counter(skel, CNT_TRACEPOINT);
-}
-
-/* a write record seen: its writer counts in the sample */
+/* a write record seen: its writer counts in the sample, and its probe
+ * time (its hits as the record counts them, at the calibrated costs:
+ * what compensation removes from it, less the wait-for charges) */
 static void sample_write(const struct ws_write_rec *w)
 {
+	double probe = 0;
 	unsigned int i;
 
+	for (i = 0; i < WS_MAX_COMP; i++)
+		probe += w->hits_in[i] * env.hit_ns[0] + w->hits_one[i] * env.hit_ns[1] +
+			 w->sys_in[i] * env.hit_ns[2] + w->sys_ign[i] * env.hit_ns[3];
+	sample.probe_ns += probe;
+	if (!sample.writes || w->start_ns < sample.lo_ns)
+		sample.lo_ns = w->start_ns;
+	if (w->start_ns + w->dur_ns > sample.hi_ns)
+		sample.hi_ns = w->start_ns + w->dur_ns;
 	sample.writes++;
 	for (i = 0; i < sample.threads && i < MAX_WRITERS; i++)
 		if (sample.tids[i] == w->tid)
@@ -1209,26 +1195,25 @@ static void sample_write(const struct ws_write_rec *w)
 	sample.threads++;
 }
 
-static void sample_start(struct walscope_bpf *skel, unsigned long long now)
+static void sample_start(unsigned long long now)
 {
 	sample.since_ns = now;
-	read_hits(skel, sample.hits);
+	sample.probe_ns = 0;
+	sample.lo_ns = sample.hi_ns = 0;
 	sample.writes = 0;
 	sample.threads = 0;
 }
 
-/* the sample so far, as the budget reads it */
-static struct budget_sample sample_take(struct walscope_bpf *skel,
-					unsigned long long now)
+/* the sample so far, as the budget reads it: the span of its writes (the
+ * records come in after their writes end, a poll or two late), or the
+ * time since it began when it has fewer than two */
+static struct budget_sample sample_take(unsigned long long now)
 {
 	struct budget_sample s = {};
-	__u64 hits[3];
-	int i;
 
-	read_hits(skel, hits);
-	for (i = 0; i < 3; i++)
-		s.probe_ns += (double)(hits[i] - sample.hits[i]) * env.hit_ns[i];
-	s.period_ns = now - sample.since_ns;
+	s.probe_ns = sample.probe_ns;
+	s.period_ns = sample.writes >= 2 && sample.hi_ns > sample.lo_ns ?
+		      sample.hi_ns - sample.lo_ns : now - sample.since_ns;
 	s.writes = sample.writes;
 	s.threads = sample.threads;
 	return s;
@@ -1266,6 +1251,63 @@ static void window_line(const char *fmt, ...)
 		fail_write("windows.tsv");
 }
 
+/*
+ * The traced processes' write syscalls so far (/proc/PID/io syscw: a count
+ * the kernel keeps anyway), as a "syscw" line of windows.tsv: read at each
+ * window's open and close, and at the start and end, it says how many
+ * write syscalls the gaps between windows held, from which the analysis
+ * estimates the writes it did not record.
+ */
+#define MAX_SYSCW 1024			/* processes counted; more are not */
+#define SYSCW_REFRESH_NS 100000000ULL	/* an exited one: its last reading */
+
+static struct {
+	__u32 tgid[MAX_SYSCW];
+	unsigned long long last[MAX_SYSCW];
+	unsigned int n;
+	unsigned long long read_ns;
+} syscw;
+
+/* read every traced process's count; one that exited keeps its last */
+static unsigned long long syscw_refresh(struct walscope_bpf *skel)
+{
+	unsigned long long sum = 0, v;
+	__u32 key, next, *prev = NULL;
+	char path[64], line[128];
+	unsigned int i;
+	FILE *f;
+
+	while (!bpf_map__get_next_key(skel->maps.traced, prev, &next, sizeof(next))) {
+		key = next;
+		prev = &key;
+		snprintf(path, sizeof(path), "/proc/%u/io", key);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "syscw: %llu", &v) != 1)
+				continue;
+			for (i = 0; i < syscw.n && syscw.tgid[i] != key; i++)
+				;
+			if (i == syscw.n && syscw.n < MAX_SYSCW)
+				syscw.tgid[syscw.n++] = key;
+			if (i < syscw.n)
+				syscw.last[i] = v;
+		}
+		fclose(f);
+	}
+	for (i = 0; i < syscw.n; i++)
+		sum += syscw.last[i];
+	syscw.read_ns = now_ns();
+	return sum;
+}
+
+static void syscw_line(struct walscope_bpf *skel, unsigned long long ts)
+{
+	if (env.budget > 0)
+		window_line("syscw\t%llu\t%llu\n", ts, syscw_refresh(skel));
+}
+
 /* the budget's estimate, as windows.tsv keeps it */
 static void cost_line(const struct budget_sample *s)
 {
@@ -1300,8 +1342,9 @@ static void open_window(struct walscope_bpf *skel)
 	win.close_ns = env.budget > 0 && bud.every_write ? FOREVER_NS :
 		       win.open_ns + env.window_ms * 1000000ULL;
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
+	syscw_line(skel, win.open_ns);
 	if (env.budget > 0)
-		sample_start(skel, win.open_ns);
+		sample_start(win.open_ns);
 }
 
 /* no new write; the window's writes in flight end before the detach */
@@ -1311,6 +1354,7 @@ static void close_window(struct walscope_bpf *skel)
 	win.open = false;
 	win.draining = true;
 	win.close_ns = now_ns();
+	syscw_line(skel, win.close_ns);
 }
 
 /*
@@ -1326,8 +1370,8 @@ static bool window_due(struct walscope_bpf *skel, unsigned long long now)
 		close_window(skel);
 		return false;
 	}
-	s = sample_take(skel, now);
-	sample_start(skel, now);
+	s = sample_take(now);
+	sample_start(now);
 	if (!bud.every_write) {
 		budget_after_window(&bud, &s);
 		cost_line(&s);
@@ -1383,6 +1427,8 @@ static int step_windows(struct walscope_bpf *skel)
 
 	if (!env.window_ms)
 		return POLL_MS;
+	if (env.budget > 0 && now - syscw.read_ns > SYSCW_REFRESH_NS)
+		syscw_refresh(skel);	/* for the processes that exit */
 	if (win.draining) {
 		if (__atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST) <= 0 ||
 		    now - win.close_ns > DRAIN_MAX_NS)
@@ -1390,7 +1436,7 @@ static int step_windows(struct walscope_bpf *skel)
 		return 1;	/* a write in flight ends in microseconds */
 	}
 	if (win.open && env.budget > 0 && bud.every_write) {
-		struct budget_sample s = sample_take(skel, now);
+		struct budget_sample s = sample_take(now);
 
 		if (budget_ready(&s))
 			window_due(skel, now);
@@ -1596,6 +1642,7 @@ int main(int argc, char **argv)
 	}
 	if (win.draining)
 		detach_window(skel);
+	syscw_line(skel, now_ns());
 	window_line("end\t%llu\n", now_ns());	/* the last gap ends here */
 	err = sweep_tasks(skel, 0, WS_TASK_FINAL);	/* threads still alive */
 	if (err)

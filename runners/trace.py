@@ -483,9 +483,10 @@ def collector_options(plan: Plan) -> dict[str, Any]:
     }
 
 
-def hit_costs(plan: Plan) -> tuple[float, float, float]:
-    """What a uprobe, a uretprobe and a tracepoint hit cost on this machine
-    (the run's calibration; the cached one with --no-calibrate)."""
+def hit_costs(plan: Plan) -> tuple[float, float, float, float]:
+    """What a probe pair, an entry-only probe, a traced and an untraced
+    syscall cost on this machine (the run's calibration; the cached one
+    with --no-calibrate): the budget charges each write its hits."""
     try:
         cal = json.loads((plan.run_dir / compensation.CALIBRATION_FILE).read_text())
     except (OSError, ValueError):
@@ -493,8 +494,8 @@ def hit_costs(plan: Plan) -> tuple[float, float, float]:
             cal = calibration.get(refresh=False)
         except calibration.CalibrationError:
             cal = {}
-    return (float(cal.get("uprobe_ns", 1000)), float(cal.get("uretprobe_ns", 1000)),
-            float(cal.get("tracepoint_ns", 400)))
+    return (float(cal.get("pair_ns", 2000)), float(cal.get("one_ns", 1000)),
+            float(cal.get("sys_ns", 400)), max(float(cal.get("sys_ign_ns", 300)), 0.0))
 
 
 def start_watching(plan: Plan, got: Collected, pid: int) -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from analysis import windows as W
-from tests.conftest import TRACE, ensure_tracefs, run_trace, start_bpftrace
+from tests.conftest import TRACE, db_bench_stats, ensure_tracefs, run_trace, start_bpftrace
 from tests.test_faults import ours_attached
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -168,3 +168,23 @@ def test_a_stop_inside_a_window_leaves_nothing_attached(tmp_path, mode):
     assert s["tracking_gaps"]["phase_mismatch"] == 0
     assert schedule_lines(out / "windows.tsv")[-1].startswith("close")
     assert (out / "windows.tsv").read_text().splitlines()[-1].startswith("end")
+
+
+def test_the_default_backs_off_a_fast_workload_and_counts_what_it_missed(tmp_path):
+    """The plain command on unsynced db_bench: every write for the budget's
+    burst, then windows; the writes it did not record are estimated, and
+    the estimate is checked against RocksDB's own count."""
+    n = 400_000
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "db_bench", f"--db={tmp_path}/db",
+                   "--benchmarks=fillrandom", f"--num={n}", "--sync=false", "--threads=1",
+                   "--statistics"], timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    stats = db_bench_stats((tmp_path / "o" / "command.log").read_text())
+    b = s["budget"]
+    assert s["mode"] == "budget" and not b["every_write"]
+    assert b["cost_max"] > b["budget"]        # why it backed off
+    assert 0 < b["recorded"] < stats["rocksdb.number.keys.written"] == n
+    assert abs(b["estimated_total"] - n) < 0.2 * n, b
+    assert "syscall" in b["estimated_from"]
+    assert "recorded:" in p.stdout and "budget 2%" in p.stdout

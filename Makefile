@@ -19,7 +19,7 @@ PYTHON ?= /usr/bin/python3
 APPS := walscope-collect walscope-calibrate
 HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
 
-.PHONY: all clean test demo unit docs readme golden venv venv-spark studies
+.PHONY: all clean test demo unit docs readme golden venv venv-spark studies report-png
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
 	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static \
 	$(OUTPUT)/timed_writer $(OUTPUT)/budget_check
@@ -107,6 +107,11 @@ docs: venv
 	.venv/bin/python -m runners.docs
 
 readme: docs
+
+# the README's picture of the report: the first screen of the demo run's
+# report.html in headless Chromium (after ./setup.sh --demo)
+report-png: venv
+	.venv/bin/python -m viz.screenshot runs/demo/report.html docs/img/report.png
 
 # the five studies from scratch (about an hour), into studies/
 studies: all venv

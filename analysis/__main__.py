@@ -2,37 +2,65 @@
 
 For a folder copied from another host, or one whose tracer died before it
 analysed: writes the Parquet tables, folded stacks and summary.json, and
-prints the breakdown table.  Needs no root.
+prints the breakdown table.  Needs no root.  (`walscope analyse` also
+renders the flame graph SVGs and report.html again: runners/analyse.py.)
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Callable
 
 from analysis.heap import keep_heap_small
 from analysis.run import AnalysisError, analyse
 from analysis.table import format_table
 from collectors.records import LayoutError
 
+# the exit status of a run folder analysed whole but whose records are not
+# all the run wrote (the table's PARTIAL lines say what was lost)
+PARTIAL = 4
 
-def main(argv: list[str] | None = None) -> int:
+EXIT_STATUS = f"""\
+exit status:
+  0  every run folder analysed, none partial
+  1  a folder could not be analysed (not a run folder, unreadable)
+  {PARTIAL}  analysed, but a run is partial: a record file cut short or torn,
+     the collector or tracer died (the table's PARTIAL lines say what was lost)
+"""
+
+
+def main(argv: list[str] | None = None,
+         render: Callable[[Path], None] | None = None) -> int:
+    """Analyse each folder (then render(folder): its views); the exit
+    status above."""
     ap = argparse.ArgumentParser(prog="walscope analyse",
-                                 description=__doc__.splitlines()[0])
+                                 description=__doc__.splitlines()[0],
+                                 epilog=EXIT_STATUS,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="run folders")
     ap.add_argument("-q", "--quiet", action="store_true", help="no table")
     a = ap.parse_args(argv)
     keep_heap_small()
+    status = 0
     for run in a.runs:
         try:
             summary = analyse(run)
         except (AnalysisError, LayoutError, OSError) as e:
             print(f"analysis: {e}", file=sys.stderr)
             return 1
+        if render is not None:
+            render(run)
         if not a.quiet:
             print(f"{run}:")
             print(format_table(summary))
-    return 0
+        if summary.get("partial_run"):
+            if a.quiet:    # (else the table's first lines say it)
+                print(f"analysis: {run}: PARTIAL: "
+                      + "; ".join(summary.get("partial_why") or ["summary.json partial_run"]),
+                      file=sys.stderr)
+            status = PARTIAL
+    return status
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ analysing (no run.json "end") is analysed as partial.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,8 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
         windowed=(run_dir / windows.WINDOWS).exists())
     if "end" not in info:   # the tracer died: what it would have added is unknown
         summary["partial_run"] = True
+        summary["partial_why"] = summary.get("partial_why", []) + [
+            f"{RUN_INFO} has no end: the tracer died before the run ended"]
         summary.setdefault("elapsed_s", None)
     write_summary(run_dir, summary)
     return summary
@@ -204,10 +207,11 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     summary["collector"] = {k: rep.get(k) for k in
                             ("records", "bad_records", "write_error", "attach",
                              "cpu_user_s", "cpu_sys_s", "max_rss_kb")}
-    # no report (the collector died), a torn record, or records it could
-    # not write or read: what is here is not all there was
-    summary["partial_run"] = (not rep or bool(R.torn_bytes(run_dir))
-                              or bool(rep.get("write_error") or rep.get("poll_error")))
+    # no report (the collector died), a torn record, a file shorter than
+    # the collector wrote, or records it could not write or read: what is
+    # here is not all there was
+    summary["partial_why"] = partial_why(run_dir, rep)
+    summary["partial_run"] = bool(summary["partial_why"])
     failed = [a["probe"] for a in rep.get("attach", []) if a.get("err")]
     summary["probes_failed"] = failed
     for f in failed:
@@ -220,6 +224,38 @@ def tables(run_dir: Path, cal: compensation.Calibration,
         warn(f"WARNING: stacks or off-CPU periods not kept (map full): "
              f"{ {k: lost[k] for k in lost.keys() - ring.keys()} }")
     return summary
+
+
+def partial_why(run_dir: Path, rep: dict[str, Any]) -> list[str]:
+    """Why the records are not all the run wrote, one reason a line (none:
+    complete): the collector's report missing, or each record file against
+    the count the report gives for it (cut short, a torn last record, more
+    than were written), or a write or poll that failed."""
+    if not rep:
+        return ["no collector.json: the collector died; what it had not "
+                "written is lost"]
+    why = []
+    wrote = rep.get("records") or {}
+    for struct, fname in R.RECORD_FILES.items():
+        path = run_dir / fname
+        size = path.stat().st_size if path.exists() else 0
+        have, torn = divmod(size, R.struct_dtype(struct).itemsize)
+        want = wrote.get(fname)
+        if want is not None and have < want:
+            why.append(f"{fname}: {have} of {want} records written, "
+                       f"{want - have} lost (cut short)")
+        elif want is not None and have > want:
+            why.append(f"{fname}: {have} records, {want} written "
+                       "(not this run's alone)")
+        if torn:
+            why.append(f"{fname}: a torn last record ({torn} B dropped)")
+    if rep.get("write_error"):
+        why.append(f"the collector failed to write records "
+                   f"({os.strerror(rep['write_error'])}): some lost")
+    if rep.get("poll_error"):
+        why.append(f"the collector failed to read the ring buffer "
+                   f"({os.strerror(rep['poll_error'])})")
+    return why
 
 
 def by_type(writes: C.ParquetColumns, engine: str | None) -> dict[str, Any]:

@@ -48,14 +48,25 @@ def format_sample_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def partial_lines(summary: dict[str, Any]) -> str:
+    """A partial run's first lines: PARTIAL, and each reason (what was lost)."""
+    if not summary.get("partial_run"):
+        return ""
+    why = summary.get("partial_why") or ["summary.json partial_run"]
+    return "".join(f"PARTIAL: {w}\n" for w in why)
+
+
 def losses_line(summary: dict[str, Any]) -> str:
     """Every loss, by source, in one line ("lost: none" when there is none)."""
     lost = {k: v for k, v in summary.get("lost_events", {}).items() if v}
     gaps = {k: v for k, v in summary.get("tracking_gaps", {}).items() if v}
-    if not lost and not gaps:
+    if not lost and not gaps and not summary.get("partial_run"):
         return "lost: none (ring buffer, stack and offcpu maps, thread/fd tracking)"
     parts = [f"{k} {v}" for k, v in lost.items()] + [f"{k} {v}" for k, v in gaps.items()]
-    return "lost: " + ", ".join(parts) + " (summary.json lost_events, tracking_gaps)"
+    where = " (summary.json lost_events, tracking_gaps)" if parts else ""
+    if summary.get("partial_run"):   # what no counter saw: the PARTIAL lines
+        parts.append("records (PARTIAL above)")
+    return "lost: " + ", ".join(parts) + where
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -63,7 +74,7 @@ def format_table(summary: dict[str, Any]) -> str:
     several (the one with the most writes first)."""
     if summary.get("mode", "sample") == "sample" and not summary["writes"]["count"] \
             and summary.get("sample_breakdown"):
-        return format_sample_table(summary)
+        return partial_lines(summary) + format_sample_table(summary)
     out = engine_table(summary)
     for engine, sub in summary.get("by_engine", {}).items():
         out += f"\n\n[{engine}]\n" + engine_table({**sub, "mode": summary.get("mode")})
@@ -76,7 +87,7 @@ def format_table(summary: dict[str, Any]) -> str:
         out += (f"\nno write or transaction seen: engines found: {found}; "
                 f"{len(summary.get('objects', []))} objects inspected "
                 "(summary.json objects says why each was rejected)")
-    return out
+    return partial_lines(summary) + out
 
 
 def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
@@ -98,7 +109,8 @@ def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
         if total and share is not None else "writes (the total is unknown)"
     return [f"recorded: {b['recorded']} {of}",
             f"budget {b['budget'] * 100:g}%: every write would cost {est} of throughput;",
-            f"  {w.get('count', 0)} windows of {w.get('mean_ms', 0):.0f} ms took "
+            f"  {w.get('count', 0)} window{'' if w.get('count') == 1 else 's'} of "
+            f"{w.get('mean_ms', 0):.0f} ms took "
             f"{(w.get('duty') or 0) * 100:.1f}% of the run"]
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -18,6 +19,36 @@ examples:
   sudo ./trace_wal.py --mode sample -- db_bench --benchmarks=fillrandom --sync=false
   sudo ./trace_wal.py --cpu-types P:0,E:1 -- taskset -c 1 db_bench --benchmarks=fillrandom
 """
+
+# trace_wal.py's exit status, as runners/trace.py decides it (a test holds
+# the numbers to its constants); --help and the man page's EXIT STATUS
+# (runners/docs.py) are this table
+EXIT_STATUS = [
+    ("0", "the command exited 0 and a write or transaction was seen (or "
+          "--allow-empty); with -p: the process ended, --duration passed, or "
+          "Ctrl-C or SIGTERM ended the tracing"),
+    ("N", "the command's own non-zero status (128 + the signal's number if a "
+          "signal killed it); it comes before 3"),
+    ("1", "walscope could not trace: bad input found after parsing (no such "
+          "command, process or user; an output folder that is not empty), no "
+          "privileges, no BTF, a collector that failed; one line on stderr"),
+    ("2", "a usage error: an option or argument refused (one line on stderr)"),
+    ("3", "no RocksDB write or SQLite transaction seen (stderr and summary.json "
+          "objects say why), unless --allow-empty"),
+    ("130", "Ctrl-C (SIGINT) stopped the command, or came before tracing began "
+            "or during the analysis; one line on stderr says what was kept"),
+    ("143", "SIGTERM stopped the command; what was traced is kept, as with Ctrl-C"),
+]
+
+
+def exit_status_text() -> str:
+    """EXIT_STATUS for --help."""
+    import textwrap
+    lines = ["exit status:"]
+    for code, what in EXIT_STATUS:
+        lines += textwrap.wrap(what, 76, initial_indent=f"  {code:<5}",
+                               subsequent_indent=" " * 7, break_on_hyphens=False)
+    return "\n".join(lines) + "\n"
 
 
 def positive_int(text: str) -> int:
@@ -72,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "memtable (RocksDB); statement execution, journal/WAL and "
                     "database write/sync I/O, journal lifecycle, checkpoint, "
                     "locks (SQLite); and run-queue waits.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXAMPLES + "\n" + exit_status_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     target = p.add_mutually_exclusive_group()
     target.add_argument("-p", "--pid", type=positive_int,
                         help="trace this running process and its children")
@@ -80,7 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with -p: stop after this long (default: until it exits "
                         "or Ctrl-C)")
     p.add_argument("-o", "--output", type=Path, metavar="DIR",
-                   help="run folder (default runs/<UTC time>-<command>)")
+                   help="run folder, new or empty (default runs/<UTC "
+                        "time>-<command>)")
+    p.add_argument("--force", action="store_true",
+                   help="with -o: empty the folder first if it holds anything "
+                        "(without it, a non-empty folder is refused: two runs "
+                        "never mix)")
     p.add_argument("--mode", choices=symbols.MODES, default=defaults.MODE,
                    help="budget: every write with full's probes while that is "
                         "estimated to cost at most --budget of throughput, and "
@@ -130,11 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stack-entries", type=positive_int, default=0,
                    help=argparse.SUPPRESS)  # tests: force stack map misses
     p.add_argument("--sample-hz", type=int, metavar="HZ",
-                   help=f"perf sampling frequency per CPU (default: "
-                        f"{defaults.SAMPLE_MODE_HZ} in sample mode, where faster "
-                        "sampling perturbed 4-thread sync=false db_bench by "
-                        f"3-12%%; {defaults.SAMPLE_HZ} for --stacks bpf and the "
-                        "sampled CRC split; else off)")
+                   help=f"perf sampling frequency per CPU, 0 for none (default: "
+                        f"{defaults.SAMPLE_MODE_HZ} in the "
+                        f"{', '.join(('sample',) + defaults.WINDOWED)} modes, "
+                        "where faster sampling perturbed 4-thread sync=false "
+                        f"db_bench by 3-12%%; in full and writes, "
+                        f"{defaults.SAMPLE_HZ} for --stacks bpf, the sampled "
+                        "CRC split, or when no RocksDB or SQLite is found before "
+                        "the run, else off)")
     p.add_argument("--stacks", choices=defaults.STACK_METHODS, default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "
@@ -207,6 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--host applies to --dataset only")
     if args.sample_hz is not None and not 0 <= args.sample_hz <= 100000:
         parser.error("--sample-hz must be between 0 and 100000")
+    if args.force and args.output is None:
+        parser.error("--force applies to -o DIR only")
+    for lib in args.lib:
+        if not os.path.isfile(lib) or not symbols.is_elf(lib):
+            parser.error(f"--lib {lib}: " + ("no such file" if not os.path.exists(lib)
+                                             else "not a file" if not os.path.isfile(lib)
+                                             else "not an ELF object"))
     opts = TraceOptions(command=cmd, pid=args.pid, duration=args.duration,
                         output=args.output, mode=args.mode,
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
@@ -217,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                         stack_entries=args.stack_entries,
                         stepped_probes=args.stepped_probes,
                         allow_empty=args.allow_empty, dataset=args.dataset,
+                        force=args.force,
                         window_ms=args.window_ms, window_duty=args.window_duty,
                         budget=args.budget,
                         host=args.host,
@@ -236,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"walscope: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("walscope: interrupted", file=sys.stderr)
+        # (once tracing began, trace() handles Ctrl-C and says what it kept)
+        print("walscope: interrupted before tracing began", file=sys.stderr)
         return 130
     return result.exit_code

@@ -99,7 +99,8 @@ def one(name: str, out: Path, run_as: RunAs, kill_after: float) -> dict[str, Any
     res = trace(TraceOptions(command=verify_argv(engine, db, acked), output=d / "reopen",
                              user=run_as.name, echo=False, print_table=False,
                              cwd=str(ROOT), allow_empty=True,   # it reads back
-                             mode="full"))   # a short run: every write
+                             mode="full",    # a short run: every write
+                             force=True))    # the last run of this setting
     reopen_s = time.monotonic() - t0
     log = (res.run_dir / "command.log").read_text()
     m = VERIFY.search(log)

@@ -104,7 +104,8 @@ def write_index() -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # the docstring's first paragraph: one sentence over several lines
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("studies", nargs="+", help=f"study ids ({', '.join(STUDIES)}) or all")
     ap.add_argument("--quick", action="store_true",
                     help="a small variant that checks the pipeline (written under runs/)")

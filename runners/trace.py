@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,6 +70,7 @@ class TraceOptions:
     #                               None: on except in sample mode
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
     allow_empty: bool = False     # a run with no engine call is not an error
+    force: bool = False           # empty a non-empty output folder (else refuse)
     window_ms: int = defaults.WINDOW_MS       # --mode window/budget: a window's length
     window_duty: float = defaults.WINDOW_DUTY  # --mode window: the share of time in one
     budget: float = defaults.BUDGET           # --mode budget: the throughput it may cost
@@ -123,6 +125,41 @@ def default_run_dir(name: str) -> Path:
     return Path("runs") / f"{stamp}-{safe}"
 
 
+def claim_run_dir(run_dir: Path, force: bool) -> None:
+    """Make the run folder, never mixing two runs in one: a folder that
+    holds anything is refused, or with force emptied first (never the
+    current folder or one above it, nor this checkout)."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise TraceError(f"{run_dir} exists and is not a folder")
+    held = sorted(run_dir.iterdir()) if run_dir.is_dir() else []
+    if held and not force:
+        more = f" and {len(held) - 1} more" if len(held) > 1 else ""
+        raise TraceError(f"{run_dir} is not empty (it holds {held[0].name}{more}): give "
+                         "a new folder, or --force to empty it first")
+    if held:
+        real = run_dir.resolve()
+        if real == Path(os.getcwd()).resolve() or real in Path(os.getcwd()).resolve().parents \
+                or real == R.ROOT.resolve() or real in R.ROOT.resolve().parents:
+            raise TraceError(f"--force would empty {run_dir}, which holds the current "
+                             "folder or walscope: give a run folder")
+        for entry in held:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+
+def unused_run_dir(path: Path) -> Path:
+    """The default run folder, with -2, -3... if a run of the same name
+    started in the same second."""
+    n, found = 1, path
+    while found.exists():
+        n += 1
+        found = path.with_name(f"{path.name}-{n}")
+    return found
+
+
 def candidate_objects(opts: TraceOptions, run_as: RunAs) -> list[str]:
     """The objects the command (or -p PID) will run, known before it runs:
     the program, its libraries, --lib; later ones are met as they load."""
@@ -155,8 +192,9 @@ def _resolve_exe(exe: str, path: str) -> str:
     return exe
 
 
-def _wait_pid(pid: int, deadline: float | None) -> None:
-    while os.path.exists(f"/proc/{pid}") and (deadline is None or time.monotonic() < deadline):
+def _wait_pid(pid: int, deadline: float | None, stop: Any = lambda: False) -> None:
+    while os.path.exists(f"/proc/{pid}") and not stop() \
+            and (deadline is None or time.monotonic() < deadline):
         try:
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] == "Z":
@@ -166,12 +204,46 @@ def _wait_pid(pid: int, deadline: float | None) -> None:
         time.sleep(0.1)
 
 
-class _Terminate(Exception):
-    pass
+class _Interrupts:
+    """SIGINT and SIGTERM while the workload runs: noted and passed on to
+    it (SIGINT; a second one kills it), never raised as an exception.  An
+    exception could land between waitpid() reaping the workload and Popen
+    keeping its status, and the next wait() would find no child and say 0:
+    Ctrl-C then exited 0 in 2 of 6 tries."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self.count = 0
+        self.workload: Workload | None = None
+        self.old: dict[int, Any] = {}
+
+    def install(self) -> "_Interrupts":
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.old[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def restore(self) -> None:
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signum = self.signum or signum
+        self.count += 1
+        w = self.workload
+        if w is None:
+            return
+        if self.count == 1:
+            w.interrupt()
+        elif w.proc.poll() is None:
+            w.proc.kill()
+
+    def __bool__(self) -> bool:
+        return bool(self.signum)
 
 
-def _on_term(signum: int, frame: Any) -> None:
-    raise _Terminate()
+# trace_wal.py's exit status when Ctrl-C (or SIGTERM) stopped the command
+# it ran: 128 + the signal's number, as a shell says for a command it killed
+INTERRUPTED = 128 + signal.SIGINT
 
 
 @dataclass
@@ -197,6 +269,7 @@ class Plan:
 class Collected:
     exit_code: int = 0
     interrupted: bool = False
+    signum: int = 0              # what interrupted it (SIGINT, SIGTERM)
     maps: procfs.MapSnapshots = field(default_factory=procfs.MapSnapshots)
     perf: perf_record.PerfRecorder | None = None
 
@@ -209,12 +282,18 @@ def trace(opts: TraceOptions) -> TraceResult:
     t0 = time.monotonic()
     got = collect(plan)
     elapsed = time.monotonic() - t0
-    finish_collection(plan, got, elapsed)
     try:
+        finish_collection(plan, got, elapsed)
         summary = analysis.analyse(plan.run_dir)
+        render_views(plan.run_dir)
     except analysis.AnalysisError as e:
         raise TraceError(str(e)) from None
-    render_views(plan.run_dir)
+    except KeyboardInterrupt:
+        chown_tree(plan.run_dir, plan.run_as)
+        print(f"walscope: interrupted while analysing: the records are kept in "
+              f"{plan.run_dir} (`walscope analyse {plan.run_dir}` analyses them)",
+              file=sys.stderr)
+        return TraceResult(plan.run_dir, INTERRUPTED, {})
     if opts.dataset is not None:
         try:
             dataset.export(plan.run_dir, opts.dataset, host=opts.host)
@@ -223,16 +302,22 @@ def trace(opts: TraceOptions) -> TraceResult:
     chown_tree(plan.run_dir, plan.run_as)
     if opts.print_table:
         print(format_table(summary))
+    if got.interrupted:
+        print(f"walscope: interrupted ({signal.Signals(got.signum).name}): what was "
+              f"traced until then is analysed and kept in {plan.run_dir}", file=sys.stderr)
+    elif opts.print_table:
         print(f"run folder: {plan.run_dir}", file=sys.stderr)
     warn_cost(plan.run_dir, summary)
     exit_code = got.exit_code
+    if got.interrupted and opts.pid is None:   # (-p: Ctrl-C is how a run ends)
+        exit_code = 128 + got.signum
     win = summary.get("windows") or {}
     if summary.get("mode") == "window" and summary.get("engines_found") \
             and not summary["writes"]["count"]:
         print(f"walscope: no write began inside a window ({win.get('count', 0)} windows of "
               f"{opts.window_ms} ms); the table has samples only: for per-write rows run "
               "longer, raise --window-duty, or use the default mode", file=sys.stderr)
-    if is_empty(summary) and not opts.allow_empty:
+    if is_empty(summary) and not opts.allow_empty and not got.interrupted:
         inspected = len(summary.get("objects", []))
         print(f"walscope: no RocksDB or SQLite write or transaction seen "
               f"(engines found: {', '.join(summary.get('engines_found', [])) or 'none'}; "
@@ -308,6 +393,16 @@ def is_empty(summary: dict[str, Any]) -> bool:
     return not any(counts)
 
 
+def run_as_note(run_as: RunAs, pid: int | None, sudo_user: str | None) -> str | None:
+    """A line when the command will run as root though nobody asked for it
+    by name (--user): why root was chosen."""
+    if run_as.uid != 0 or pid is not None or run_as.explicit_root:
+        return None
+    why = f"SUDO_USER is {sudo_user}" if sudo_user else \
+        "no SUDO_USER: not started through sudo"
+    return f"running the workload as root ({why}; choose with --user)"
+
+
 def prepare(opts: TraceOptions) -> Plan:
     """Check the input and the machine, find the probe points, make the run
     folder and decide what to collect."""
@@ -329,9 +424,9 @@ def prepare(opts: TraceOptions) -> Plan:
     except (SessionError, symbols.SymbolError) as e:
         raise TraceError(str(e)) from None
     name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
-    run_dir = opts.output or default_run_dir(name)
+    run_dir = opts.output or unused_run_dir(default_run_dir(name))
     try:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        claim_run_dir(run_dir, opts.force)
         if os.geteuid() == 0:  # the workload may write its own logs there
             os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
@@ -343,9 +438,9 @@ def prepare(opts: TraceOptions) -> Plan:
         print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
     for n in res.notes:
         print(f"walscope: {res.object_path}: {n}", file=sys.stderr)
-    if run_as.uid == 0 and opts.pid is None and not run_as.explicit_root:
-        print("walscope: running the workload as root (no SUDO_USER; "
-              "choose with --user)", file=sys.stderr)
+    note = run_as_note(run_as, opts.pid, os.environ.get("SUDO_USER"))
+    if note:
+        print(f"walscope: {note}", file=sys.stderr)
 
     if opts.sched is None:   # sample mode: kernel accounting, no switch hooks
         opts = dataclasses.replace(opts, sched=opts.mode != "sample"
@@ -392,8 +487,8 @@ def collect(plan: Plan) -> Collected:
     interrupted (Ctrl-C, SIGTERM) or --duration passes; the collector is
     stopped last, whatever happened."""
     opts, got = plan.opts, Collected()
-    old_term = signal.signal(signal.SIGTERM, _on_term)
     collector = workload = None
+    stop = _Interrupts().install()
     try:
         collector = Collector(plan.run_dir, plan.attach, collector_options(plan),
                               on_object=plan.objects.on_object)
@@ -407,15 +502,15 @@ def collect(plan: Plan) -> Collected:
                 collector.add_pid(p)
             start_watching(plan, got, opts.pid)
             watch_cost(plan)
-            try:
-                deadline = time.monotonic() + opts.duration if opts.duration else None
-                _wait_pid(opts.pid, deadline)
-            except (KeyboardInterrupt, _Terminate):
-                got.interrupted = True
-        else:
+            deadline = time.monotonic() + opts.duration if opts.duration else None
+            _wait_pid(opts.pid, deadline, stop=lambda: bool(stop))
+        elif not stop:   # (a Ctrl-C while the collector started: not run)
             workload = Workload(opts.command, plan.run_as, plan.run_dir / "command.log",
                                 echo=opts.echo, cwd=opts.cwd,
                                 extra_env={"WALSCOPE_RUN_DIR": str(plan.run_dir.resolve())})
+            stop.workload = workload
+            if stop:     # came before the handler knew the workload
+                workload.interrupt()
             collector.add_pid(workload.pid)
             if plan.stack_method == "dwarf":  # perf follows the pid across its exec
                 got.perf = perf_record.PerfRecorder(
@@ -425,16 +520,7 @@ def collect(plan: Plan) -> Collected:
             watch_cost(plan)
             if plan.sample_hz or plan.offcpu_kind != "off":
                 got.maps.start(workload.pid)
-            try:
-                got.exit_code = workload.wait()
-            except (KeyboardInterrupt, _Terminate):
-                got.interrupted = True
-                workload.interrupt()
-                try:
-                    got.exit_code = workload.wait()
-                except (KeyboardInterrupt, _Terminate):
-                    workload.proc.kill()
-                    got.exit_code = workload.wait()
+            got.exit_code = workload.wait()
     except (SessionError, perf_record.StackError) as e:
         if workload is not None and workload.proc.poll() is None:
             workload.proc.kill()
@@ -446,7 +532,8 @@ def collect(plan: Plan) -> Collected:
         plan.objects.close()   # what is queued is handled, every process let go
         if collector is not None:
             collector.stop()
-        signal.signal(signal.SIGTERM, old_term)
+        stop.restore()
+        got.interrupted, got.signum = bool(stop), stop.signum
     return got
 
 

@@ -25,6 +25,8 @@ BAD = [
     (["--duration", "5", "--", "db_bench"], "applies to -p"),
     ([], "nothing to trace"),
     (["--user", "no-such-user-xyz", "--", "db_bench"], "no such user"),
+    (["--lib", "/nonexistent.so", "--", "db_bench"], "--lib /nonexistent.so: no such file"),
+    (["--lib", "/etc/hostname", "--", "db_bench"], "--lib /etc/hostname: not an ELF object"),
 ]
 
 

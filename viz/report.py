@@ -126,7 +126,10 @@ def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
         png_dir.mkdir(parents=True, exist_ok=True)
         for t, _, f in figs:
             export.write_png(f, png_dir / f"{export.slug(t)}.png", title=t)
-    partial = [r.name for r in runs if r.partial]
+    # each partial run with what it lost (analysis.run.partial_why)
+    partial = [f"{r.name}: " + "; ".join(r.summary.get("partial_why")
+                                         or ["records missing (summary.json partial_run)"])
+               for r in runs if r.partial]
     sampled = [f"{r.name} (1 in {r.step})" for r in runs if r.sampled]
     if sampled:
         banner_s = ("<p>Long runs: timeline, core and group figures use a sample of "
@@ -134,8 +137,9 @@ def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
                     "and the p99 tail use every write.</p>")
     else:
         banner_s = ""
-    banner = (f"<p class=warn>PARTIAL runs (tracer or workload died): "
-              f"{html.escape(', '.join(partial))}</p>" if partial else "")
+    banner = ("<p class=warn>PARTIAL: not every record the run wrote is here, "
+              "so counts and shares are of what is: "
+              + "<br>".join(html.escape(p) for p in partial) + "</p>" if partial else "")
     payload = {"scenarios": data,
                "figures": [t for t, _, _ in figs],
                "headline": [headline.row(r) for r in runs],

@@ -90,14 +90,15 @@ static struct env {
 	unsigned long window_gap_ms;	/* mean closed time between windows */
 	double budget;			/* < 0: no budget; else the windows'
 					 * schedule follows it (budget.h) */
-	double hit_ns[4];		/* a probe pair, an entry-only probe, a
-					 * traced and an untraced syscall */
+	double hit_ns[6];		/* a probe pair and an entry-only probe,
+					 * warm and cold; a traced and an
+					 * untraced syscall */
 	bool verbose;
 } env = {
 	.ringbuf_kb = 16 << 10,
 	.stack_every = 1,
 	.budget = -1,
-	.hit_ns = { 2000, 1000, 400, 300 },
+	.hit_ns = { 2000, 2000, 1000, 1000, 400, 300 },
 };
 
 static volatile sig_atomic_t exiting;
@@ -208,9 +209,10 @@ static const struct argp_option opts[] = {
 	  "while that costs at most F of throughput (0.02: 2%), else windows "
 	  "whose duty F buys, re-estimated at each window (windows.tsv "
 	  "\"cost\" lines)", 0 },
-	{ "hit-ns", OPT_HIT_NS, "P,O,S,I", 0, "Calibrated cost of a probe pair, "
-	  "an entry-only probe, a traced and an untraced syscall, in ns: the "
-	  "budget's estimate of each write's probe time from its record", 0 },
+	{ "hit-ns", OPT_HIT_NS, "Pw,Pc,Ow,Oc,S,I", 0, "Calibrated cost of a probe "
+	  "pair and of an entry-only probe (warm, cold), of a traced and an "
+	  "untraced syscall, in ns: the budget's estimate of each write's probe "
+	  "time from its record (its cold hits at the cold cost)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -316,12 +318,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--budget: '%s' is not a share between 0 and 1", arg);
 		break;
 	case OPT_HIT_NS:
-		if (sscanf(arg, "%lf,%lf,%lf,%lf%c", &env.hit_ns[0], &env.hit_ns[1],
-			   &env.hit_ns[2], &env.hit_ns[3], &tail) != 4 ||
+		if (sscanf(arg, "%lf,%lf,%lf,%lf,%lf,%lf%c", &env.hit_ns[0],
+			   &env.hit_ns[1], &env.hit_ns[2], &env.hit_ns[3],
+			   &env.hit_ns[4], &env.hit_ns[5], &tail) != 6 ||
 		    env.hit_ns[0] < 0 || env.hit_ns[1] < 0 || env.hit_ns[2] < 0 ||
-		    env.hit_ns[3] < 0)
-			argp_error(state, "--hit-ns: '%s' is not four costs in ns, "
-				   "P,O,S,I", arg);
+		    env.hit_ns[3] < 0 || env.hit_ns[4] < 0 || env.hit_ns[5] < 0)
+			argp_error(state, "--hit-ns: '%s' is not six costs in ns, "
+				   "Pw,Pc,Ow,Oc,S,I", arg);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -1175,13 +1178,20 @@ static unsigned long long now_ns(void)
  * what compensation removes from it, less the wait-for charges) */
 static void sample_write(const struct ws_write_rec *w)
 {
-	double probe = 0;
+	double pairs = 0, ones = 0, sys = 0, cold;
 	unsigned int i;
 
-	for (i = 0; i < WS_MAX_COMP; i++)
-		probe += w->hits_in[i] * env.hit_ns[0] + w->hits_one[i] * env.hit_ns[1] +
-			 w->sys_in[i] * env.hit_ns[2] + w->sys_ign[i] * env.hit_ns[3];
-	sample.probe_ns += probe;
+	for (i = 0; i < WS_MAX_COMP; i++) {
+		pairs += w->hits_in[i];
+		ones += w->hits_one[i];
+		sys += w->sys_in[i] * env.hit_ns[4] + w->sys_ign[i] * env.hit_ns[5];
+	}
+	/* the share of its hits that came cold, as compensation charges them */
+	cold = pairs + ones > 0 ? w->cold_hits / (2 * pairs + ones) : 0.5;
+	if (cold > 1)
+		cold = 1;
+	sample.probe_ns += pairs * (env.hit_ns[0] + cold * (env.hit_ns[1] - env.hit_ns[0])) +
+			   ones * (env.hit_ns[2] + cold * (env.hit_ns[3] - env.hit_ns[2])) + sys;
 	if (!sample.writes || w->start_ns < sample.lo_ns)
 		sample.lo_ns = w->start_ns;
 	if (w->start_ns + w->dur_ns > sample.hi_ns)

@@ -570,10 +570,11 @@ def collector_options(plan: Plan) -> dict[str, Any]:
     }
 
 
-def hit_costs(plan: Plan) -> tuple[float, float, float, float]:
-    """What a probe pair, an entry-only probe, a traced and an untraced
-    syscall cost on this machine (the run's calibration; the cached one
-    with --no-calibrate): the budget charges each write its hits."""
+def hit_costs(plan: Plan) -> tuple[float, ...]:
+    """What a probe pair and an entry-only probe cost on this machine, warm
+    and cold, and a traced and an untraced syscall (the run's calibration;
+    the cached one with --no-calibrate): the budget charges each write its
+    hits."""
     try:
         cal = json.loads((plan.run_dir / compensation.CALIBRATION_FILE).read_text())
     except (OSError, ValueError):
@@ -581,7 +582,9 @@ def hit_costs(plan: Plan) -> tuple[float, float, float, float]:
             cal = calibration.get(refresh=False)
         except calibration.CalibrationError:
             cal = {}
-    return (float(cal.get("pair_ns", 2000)), float(cal.get("one_ns", 1000)),
+    warm, cold = cal.get("warm") or cal, cal.get("cold") or cal
+    return (float(warm.get("pair_ns", 2000)), float(cold.get("pair_ns", 2000)),
+            float(warm.get("uprobe_ns", 1000)), float(cold.get("uprobe_ns", 1000)),
             float(cal.get("sys_ns", 400)), max(float(cal.get("sys_ign_ns", 300)), 0.0))
 
 

@@ -6,11 +6,12 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 {
 	b->budget = budget;
 	b->ncpu = ncpu > 0 ? ncpu : 1;
-	b->window_ns = window_ms * 1e6;
+	b->min_window_ns = b->window_ns = window_ms * 1e6;
 	b->every_write = true;	/* the first write is covered */
 	b->cost = -1;
 	b->duty = 1;
 	b->tokens_ns = BUDGET_BURST_NS;
+	b->drain_ns = 0;
 	b->estimates = 0;
 }
 
@@ -39,8 +40,19 @@ bool budget_ready(const struct budget_sample *s)
 
 static void set_duty(struct budget *b)
 {
-	double loss = b->window_ns * b->cost / (1 + b->cost) + BUDGET_WINDOW_LOSS_NS;
-	double d = b->budget * b->window_ns / loss;
+	double inside = b->cost / (1 + b->cost), loss, d;
+
+	/* long enough that its inside, not its edges, is most of its cost */
+	b->window_ns = inside > 0 ? BUDGET_WINDOW_LOSS_NS / (BUDGET_AROUND_PER_INSIDE * inside)
+				  : BUDGET_WINDOW_MAX_NS;
+	if (b->window_ns < b->min_window_ns)
+		b->window_ns = b->min_window_ns;
+	if (b->window_ns > BUDGET_WINDOW_MAX_NS)
+		b->window_ns = BUDGET_WINDOW_MAX_NS;
+	/* a window's cycle (it, then its gap) may lose budget x its length:
+	 * its inside, its drain and its edges */
+	loss = (b->window_ns + b->drain_ns) * inside + BUDGET_WINDOW_LOSS_NS;
+	d = b->budget * b->window_ns / loss;
 
 	b->duty = d < BUDGET_MIN_DUTY ? BUDGET_MIN_DUTY : d > 1 ? 1 : d;
 }
@@ -71,6 +83,13 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	b->every_write = false;
 	set_duty(b);
 	return false;
+}
+
+void budget_drained(struct budget *b, double drain_ns)
+{
+	b->drain_ns = b->drain_ns > 0 ? (b->drain_ns + drain_ns) / 2 : drain_ns;
+	if (!b->every_write)
+		set_duty(b);
 }
 
 double budget_gap_ms(const struct budget *b)

@@ -27,6 +27,10 @@
  * open at the duty the budget buys: a window of W loses W x cost / (1 +
  * cost) of work inside it and BUDGET_WINDOW_LOSS_NS around it (its attach
  * and detach), so windows are W x budget / that loss apart on average.
+ * Where tracing is cheap, a short window would cost more around it than
+ * inside: W is long enough that what is lost around it is at most a
+ * fifth of what is lost inside (BUDGET_INSIDE_SHARE), from --window-ms
+ * (the least) to BUDGET_WINDOW_MAX_NS.
  *
  * Pure logic, no BPF: the collector feeds it samples and follows what it
  * says (tests/test_budget.py drives it through .output/budget_check).
@@ -50,6 +54,9 @@
  * workloads of bench/results/window_cost.md (lost a window, less
  * W x (1 - the speed inside)) */
 #define BUDGET_WINDOW_LOSS_NS	10000000.0
+/* what is lost around a window at most a fifth of what is lost inside */
+#define BUDGET_AROUND_PER_INSIDE 0.2
+#define BUDGET_WINDOW_MAX_NS	1000000000.0
 /* windows never open less than this share of the time */
 #define BUDGET_MIN_DUTY		0.001
 
@@ -64,11 +71,14 @@ struct budget_sample {
 struct budget {
 	double budget;		/* allowed cost, a share of throughput */
 	int ncpu;
-	double window_ns;	/* a window's length */
+	double min_window_ns;	/* --window-ms: the shortest window */
+	double window_ns;	/* the next window's length */
 	bool every_write;	/* tracing every write now */
 	double cost;		/* the last estimate (< 0: none yet) */
 	double duty;		/* the windows' share of time, when not */
 	double tokens_ns;	/* the bucket's credit */
+	double drain_ns;	/* how long windows stayed attached after
+				 * their close, for writes in flight (mean) */
 	unsigned long estimates;
 };
 
@@ -84,6 +94,9 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s);
 /* after a window closed, from what it saw: true to trace every write
  * from now on, false to schedule the next window at b->duty */
 bool budget_after_window(struct budget *b, const struct budget_sample *s);
+/* a window stayed attached this long after its close, until its last
+ * write ended: the probes cost that too, and the duty pays for it */
+void budget_drained(struct budget *b, double drain_ns);
 /* the mean closed time between windows at b->duty */
 double budget_gap_ms(const struct budget *b);
 

@@ -4,9 +4,10 @@
  * tests: "BUDGET NCPU" first, then one sample a line,
  *   every PERIOD_NS PROBE_NS WRITES THREADS   (judged while every write is traced)
  *   window PERIOD_NS PROBE_NS WRITES THREADS  (what a window saw)
- * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS" (gap
- * for 50 ms windows); "ready 0|1" is printed before an "every" line's
- * verdict.
+ *   drain NS 0 0 0                            (how long it stayed for its writes)
+ * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
+ * WINDOW_MS" (at least 50 ms windows); "ready 0|1" is printed before an
+ * "every" line's verdict.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,12 +31,14 @@ int main(void)
 			budget_keep_every_write(&b, &s);
 		} else if (!strcmp(kind, "window")) {
 			budget_after_window(&b, &s);
+		} else if (!strcmp(kind, "drain")) {	/* PERIOD_NS: the drain */
+			budget_drained(&b, (double)s.period_ns);
 		} else {
 			return 2;
 		}
-		printf("%s %.6f %.6f %.3f %.0f\n", b.every_write ? "every" : "windows",
+		printf("%s %.6f %.6f %.3f %.0f %.3f\n", b.every_write ? "every" : "windows",
 		       b.cost, b.duty, b.every_write ? 0.0 : budget_gap_ms(&b),
-		       b.tokens_ns);
+		       b.tokens_ns, b.window_ns / 1e6);
 	}
 	return 0;
 }

@@ -1349,8 +1349,9 @@ static void open_window(struct walscope_bpf *skel)
 	win.open_ns = now_ns();
 	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_SEQ_CST);
 	win.open = true;
-	win.close_ns = env.budget > 0 && bud.every_write ? FOREVER_NS :
-		       win.open_ns + env.window_ms * 1000000ULL;
+	win.close_ns = env.budget <= 0 ? win.open_ns + env.window_ms * 1000000ULL :
+		       bud.every_write ? FOREVER_NS :
+		       win.open_ns + (unsigned long long)bud.window_ns;
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
 	syscw_line(skel, win.open_ns);
 	if (env.budget > 0)
@@ -1417,6 +1418,8 @@ static void detach_window(struct walscope_bpf *skel)
 	win.n++;
 	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
 		    (now_ns() - t0) / 1000, late);
+	if (env.budget > 0)	/* the probes stayed for its writes in flight */
+		budget_drained(&bud, (double)(t0 - win.close_ns));
 	win.next_ns = now_ns() + gap_ns(env.budget > 0 ?
 					budget_gap_ms(&bud) :
 					(double)env.window_gap_ms);

@@ -51,10 +51,26 @@ def test_a_fast_workload_backs_off_once_the_burst_is_spent(check):
     # 25 ms of credit, each sample spends 2.2 ms x (0.68 - 0.02): ~17 samples
     assert 15 <= first <= 19, kinds
     cost, duty, gap = (float(x) for x in got[first][1:4])
+    window = float(got[first][5])
     assert cost == pytest.approx(1500 / 700, rel=1e-3)
-    # a 50 ms window loses 50 x cost / (1 + cost) inside and 10 ms around it
-    assert duty == pytest.approx(0.02 * 50 / (50 * cost / (1 + cost) + 10), rel=1e-3)
-    assert gap == pytest.approx(50 * (1 - duty) / duty, rel=1e-3)
+    # a window long enough that its 10 ms around cost a fifth of its inside
+    inside = cost / (1 + cost)
+    assert window == pytest.approx(10 / (0.2 * inside), rel=1e-3)
+    # a window of W loses W x cost / (1 + cost) inside and 10 ms around it
+    assert duty == pytest.approx(0.02 * window / (window * inside + 10), rel=1e-3)
+    assert gap == pytest.approx(window * (1 - duty) / duty, rel=1e-3)
+
+
+def test_cheap_tracing_gets_long_windows(check):
+    # a 10% cost: a 50 ms window would lose 4.5 ms inside and 10 around it
+    got = run(check, 0.02, 2, [("window", 100 * MS, 10 * MS, 50, 1)])
+    cost, duty, gap, _, window = (float(x) for x in got[0][1:])
+    assert cost == pytest.approx(1 / 9, rel=1e-3)
+    assert window == pytest.approx(10 / (0.2 * 0.1), rel=1e-3)    # 500 ms
+    assert duty == pytest.approx(0.02 * 500 / (50 + 10), rel=1e-3)
+    # an even cheaper one: at most a second
+    cheap = run(check, 0.02, 2, [("window", 100 * MS, 3 * MS, 50, 1)])
+    assert float(cheap[0][5]) == 1000
 
 
 def test_capacity_is_the_writers_at_most_one_per_cpu(check):
@@ -106,3 +122,16 @@ def test_the_burst_does_not_grow_past_its_size(check):
     got = run(check, 0.02, 2, quiet + fast)
     kinds = [g[0] for g in got[200:]]
     assert 15 <= kinds.index("windows") <= 19, kinds
+
+
+def test_a_window_that_waits_for_its_writes_pays_for_it(check):
+    """A window whose last write (a SQLite transaction waiting on a lock)
+    kept the probes 1 s past its close costs that second too: the next
+    windows are further apart, by the schedule's own formula."""
+    got = run(check, 0.02, 2, [("window", 100 * MS, 10 * MS, 50, 1),
+                               ("drain", 1000 * MS, 0, 0, 0)])
+    window, inside = 500, 0.1
+    assert float(got[0][2]) == pytest.approx(0.02 * window / (window * inside + 10), rel=1e-3)
+    drained = 0.02 * window / ((window + 1000) * inside + 10)
+    assert float(got[1][2]) == pytest.approx(drained, rel=1e-3)
+    assert float(got[1][3]) > 2.5 * float(got[0][3])    # the gap

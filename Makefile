@@ -47,7 +47,7 @@ $(OUTPUT)/walscope-collect: collectors/walscope_collect.c collectors/budget.c co
 
 # tests/test_budget.py's driver of the budget's schedule (no BPF)
 $(OUTPUT)/budget_check: collectors/budget_check.c collectors/budget.c collectors/budget.h | $(OUTPUT)
-	$(CC) $(CFLAGS) -Icollectors $< collectors/budget.c -o $@
+	$(CC) $(CFLAGS) -Icollectors $< collectors/budget.c -o $@ -lm
 
 $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope.skel.h $(HEADERS)
 	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* budget.c - the default mode's schedule (see budget.h) */
+#include <math.h>
 #include "budget.h"
 
 void budget_init(struct budget *b, double budget, int ncpu, unsigned long window_ms)
@@ -15,22 +16,35 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->estimates = 0;
 }
 
+/* every hit of the traced processes over all CPUs' time */
+static double machine_cost(const struct budget_sample *s, int ncpu)
+{
+	double capacity = (double)s->all_period_ns * ncpu, left;
+
+	if (s->all_probe_ns <= 0 || !s->all_period_ns)
+		return 0;
+	left = capacity - s->all_probe_ns;
+	if (left < capacity / 20)
+		left = capacity / 20;
+	return s->all_probe_ns / left;
+}
+
 double budget_cost(const struct budget_sample *s, int ncpu)
 {
 	unsigned int threads = s->threads ? s->threads : 1;
 	double capacity, probe, left;
 
-	if (s->probe_ns <= 0 || !s->period_ns)
-		return 0;
 	if (ncpu < 1)
 		ncpu = 1;
+	if (s->probe_ns <= 0 || !s->period_ns)
+		return fmax(machine_cost(s, ncpu), s->paced_cost);
 	capacity = (double)s->period_ns * (threads < (unsigned int)ncpu ? threads : (unsigned int)ncpu);
 	probe = s->probe_ns * (threads > (unsigned int)ncpu ? BUDGET_CROWDED : 1);
 	left = capacity - probe;
 	/* probes took (nearly) all the time there was: a twentieth left */
 	if (left < capacity / 20)
 		left = capacity / 20;
-	return probe / left;
+	return fmax(fmax(probe / left, machine_cost(s, ncpu)), s->paced_cost);
 }
 
 bool budget_ready(const struct budget_sample *s)

@@ -16,7 +16,13 @@
  * AwaitState), taken from the leader: it counts twice
  * (BUDGET_CROWDED).  db_bench unsynced with 4 threads on 2 CPUs: full
  * tracing ran at 0.27 of untraced (cost 2.7); the probe time alone gave
- * 0.6, counted twice 2.6.
+ * 0.6, counted twice 2.6.  Hits outside the writes (a SQLite reader's
+ * statements, background threads) cost the machine too: every hit of the
+ * traced processes over all CPUs' time is a floor under the cost.  And
+ * where a window follows a gap, the workload's own pace tells the cost
+ * without a model: its write syscalls a second in the gap over those
+ * inside the window, less one, is a floor too (it sees what no probe time
+ * shows: a waiter's backoff that a slower lock holder stretched).
  *
  * The budget is a token bucket: it accrues budget x time, tracing every
  * write spends cost / (1 + cost) x time (the work the workload did not do),
@@ -64,6 +70,14 @@
 struct budget_sample {
 	unsigned long long period_ns;
 	double probe_ns;		/* hits times their calibrated costs */
+	double paced_cost;		/* < 0: none; else the workload's own
+					 * pace (write syscalls a second) in
+					 * the gap before the window over its
+					 * pace inside, less 1 */
+	double all_probe_ns;		/* every hit of the traced processes,
+					 * in writes or not (reads, background
+					 * threads), over all_period_ns */
+	unsigned long long all_period_ns;
 	unsigned long long writes;	/* write records that began in it */
 	unsigned int threads;		/* distinct threads that wrote */
 };

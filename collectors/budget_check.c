@@ -5,6 +5,8 @@
  *   every PERIOD_NS PROBE_NS WRITES THREADS   (judged while every write is traced)
  *   window PERIOD_NS PROBE_NS WRITES THREADS  (what a window saw)
  *   drain NS 0 0 0                            (how long it stayed for its writes)
+ *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
+ *   paced PERIOD_NS COST_PER_MILLE 0 0       (a window the workload's pace priced)
  * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
  * WINDOW_MS" (at least 50 ms windows); "ready 0|1" is printed before an
  * "every" line's verdict.
@@ -26,10 +28,24 @@ int main(void)
 	budget_init(&b, budget, ncpu, 50);
 	while (scanf("%15s %llu %lf %llu %u", kind, &s.period_ns, &s.probe_ns,
 		     &s.writes, &s.threads) == 5) {
+		s.all_probe_ns = 0;
+		s.all_period_ns = 0;
+		s.paced_cost = -1;
 		if (!strcmp(kind, "every")) {
 			printf("ready %d\n", budget_ready(&s));
 			budget_keep_every_write(&b, &s);
 		} else if (!strcmp(kind, "window")) {
+			budget_after_window(&b, &s);
+		} else if (!strcmp(kind, "reads")) {	/* a window whose hits were
+							 * all outside writes */
+			s.all_probe_ns = s.probe_ns;
+			s.all_period_ns = s.period_ns;
+			s.probe_ns = 0;
+			budget_after_window(&b, &s);
+		} else if (!strcmp(kind, "paced")) {	/* PROBE_NS: the paced cost
+							 * in thousandths */
+			s.paced_cost = s.probe_ns / 1000;
+			s.probe_ns = 0;
 			budget_after_window(&b, &s);
 		} else if (!strcmp(kind, "drain")) {	/* PERIOD_NS: the drain */
 			budget_drained(&b, (double)s.period_ns);

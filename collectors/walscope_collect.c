@@ -90,15 +90,16 @@ static struct env {
 	unsigned long window_gap_ms;	/* mean closed time between windows */
 	double budget;			/* < 0: no budget; else the windows'
 					 * schedule follows it (budget.h) */
-	double hit_ns[6];		/* a probe pair and an entry-only probe,
+	double hit_ns[9];		/* a probe pair and an entry-only probe,
 					 * warm and cold; a traced and an
-					 * untraced syscall */
+					 * untraced syscall; a uprobe, a
+					 * uretprobe, a tracepoint (midpoints) */
 	bool verbose;
 } env = {
 	.ringbuf_kb = 16 << 10,
 	.stack_every = 1,
 	.budget = -1,
-	.hit_ns = { 2000, 2000, 1000, 1000, 400, 300 },
+	.hit_ns = { 2000, 2000, 1000, 1000, 400, 300, 1000, 1000, 400 },
 };
 
 static volatile sig_atomic_t exiting;
@@ -209,10 +210,11 @@ static const struct argp_option opts[] = {
 	  "while that costs at most F of throughput (0.02: 2%), else windows "
 	  "whose duty F buys, re-estimated at each window (windows.tsv "
 	  "\"cost\" lines)", 0 },
-	{ "hit-ns", OPT_HIT_NS, "Pw,Pc,Ow,Oc,S,I", 0, "Calibrated cost of a probe "
-	  "pair and of an entry-only probe (warm, cold), of a traced and an "
-	  "untraced syscall, in ns: the budget's estimate of each write's probe "
-	  "time from its record (its cold hits at the cold cost)", 0 },
+	{ "hit-ns", OPT_HIT_NS, "Pw,Pc,Ow,Oc,S,I,U,R,T", 0, "Calibrated cost of "
+	  "a probe pair and of an entry-only probe (warm, cold), of a traced and "
+	  "an untraced syscall: each write's probe time from its record; and of "
+	  "a uprobe, a uretprobe and a tracepoint hit: every hit of the traced "
+	  "processes (ns; the budget's estimates)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -318,13 +320,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--budget: '%s' is not a share between 0 and 1", arg);
 		break;
 	case OPT_HIT_NS:
-		if (sscanf(arg, "%lf,%lf,%lf,%lf,%lf,%lf%c", &env.hit_ns[0],
+		if (sscanf(arg, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf%c", &env.hit_ns[0],
 			   &env.hit_ns[1], &env.hit_ns[2], &env.hit_ns[3],
-			   &env.hit_ns[4], &env.hit_ns[5], &tail) != 6 ||
+			   &env.hit_ns[4], &env.hit_ns[5], &env.hit_ns[6],
+			   &env.hit_ns[7], &env.hit_ns[8], &tail) != 9 ||
 		    env.hit_ns[0] < 0 || env.hit_ns[1] < 0 || env.hit_ns[2] < 0 ||
-		    env.hit_ns[3] < 0 || env.hit_ns[4] < 0 || env.hit_ns[5] < 0)
-			argp_error(state, "--hit-ns: '%s' is not six costs in ns, "
-				   "Pw,Pc,Ow,Oc,S,I", arg);
+		    env.hit_ns[3] < 0 || env.hit_ns[4] < 0 || env.hit_ns[5] < 0 ||
+		    env.hit_ns[6] < 0 || env.hit_ns[7] < 0 || env.hit_ns[8] < 0)
+			argp_error(state, "--hit-ns: '%s' is not nine costs in ns, "
+				   "Pw,Pc,Ow,Oc,S,I,U,R,T", arg);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -1141,6 +1145,8 @@ static void detach_window_probes(bool wait)
 /* what the probes did since the sample began (--budget) */
 static struct {
 	unsigned long long since_ns;
+	__u64 hits[3];			/* uprobe, uretprobe, tracepoint
+					 * counters at since_ns */
 	double probe_ns;		/* in its writes, by their records */
 	unsigned long long lo_ns, hi_ns;	/* its writes' span */
 	unsigned long long writes;
@@ -1205,8 +1211,38 @@ static void sample_write(const struct ws_write_rec *w)
 	sample.threads++;
 }
 
-static void sample_start(unsigned long long now)
+/* a counter summed over CPUs */
+static __u64 counter(struct walscope_bpf *skel, __u32 k)
 {
+	static __u64 *vals;
+	static int nr;
+	__u64 sum = 0;
+	int c;
+
+	if (!vals) {
+		nr = libbpf_num_possible_cpus();
+		vals = calloc(nr, sizeof(*vals));
+		if (!vals)
+			return 0;
+	}
+	if (bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k), vals,
+				 sizeof(*vals) * nr, 0))
+		return 0;
+	for (c = 0; c < nr; c++)
+		sum += vals[c];
+	return sum;
+}
+
+static void read_hits(struct walscope_bpf *skel, __u64 hits[3])
+{
+	hits[0] = counter(skel, CNT_UPROBE);
+	hits[1] = counter(skel, CNT_URETPROBE);
+	hits[2] = counter(skel, CNT_TRACEPOINT);
+}
+
+static void sample_start(struct walscope_bpf *skel, unsigned long long now)
+{
+	read_hits(skel, sample.hits);
 	sample.since_ns = now;
 	sample.probe_ns = 0;
 	sample.lo_ns = sample.hi_ns = 0;
@@ -1217,9 +1253,17 @@ static void sample_start(unsigned long long now)
 /* the sample so far, as the budget reads it: the span of its writes (the
  * records come in after their writes end, a poll or two late), or the
  * time since it began when it has fewer than two */
-static struct budget_sample sample_take(unsigned long long now)
+static struct budget_sample sample_take(struct walscope_bpf *skel,
+					unsigned long long now)
 {
-	struct budget_sample s = {};
+	struct budget_sample s = { .paced_cost = -1 };
+	__u64 hits[3];
+	int i;
+
+	read_hits(skel, hits);	/* every hit, in writes or not */
+	for (i = 0; i < 3; i++)
+		s.all_probe_ns += (double)(hits[i] - sample.hits[i]) * env.hit_ns[6 + i];
+	s.all_period_ns = now - sample.since_ns;
 
 	s.probe_ns = sample.probe_ns;
 	s.period_ns = sample.writes >= 2 && sample.hi_ns > sample.lo_ns ?
@@ -1312,10 +1356,38 @@ static unsigned long long syscw_refresh(struct walscope_bpf *skel)
 	return sum;
 }
 
-static void syscw_line(struct walscope_bpf *skel, unsigned long long ts)
+/* the count now, also in windows.tsv */
+static unsigned long long syscw_line(struct walscope_bpf *skel, unsigned long long ts)
 {
-	if (env.budget > 0)
-		window_line("syscw\t%llu\t%llu\n", ts, syscw_refresh(skel));
+	unsigned long long n;
+
+	if (env.budget <= 0)
+		return 0;
+	n = syscw_refresh(skel);
+	window_line("syscw\t%llu\t%llu\n", ts, n);
+	return n;
+}
+
+/* the workload's pace (write syscalls a second) where it was not traced,
+ * the gap before the open window, from the counts at its edges */
+#define PACE_MIN_SYSCALLS 20	/* fewer in a gap or window: no pace */
+static struct {
+	unsigned long long close_ns, close_n;	/* the last window's close */
+	unsigned long long open_ns, open_n;	/* the open window's open */
+	double gap_rate;			/* < 0: none */
+} pace = { .gap_rate = -1 };
+
+/* the open window's pace against the gap's, as a cost (< 0: unknown) */
+static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
+{
+	unsigned long long n = syscw_refresh(skel);
+	double rate;
+
+	if (pace.gap_rate <= 0 || now <= pace.open_ns ||
+	    n < pace.open_n + PACE_MIN_SYSCALLS)
+		return -1;
+	rate = (double)(n - pace.open_n) / (now - pace.open_ns);
+	return pace.gap_rate / rate - 1;
 }
 
 /* the budget's estimate, as windows.tsv keeps it */
@@ -1353,9 +1425,12 @@ static void open_window(struct walscope_bpf *skel)
 		       bud.every_write ? FOREVER_NS :
 		       win.open_ns + (unsigned long long)bud.window_ns;
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
-	syscw_line(skel, win.open_ns);
+	pace.open_n = syscw_line(skel, win.open_ns);
+	pace.open_ns = win.open_ns;
+	pace.gap_rate = pace.close_ns && pace.open_n >= pace.close_n + PACE_MIN_SYSCALLS ?
+			(double)(pace.open_n - pace.close_n) / (win.open_ns - pace.close_ns) : -1;
 	if (env.budget > 0)
-		sample_start(win.open_ns);
+		sample_start(skel, win.open_ns);
 }
 
 /* no new write; the window's writes in flight end before the detach */
@@ -1365,7 +1440,8 @@ static void close_window(struct walscope_bpf *skel)
 	win.open = false;
 	win.draining = true;
 	win.close_ns = now_ns();
-	syscw_line(skel, win.close_ns);
+	pace.close_n = syscw_line(skel, win.close_ns);
+	pace.close_ns = win.close_ns;
 }
 
 /*
@@ -1381,9 +1457,10 @@ static bool window_due(struct walscope_bpf *skel, unsigned long long now)
 		close_window(skel);
 		return false;
 	}
-	s = sample_take(now);
-	sample_start(now);
+	s = sample_take(skel, now);
+	sample_start(skel, now);
 	if (!bud.every_write) {
+		s.paced_cost = paced_cost(skel, now);
 		budget_after_window(&bud, &s);
 		cost_line(&s);
 		if (bud.every_write) {
@@ -1449,7 +1526,7 @@ static int step_windows(struct walscope_bpf *skel)
 		return 1;	/* a write in flight ends in microseconds */
 	}
 	if (win.open && env.budget > 0 && bud.every_write) {
-		struct budget_sample s = sample_take(now);
+		struct budget_sample s = sample_take(skel, now);
 
 		if (budget_ready(&s))
 			window_due(skel, now);

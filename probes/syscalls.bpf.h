@@ -75,13 +75,15 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		if (nr == WS_NR_mmap && follow_objects && is_traced(id >> 32))
 			map_enter(regs, tid);
 		t = bpf_map_lookup_elem(&threads, &tid);
-		if (!t || !t->write_start)
+		if (!t)
+			return 0;
+		count(CNT_TRACEPOINT);	/* a traced thread's slow path */
+		if (!t->write_start)
 			return 0;
 		if (!is_queue_wait(t, nr, regs)) {
 			t->rec.sys_ign[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 			return 0;
 		}
-		count(CNT_TRACEPOINT);
 		now = bpf_ktime_get_ns();
 		charge(t, now);
 		old = cur_comp(t);

@@ -585,7 +585,9 @@ def hit_costs(plan: Plan) -> tuple[float, ...]:
     warm, cold = cal.get("warm") or cal, cal.get("cold") or cal
     return (float(warm.get("pair_ns", 2000)), float(cold.get("pair_ns", 2000)),
             float(warm.get("uprobe_ns", 1000)), float(cold.get("uprobe_ns", 1000)),
-            float(cal.get("sys_ns", 400)), max(float(cal.get("sys_ign_ns", 300)), 0.0))
+            float(cal.get("sys_ns", 400)), max(float(cal.get("sys_ign_ns", 300)), 0.0),
+            float(cal.get("uprobe_ns", 1000)), float(cal.get("uretprobe_ns", 1000)),
+            float(cal.get("tracepoint_ns", 400)))
 
 
 def start_watching(plan: Plan, got: Collected, pid: int) -> None:

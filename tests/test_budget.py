@@ -24,7 +24,7 @@ def check(tmp_path_factory) -> Path:
     exe = tmp_path_factory.mktemp("budget") / "budget_check"
     subprocess.run([cc, "-O1", "-Wall", "-Werror", f"-I{ROOT / 'collectors'}",
                     str(ROOT / "collectors" / "budget_check.c"),
-                    str(ROOT / "collectors" / "budget.c"), "-o", str(exe)], check=True)
+                    str(ROOT / "collectors" / "budget.c"), "-o", str(exe), "-lm"], check=True)
     return exe
 
 
@@ -135,3 +135,23 @@ def test_a_window_that_waits_for_its_writes_pays_for_it(check):
     drained = 0.02 * window / ((window + 1000) * inside + 10)
     assert float(got[1][2]) == pytest.approx(drained, rel=1e-3)
     assert float(got[1][3]) > 2.5 * float(got[0][3])    # the gap
+
+
+def test_hits_outside_writes_cost_the_machine_too(check):
+    # a SQLite reader: 50 ms of probe time in a 100 ms window on 2 CPUs and
+    # no write at all is a quarter of the machine: cost 1/3, not 0
+    got = run(check, 0.02, 2, [("reads", 100 * MS, 50 * MS, 0, 0)])
+    assert got[0][0] == "windows"
+    assert float(got[0][1]) == pytest.approx(50 / 150, rel=1e-3)
+    # and the writers' own estimate wins where it is the larger
+    both = run(check, 0.02, 2, [("window", 100 * MS, 50 * MS, 100, 1)])
+    assert float(both[0][1]) == pytest.approx(1.0, rel=1e-3)
+
+
+def test_the_workloads_own_pace_is_a_floor_under_the_cost(check):
+    # probes say 10%, but the workload ran 30% slower inside the window
+    # than in the gap before it (a lock waiter's backoff): 30% it is
+    got = run(check, 0.02, 2, [("paced", 100 * MS, 300, 0, 0)])
+    assert float(got[0][1]) == pytest.approx(0.3, rel=1e-3)
+    model = run(check, 0.02, 2, [("window", 100 * MS, 10 * MS, 50, 1)])
+    assert float(model[0][1]) == pytest.approx(1 / 9, rel=1e-3)

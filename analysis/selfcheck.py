@@ -8,10 +8,15 @@ preempted mid-way, and a leader preempted mid-group stalls its followers
 for a time slice.  That error grows with how much the probes lengthened
 the writes (inflation: raw mean / compensated mean - 1) and with how much
 of the compensated latency is waiting (queue and run queue: wait share).
-Their product is the run's risk; bench/truth.py measured the compensated
-mean against the workload's own untraced timing across regimes, and
-RISK_TRUSTED is the largest risk at which every regime stayed within
-TOLERANCE (docs/attribution.md, generated from bench/results/truth.json).
+Their product is the run's risk.
+
+bench/truth.py measured the compensated mean and p99 against the
+workload's own untraced timing (bench/results/truth.json, the table in
+docs/attribution.md).  Every run at a risk of RISK_HIGH or more read high
+by the factors below; under it the risk says nothing either way: runs at
+0.003-0.1 read 0.7-2.1x (the compensation's own error on unsynced 1-thread
+writes in full mode, a SQLite lock waiter's backoff), so the line claims
+no tolerance there.
 """
 from __future__ import annotations
 
@@ -19,12 +24,12 @@ from typing import Any
 
 # the components that are waits another write or thread can lengthen
 WAITS = ("queue", "sched_runq")
-# the stated tolerance of a compensated mean, and the largest risk at which
-# bench/truth.py found every workload within it on the 2-core VM: 0.03
-# (sync=true 4 threads: risk 0.01-0.02, mean 1.00x; sync=false 1 thread:
-# 0.02-0.03, 1.0-1.2x; sync=false 4 threads: 0.3-0.4, 2.3-3.6x)
-TOLERANCE = 0.15
-RISK_TRUSTED = 0.03
+# bench/results/truth.json (2026-11-24, 2-core VM): db_bench sync=false, 4
+# threads, budget and full mode, risk 0.31-0.60: mean 1.7-3.1x and p99
+# 4.6-12x the untraced histogram's
+RISK_HIGH = 0.2
+HIGH_MEAN = "1.7-3.1x"
+HIGH_P99 = "4.6-12x"
 
 
 def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -41,8 +46,7 @@ def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
     share = min(wait / adj, 1.0)
     risk = inflation * share
     return {"inflation": inflation, "wait_share": share, "risk": risk,
-            "risk_trusted": RISK_TRUSTED, "tolerance": TOLERANCE,
-            "trusted": risk <= RISK_TRUSTED}
+            "risk_high": RISK_HIGH, "high": risk >= RISK_HIGH}
 
 
 def line(check: dict[str, Any]) -> str:
@@ -50,8 +54,8 @@ def line(check: dict[str, Any]) -> str:
     head = (f"self-check: probes lengthened writes {check['inflation'] * 100:.0f}%, "
             f"waits are {check['wait_share'] * 100:.0f}% of latency: risk "
             f"{check['risk']:.3f}")
-    if check["trusted"]:
-        return head + f"\n  <= {check['risk_trusted']}: latencies within " \
-            f"{check['tolerance'] * 100:.0f}% of untraced (bench/truth.py)"
-    return head + f"\n  > {check['risk_trusted']}: latencies may read high: waits the " \
-        "probes lengthened (docs/attribution.md)"
+    if not check["high"]:
+        return head + f"\n  < {check['risk_high']}: no sign of waits the probes " \
+            "lengthened (bench/truth.py: the error left)"
+    return head + f"\n  >= {check['risk_high']}: latencies read high: mean " \
+        f"{HIGH_MEAN}, p99 {HIGH_P99} at such risk"

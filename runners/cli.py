@@ -132,10 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=budget_share, metavar="PERCENT",
                    default=defaults.BUDGET,
                    help="--mode budget: the share of the workload's throughput "
-                        "tracing may cost.  From the first write, every write is "
-                        "recorded while the probes' hits times their calibrated "
-                        "costs stay within it; above it, windows open at the "
-                        "duty it buys, re-estimated at each window, and a "
+                        "tracing may cost.  From the first instruction, every "
+                        "write is recorded while the probes' hits at their "
+                        "calibrated costs stay within it, or a 25 ms burst "
+                        "covers them (a short run); past that, windows open at "
+                        "the duty it buys, re-estimated at each window, and a "
                         "workload that quiets down is recorded whole again "
                         f"(default: {defaults.BUDGET * 100:g}%%)")
     p.add_argument("--dataset", type=Path, metavar="DIR",

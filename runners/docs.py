@@ -181,11 +181,7 @@ def truth() -> str:
 
         def risk(arm: str) -> str:
             got = [x["self_check"]["risk"] for x in r["runs"][arm] if x.get("self_check")]
-            if not got:
-                return "-"
-            trusted = sum(x["self_check"]["trusted"] for x in r["runs"][arm]
-                          if x.get("self_check"))
-            return f"{min(got):.3f}-{max(got):.3f} ({trusted}/{len(got)} trusted)"
+            return f"{min(got):.3f}-{max(got):.3f}" if got else "-"
         rows.append(f"| {wl} | {ref['mean'] / 1e3:.1f} / {ref['p99'] / 1e3:.1f} us | "
                     f"{c('untraced', 'mean')} | "
                     + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')} | {risk(m)}"

@@ -95,7 +95,7 @@ def test_a_costly_mode_is_flagged_while_the_workload_runs(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     live = [l for l in p.stderr.splitlines() if "in the first second" in l]
-    assert live and "--mode window" in live[0], p.stderr[-2000:]
+    assert live and "default mode (budget)" in live[0], p.stderr[-2000:]
     # the synced workload's rate is far below: no warning
     q = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o2"), "--",
                                 "db_bench", f"--db={tmp_path}/db2", "--benchmarks=fillrandom",

@@ -180,10 +180,10 @@ def render(results: dict) -> str:
     first = next(iter(results.values()))
     d_ms, d_duty = first["default_window_ms"], first["default_duty"]
     lines = [f"What one window costs (`bench/window_cost.py`), and the throughput "
-             f"the default schedule ({d_ms} ms windows, duty {d_duty:g}: "
+             f"`--mode window`'s schedule ({d_ms} ms windows, duty {d_duty:g}: "
              f"{d_duty / (d_ms / 1000):.2f} windows/s) keeps.", "",
              "| workload | windows | attach ms | inside | lost ms a window [95%] "
-             "| placebo ms [95%] | kept at default |",
+             "| placebo ms [95%] | kept at window's default |",
              "|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         lo, hi = r["lost_ms_ci"]

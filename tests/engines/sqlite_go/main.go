@@ -12,12 +12,18 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 func main() {
+	// walscope follows a SQLite transaction by the thread that runs it;
+	// Go moves a goroutine between threads, and a transaction whose
+	// COMMIT ran on another thread than its BEGIN would count twice
+	// (1 run in 3 unpinned): the goroutine that commits stays on one
+	runtime.LockOSThread()
 	if len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: sqlite_go DB TXNS ROWS")
 		os.Exit(2)

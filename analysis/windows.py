@@ -31,16 +31,35 @@ COST_COLS = ["ts_ns", "cost", "duty", "writes", "threads", "probe_ns", "period_n
              "every_write", "tokens_ns"]
 
 
+def lines_of(run_dir: Path, kind: str, fields: int) -> list[list[str]]:
+    """windows.tsv's lines of one kind (its first field) with this many
+    fields after it, split; a line torn or of another length is skipped."""
+    try:
+        text = (Path(run_dir) / WINDOWS).read_text()
+    except FileNotFoundError:
+        return []
+    rows = (line.split("\t") for line in text.splitlines())
+    return [f[1:] for f in rows if f[0] == kind and len(f) == fields + 1]
+
+
+def numbers(fields: list[str], kind: type = float) -> list | None:
+    """A line's fields as numbers, or None if one is not."""
+    try:
+        return [kind(x) for x in fields]
+    except ValueError:
+        return None
+
+
 def read_windows(run_dir: Path) -> pd.DataFrame:
     """One row per window: open_ns, close_ns, detached_ns, attach_us,
     detach_us, uprobes, late (writes in flight when it gave up waiting)."""
     cols = ["open_ns", "close_ns", "detached_ns", "attach_us", "detach_us", "uprobes", "late"]
     rows: list[dict[str, int]] = []
     try:
-        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
+        text = (Path(run_dir) / WINDOWS).read_text()
     except FileNotFoundError:
         return pd.DataFrame(columns=cols)
-    for line in lines:
+    for line in text.splitlines():   # opens and closes in their order
         f = line.split("\t")
         if f[0] == "open" and len(f) == 4:
             rows.append({"open_ns": int(f[1]), "attach_us": int(f[2]), "uprobes": int(f[3])})
@@ -54,56 +73,25 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
 def read_budget(run_dir: Path) -> dict[str, float]:
     """The collector's budget line: the budget, its burst and what a
     window costs beyond its inside (ns), the CPUs it counted."""
-    try:
-        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
-    except FileNotFoundError:
-        return {}
-    for line in lines:
-        f = line.split("\t")
-        if f[0] == "budget" and len(f) == 5:
-            try:
-                return dict(zip(("budget", "burst_ns", "window_loss_ns", "ncpu"),
-                                (float(x) for x in f[1:])))
-            except ValueError:
-                return {}
-    return {}
+    got = [v for f in lines_of(run_dir, "budget", 4) if (v := numbers(f)) is not None]
+    return dict(zip(("budget", "burst_ns", "window_loss_ns", "ncpu"), got[0])) if got else {}
 
 
 def read_costs(run_dir: Path) -> tuple[pd.DataFrame, int | None]:
     """The budget's estimates (one row a "cost" line: the cost of tracing
     every write as a share of untraced throughput, the duty it gave, and
     the sample it rests on), and the run's end ("end" line) if written."""
-    rows: list[dict[str, float]] = []
-    end = None
-    try:
-        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
-    except FileNotFoundError:
-        return pd.DataFrame(columns=COST_COLS), None
-    for line in lines:
-        f = line.split("\t")
-        if f[0] == "cost" and len(f) == len(COST_COLS) + 1:
-            try:
-                rows.append(dict(zip(COST_COLS, (float(x) for x in f[1:]))))
-            except ValueError:
-                continue
-        elif f[0] == "end" and len(f) == 2 and f[1].isdigit():
-            end = int(f[1])
-    return pd.DataFrame(rows, columns=COST_COLS), end
+    rows = [v for f in lines_of(run_dir, "cost", len(COST_COLS))
+            if (v := numbers(f)) is not None]
+    ends = [v[0] for f in lines_of(run_dir, "end", 1) if (v := numbers(f, int)) is not None]
+    return pd.DataFrame(rows, columns=COST_COLS), (ends[-1] if ends else None)
 
 
 def read_write_syscalls(run_dir: Path) -> pd.DataFrame:
     """The traced processes' write syscalls so far (ts_ns, count): the
     collector's "syscw" lines, read from /proc/PID/io at each window's open
     and close and at the end."""
-    rows: list[tuple[int, int]] = []
-    try:
-        lines = (Path(run_dir) / WINDOWS).read_text().splitlines()
-    except FileNotFoundError:
-        lines = []
-    for line in lines:
-        f = line.split("\t")
-        if f[0] == "syscw" and len(f) == 3 and f[1].isdigit() and f[2].isdigit():
-            rows.append((int(f[1]), int(f[2])))
+    rows = [v for f in lines_of(run_dir, "syscw", 2) if (v := numbers(f, int)) is not None]
     return pd.DataFrame(sorted(rows), columns=["ts_ns", "count"], dtype="int64")
 
 

@@ -1,67 +1,55 @@
-"""The components a write (RocksDB) or transaction (SQLite) is split into:
-their names, display order and colours, for every consumer.
+"""The components a row of each engine is split into: their names,
+display order and colours, for every consumer, read from the engine
+registry (engines/).
 
-Names come from probes/walscope.h (enum ws_rocksdb_comp, ws_sqlite_comp,
-through collectors.records): a component's column in writes.parquet is
+Names come from the engines' enums in probes/ (through
+collectors.records): a component's column in writes.parquet is
 ``<name>_ns`` (raw), ``<name>_adj_ns`` (compensated) and
 ``<name>_overhead_ns``; its key in summary.json's ``components`` is the
 name.  Nothing else in walscope spells a component list.
 """
 from __future__ import annotations
 
+import engines
 from collectors import records as R
 
-ENGINES = ("rocksdb", "sqlite")
+ENGINES = engines.NAMES
 
-# a follower's queue, split by what its group's leader was doing meanwhile
+# a waiting write's queue (RocksDB's follower, PostgreSQL's WALWriteLock
+# wait), split by what the writer it waited for was doing meanwhile
 QUEUE_PARTS = ("queue_behind_sync", "queue_behind_wal_write", "queue_other")
 
-# display colours; a test checks every component of the header has one
-COLORS = {
-    # RocksDB
-    "queue": "#9467bd", "wal_sync_io": "#d62728", "wal_write_io": "#ff7f0e",
-    "wal_append": "#e7ba52", "crc": "#8c564b", "memtable": "#2ca02c",
-    # SQLite
-    "journal_sync_io": "#d62728", "journal_write_io": "#ff7f0e",
-    "db_sync_io": "#843c39", "db_write_io": "#e7969c", "dir_sync_io": "#7b4173",
-    "journal_lifecycle": "#bcbd22", "checkpoint": "#17becf",
-    "lock_wait": "#9467bd", "sql_exec": "#2ca02c",
-    # both
-    "sched_runq": "#1f77b4", "other": "#7f7f7f",
-}
 
-# one order for every table and figure: RocksDB's I/O and queue first, then
-# SQLite's, the components both engines have last (a test checks it holds
-# every component of the header, once)
-DISPLAY_ORDER = ("queue", "wal_sync_io", "wal_write_io", "wal_append", "crc", "memtable",
-                 "journal_sync_io", "journal_write_io", "db_sync_io", "db_write_io",
-                 "dir_sync_io", "journal_lifecycle", "checkpoint", "lock_wait", "sql_exec",
-                 "sched_runq", "other")
+def _display_order() -> tuple[str, ...]:
+    order: dict[str, None] = {}
+    for e in engines.ENGINES:
+        order.update((c.name, None) for c in e.components)
+    return tuple(order) + (engines.SCHED_RUNQ.name, engines.OTHER.name)
 
 
-# what each component holds, for tables and docs (where its time is taken
-# is in probes/: the phase table WS_PHASE_COMPS, syscalls.bpf.h,
-# sqlite.bpf.h, sched.bpf.h)
-MEANING = {
-    "queue": "waiting for the write group's leader (JoinBatchGroup, AwaitState; "
-             "--mode writes: a follower's futex waits and sched_yields)",
-    "crc": "checksumming the WAL record (crc32c), sampled out of wal_append by default",
-    "wal_append": "building and appending the WAL record in user space",
-    "wal_write_io": "write(2) family on the WAL file",
-    "wal_sync_io": "fsync/fdatasync/sync_file_range of the WAL file or its directory",
-    "memtable": "inserting the batch into the memtable (WriteBatchInternal::InsertInto)",
-    "sql_exec": "inside sqlite3_step, not in a traced syscall",
-    "journal_write_io": "writes to the -journal or -wal file",
-    "journal_sync_io": "fsync/fdatasync of the -journal or -wal file",
-    "db_write_io": "writes to the database file",
-    "db_sync_io": "fsync/fdatasync of the database file",
-    "dir_sync_io": "directory open/fsync/close (DELETE mode makes the journal durable)",
-    "journal_lifecycle": "open/close/unlink/ftruncate of the journal",
-    "checkpoint": "a WAL checkpoint inside the transaction, all of its I/O",
-    "lock_wait": "fcntl/flock locks and the busy handler's sleeps",
-    "sched_runq": "runnable but waiting for a CPU (sched_wakeup to sched_switch)",
-    "other": "the rest of the write: time in no other component",
-}
+# one order for every table and figure: each engine's own components in
+# registry order (a name two engines share keeps its first place), the
+# run queue and the residual last
+DISPLAY_ORDER = _display_order()
+
+# display colours: a shared name keeps its first engine's
+COLORS = {c.name: c.color for e in reversed(engines.ENGINES) for c in e.components}
+COLORS.update({engines.SCHED_RUNQ.name: engines.SCHED_RUNQ.color,
+               engines.OTHER.name: engines.OTHER.color})
+
+# what each component holds (the first engine's words where two share a
+# name: meaning(comp, engine) has each engine's own)
+MEANING = {c: next(e.meaning(c) for e in engines.ENGINES if c in e.component_names())
+           for c in DISPLAY_ORDER}
+
+
+def meaning(comp: str, engine: str) -> str:
+    return engines.get(engine).meaning(comp)
+
+
+def display_order(engine: str) -> list[str]:
+    """One engine's components in display order."""
+    return engines.get(engine).component_names()
 
 
 def names(engine: str = "rocksdb") -> list[str]:
@@ -72,18 +60,8 @@ def names(engine: str = "rocksdb") -> list[str]:
 def io_component(io: str, kind: str, engine: str = "rocksdb") -> str | None:
     """The component of time in a write (io="write") or sync (io="sync")
     syscall on a file of that kind (enum ws_file_kind name); None where the
-    engine's write path has none.  The same rules as the BPF side's
-    sys_enter (RocksDB) and sqlite_sys_comp (SQLite)."""
-    if engine == "sqlite":
-        if kind in ("journal", "wal"):
-            comp = f"journal_{io}_io"
-        elif kind == "db":
-            comp = f"db_{io}_io"
-        else:
-            comp = "dir_sync_io" if kind == "dir" and io == "sync" else None
-    elif kind == "wal" or (kind == "dir" and io == "sync"):
-        comp = f"wal_{io}_io"
-    else:
-        comp = None
+    engine's write path has none.  Each engine's rule is its unit's, the
+    same as its BPF part's."""
+    comp = engines.get(engine).io_component(io, kind)
     assert comp is None or comp in names(engine), comp
     return comp

@@ -20,8 +20,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import engines
+
 # major.minor: a minor adds columns or tables, a major changes or removes
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"     # 1.1: runs.postgres_version
 META_VERSION = b"walscope.schema_version"
 META_COMMIT = b"walscope.commit"
 META_TABLE = b"walscope.table"
@@ -66,8 +68,7 @@ def run_row(summary: dict[str, Any], host: str, run: str) -> dict[str, Any]:
         "machine": env.get("machine"),
         "cpu_model": env.get("cpu_model"),
         "cpu_types": env.get("cpu_types"),
-        "rocksdb_version": versions.get("rocksdb"),
-        "sqlite_version": versions.get("sqlite"),
+        **{f"{e}_version": versions.get(e) for e in engines.NAMES},
         "library": env.get("library"),
         "writes": w.get("count", 0),
         "mean_ns": d.get("mean_ns"),

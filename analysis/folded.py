@@ -14,42 +14,20 @@ from pathlib import Path
 
 import pandas as pd
 
+import engines
 from analysis.columns import ParquetColumns
 from analysis.components import QUEUE_PARTS
 
 # writes.parquet columns the phase stacks read (with every *_adj_ns)
-PHASE_COLUMNS = ("leader", "explicit", "txn_type", "queue_ns") + tuple(
-    f"{p}_ns" for p in QUEUE_PARTS)
-
-# component -> frames under WriteImpl, the way the attribution sees them
-PHASE_FRAMES: dict[str, tuple[str, ...]] = {
-    "other": (),
-    "queue_behind_sync": ("JoinBatchGroup", "[behind leader sync]"),
-    "queue_behind_wal_write": ("JoinBatchGroup", "[behind leader WAL write]"),
-    "queue_other": ("JoinBatchGroup", "[waiting]"),
-    "crc": ("WriteToWAL", "AddRecord", "crc32c"),
-    "wal_append": ("WriteToWAL", "AddRecord"),
-    "wal_write_io": ("WriteToWAL", "write", "[kernel]"),
-    "wal_sync_io": ("WriteToWAL", "fdatasync", "[blocked]"),
-    "memtable": ("InsertInto",),
-    "sched_runq": ("[runnable]",),
-}
+PHASE_COLUMNS = ("engine", "leader", "explicit", "txn_type") + tuple(
+    f"{p}_ns" for p in QUEUE_PARTS) + tuple(
+    f"{e.queue}_ns" for e in engines.ENGINES if e.queue)
 
 
-# component -> frames under a SQLite transaction
-SQLITE_FRAMES: dict[str, tuple[str, ...]] = {
-    "other": ("[application]",),
-    "sql_exec": ("sqlite3_step",),
-    "journal_write_io": ("sqlite3_step", "write", "[journal]"),
-    "journal_sync_io": ("sqlite3_step", "fdatasync", "[journal]"),
-    "db_write_io": ("sqlite3_step", "write", "[db]"),
-    "db_sync_io": ("sqlite3_step", "fdatasync", "[db]"),
-    "dir_sync_io": ("sqlite3_step", "fsync", "[directory]"),
-    "journal_lifecycle": ("sqlite3_step", "open/unlink/truncate", "[journal]"),
-    "checkpoint": ("sqlite3_step", "sqlite3WalCheckpoint"),
-    "lock_wait": ("sqlite3_step", "[locks and busy waits]"),
-    "sched_runq": ("[runnable]",),
-}
+def frames(engine: str) -> dict[str, tuple[str, ...]]:
+    """component (or queue part) -> frames under the engine's row frame,
+    the way the attribution sees them (its unit's flame frames)."""
+    return dict(engines.get(engine).frames)
 
 
 def clean_frame(frame: str) -> str:
@@ -71,43 +49,47 @@ def rounded(c: Counter) -> Counter:
 
 
 def phase_us(writes: pd.DataFrame, root: str = "command") -> Counter:
-    """phase_stacks before rounding: sums of batches add up exactly."""
+    """phase_stacks before rounding: sums of batches add up exactly.  Rows
+    are drawn under their engine's row frame, grouped by role (leader or
+    follower) or by label (the workload's transaction type, else the
+    commit style), as the engine's unit says."""
     out: Counter = Counter()
     if not len(writes):
         return out
-    if "sql_exec_adj_ns" in writes or "sql_exec_ns" in writes:
-        return sqlite_phase_us(writes, root)
-    adj = writes.get("queue_adj_ns", writes["queue_ns"])
-    raw_q = writes["queue_ns"].where(writes["queue_ns"] > 0, 1)
-    scale = adj / raw_q  # compensate the queue split like queue itself
-    for lead, part in ((True, "leader"), (False, "follower")):
-        w = writes[writes["leader"] == lead]
-        if not len(w):
-            continue
-        sc = scale[w.index]
-        base = (clean_frame(root), "WriteImpl", f"[{part}]")
-        for comp, frames in PHASE_FRAMES.items():
-            if comp.startswith("queue_"):
-                us = float((w[f"{comp}_ns"] * sc).sum()) / 1e3
-            else:
-                col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
-                us = float(w[col].sum()) / 1e3
-            out[";".join(base + frames)] += us
+    names = writes["engine"] if "engine" in writes else pd.Series("rocksdb", writes.index)
+    for name, w in writes.groupby(names, sort=False):
+        unit = engines.get(str(name))
+        out.update(_engine_phase_us(w, unit, root))
     return out
 
 
-def sqlite_phase_us(writes: pd.DataFrame, root: str) -> Counter:
-    """Per transaction type (the workload's label) or commit style."""
+def _labels(w: pd.DataFrame, unit: engines.Engine) -> pd.Series:
+    if unit.flame_group == "role" and unit.roles:
+        lead, follow = unit.roles
+        return w["leader"].map({True: f"[{lead}]", False: f"[{follow}]"})
+    if "txn_type" in w and (w["txn_type"] != "").any():
+        return w["txn_type"].where(w["txn_type"] != "", "[unlabelled]")
+    if "explicit" in w:
+        return w["explicit"].map({True: "BEGIN..COMMIT", False: "autocommit"})
+    return pd.Series(f"[{unit.row}]", w.index)
+
+
+def _engine_phase_us(w: pd.DataFrame, unit: engines.Engine, root: str) -> Counter:
     out: Counter = Counter()
-    if "txn_type" in writes and (writes["txn_type"] != "").any():
-        label = writes["txn_type"].where(writes["txn_type"] != "", "[unlabelled]")
-    else:
-        label = writes["explicit"].map({True: "BEGIN..COMMIT", False: "autocommit"})
-    for name, w in writes.groupby(label):
-        base = (clean_frame(root), "transaction", clean_frame(str(name)))
-        for comp, frames in SQLITE_FRAMES.items():
-            col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in w else f"{comp}_ns"
-            out[";".join(base + frames)] += float(w[col].sum()) / 1e3
+    scale = None
+    if unit.queue:   # compensate the queue split like the queue itself
+        raw_q = w[f"{unit.queue}_ns"]
+        adj = w.get(f"{unit.queue}_adj_ns", raw_q)
+        scale = adj / raw_q.where(raw_q > 0, 1)
+    for label, g in w.groupby(_labels(w, unit), sort=True):
+        base = (clean_frame(root), unit.flame_root, clean_frame(str(label)))
+        for comp, fr in unit.frames:
+            if comp.startswith("queue_"):
+                us = float((g[f"{comp}_ns"] * scale[g.index]).sum()) / 1e3
+            else:
+                col = f"{comp}_adj_ns" if f"{comp}_adj_ns" in g else f"{comp}_ns"
+                us = float(g[col].sum()) / 1e3
+            out[";".join(base + fr)] += us
     return out
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+import engines
 from analysis import aggregate as G
 from analysis import components, compensation, syscalls
 from analysis.compensation import Calibration
@@ -97,7 +98,9 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
     only: the table holds several engines' writes; summarise this one's.
     """
     comps = components.names(engine)
+    flag_cols = [c for c, _ in engines.get(engine).flag_columns]
     names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
+             + flag_cols
              + [f"{c}_{x}" for c in comps for x in ("ns", "adj_ns", "overhead_ns")]
              + [f"{p}_ns" for p in QUEUE_PARTS]
              + (["checkpoint_ns", "explicit", "rollback", "statements"]
@@ -108,6 +111,7 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
     sums = {k: 0 for k in ["leader", "partial", "truncated", "probe_hits", "checkpoints",
                            "explicit", "rollback", "statements"]
             + [f"{c}_overhead_ns" for c in comps]}
+    flag_sums = {c: 0 for c in flag_cols}
     n = 0
     for b in _batches(writes, names + (["engine"] if only else [])):
         if only:   # a run of several engines: this engine's rows
@@ -119,6 +123,8 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             sums[k] += int(b[k].sum())
         for c in comps:
             sums[f"{c}_overhead_ns"] += float(b[f"{c}_overhead_ns"].sum())
+        for c in flag_cols:
+            flag_sums[c] += int(b[c].sum())
         if engine == "sqlite":
             sums["checkpoints"] += int((b["checkpoint_ns"] > 0).sum())
             for k in ("explicit", "rollback", "statements"):
@@ -141,7 +147,7 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
         if adj[c]["unreliable"]:
             unreliable.append(c)
     queue = {p: dist[f"{p}_ns"].stats(total_raw) for p in QUEUE_PARTS}
-    out: dict[str, Any] = {"engine": engine}
+    out: dict[str, Any] = {"engine": engine, "flags": flag_sums}
     io_out = iosums.out
     if engine == "sqlite":
         out["sqlite"] = {**io_out, "checkpoints": sums["checkpoints"],

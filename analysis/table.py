@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from analysis import selfcheck, threadtime
+import engines
 from analysis.components import QUEUE_PARTS
 from analysis.windows import MIN_WINDOWS as MIN_WINDOWS_FOR_INTERVAL
 
@@ -165,7 +166,8 @@ def engine_table(summary: dict[str, Any]) -> str:
                      f"{fmt_ns(raw[c]['mean_ns']):>10}")
     d = summary["writes"]["duration_adj"]
     sq = summary.get("sqlite")
-    total = "txn (total)" if sq else "write (total)"
+    unit = engines.get(summary.get("engine") or "rocksdb")
+    total = "txn (total)" if unit.row == "transaction" else "write (total)"
     lines.append(f"{total:<16}{summary['writes']['count']:>8}"
                  f"{fmt_ns(d['mean_ns']):>9}{fmt_ns(d['p50_ns']):>9}"
                  f"{fmt_ns(d['p99_ns']):>9}{fmt_ns(d['p999_ns']):>9}{'100.0%':>7}"
@@ -190,11 +192,16 @@ def engine_table(summary: dict[str, Any]) -> str:
             lines.append(f"  {typ:<14}{v['count']:>7} txns, mean {fmt_ns(v['mean_adj_ns'])}"
                          f" (workload's own: {fmt_ns(v['app_mean_ns'])})")
     else:
-        roles = (f"{g['leaders']} leaders, {g['followers']} followers"
+        lead, follow = unit.roles or ("leaders", "followers")
+        roles = (f"{g['leaders']} {lead}, {g['followers']} {follow}"
                  if g["leaders"] is not None else
                  "roles not known (no write called the WAL; --mode full counts them)")
         lines.append(f"groups: {roles}; WAL: {w['sync']['count']} syncs, "
                      f"{w['write']['count']} writes, {w['write']['bytes']} B")
+        flags = summary.get("flags", {})
+        if flags and not sq:
+            lines.append("rows: " + ", ".join(f"{n} {c.replace('_', ' ')}"
+                                              for c, n in flags.items()))
     for comp, f in summary.get("sampled_split", {}).items():
         if f.get("applied"):
             lines.append(f"{comp}: {f['fraction'] * 100:.1f}% (+-{f['stderr'] * 100:.1f}) of "

@@ -1,4 +1,5 @@
-"""One row per write (RocksDB) or transaction (SQLite): writes.parquet.
+"""One row per write (RocksDB) or transaction (SQLite, PostgreSQL):
+writes.parquet.
 
 Everything here is derived from the records and the calibration; the
 component partition itself was made in the kernel (comp_ns sums to dur_ns
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import engines
 from analysis import chain, components
 from analysis.compensation import HIT_COSTS, Calibration
 from collectors import records as R
@@ -21,7 +23,8 @@ QUEUE_PARTS = components.QUEUE_PARTS
 
 def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
                  ) -> pd.DataFrame:
-    """One row per write (RocksDB) or transaction (SQLite) of that engine."""
+    """One row per write (RocksDB) or transaction (SQLite, PostgreSQL) of
+    that engine."""
     return writes_frame_from(R.read_records(run_dir, "ws_write_rec"), cal, engine)
 
 
@@ -30,7 +33,8 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
     """writes_frame of some write records (a chunk of the file); with ncpu
     (the machine's CPUs), the waits that others' probes lengthened are
     compensated too (analysis/chain.py)."""
-    w = w[w["engine"] == R.enum_values("ws_engine")["WS_ENGINE_" + engine.upper()]]
+    unit = engines.get(engine)
+    w = w[w["engine"] == R.enum_values("ws_engine")[unit.ws_engine]]
     comps = components.names(engine)
     n = len(comps)
     df = pd.DataFrame({
@@ -47,7 +51,7 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
     for i, c in enumerate(comps):
         df[f"{c}_ns"] = comp[:, i]
     # the queue split: overlap with a leader's sync / WAL write, capped
-    q = comp[:, comps.index("queue")] if "queue" in comps else np.zeros(len(w), np.int64)
+    q = comp[:, comps.index(unit.queue)] if unit.queue else np.zeros(len(w), np.int64)
     behind_sync = np.minimum(w["q_behind_sync_ns"].astype(np.int64), q)
     behind_walw = np.minimum(w["q_behind_walw_ns"].astype(np.int64), q - behind_sync)
     df["queue_behind_sync_ns"] = behind_sync
@@ -76,9 +80,9 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
     cold[hits == 0] = 0.5
     df["cold_hit_share"] = cold
     col = {k: cal.cost(k, cold)[:, None] for k in HIT_COSTS}
-    if engine == "sqlite":
-        pair_in = col["sql_pair_in_ns"]
-        pair_out = col["sql_pair_out_ns"]
+    if unit.pair_cost != "pair":
+        pair_in = col[f"{unit.pair_cost}_in_ns"]
+        pair_out = col[f"{unit.pair_cost}_out_ns"]
     else:
         pair_in = np.where(np.array([c in cal.stepped_components and cal.stepped_pair_in_ns > 0
                                      for c in comps])[None, :],
@@ -107,10 +111,10 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
     df["cpu_start"] = w["cpu_start"].astype(np.int32)
     df["cpu_end"] = w["cpu_end"].astype(np.int32)
     df["engine"] = engine
-    if engine == "sqlite":
-        df["statements"] = w["nr_calls"].astype(np.int32)
-        df["explicit"] = (w["flags"] & R.write_flag("explicit")).astype(bool)
-        df["rollback"] = (w["flags"] & R.write_flag("rollback")).astype(bool)
+    if unit.calls_column:
+        df[unit.calls_column] = w["nr_calls"].astype(np.int32)
+    for column, flag in unit.flag_columns:
+        df[column] = (w["flags"] & R.write_flag(flag)).astype(bool)
     return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
 
 
@@ -136,8 +140,7 @@ def apply_split(w: pd.DataFrame, fractions: dict[str, dict[str, float]]) -> pd.D
 
 def records_engines(run_dir: Path) -> dict[str, int]:
     """Write records per engine, most first."""
-    names = {v: k[len("WS_ENGINE_"):].lower()
-             for k, v in R.enum_values("ws_engine").items()}
+    names = R.engine_names()
     counts: dict[str, int] = {}
     for chunk in R.iter_records(run_dir, "ws_write_rec"):
         vals, n = np.unique(chunk["engine"], return_counts=True)

@@ -1,4 +1,5 @@
-"""Find RocksDB and SQLite in every object the traced processes run.
+"""Find every engine walscope knows (engines/) in every object the traced
+processes run.
 
 At start, the objects the command (or -p PID) will run are inspected from
 the files themselves.  While the run goes on, the BPF side stops a traced
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import sys
 import threading
 import time
@@ -32,12 +34,9 @@ from typing import Any
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from collectors import loader, symbols
+import engines
+from collectors import loader, procfs, symbols
 from collectors.session import Collector, SessionError
-
-# strings an engine's code carries even with no symbol table
-ENGINE_MARKS = {"rocksdb": b"rocksdb_build_git_sha", "sqlite": b"SQLite format 3"}
-
 
 @dataclass
 class ObjectInfo:
@@ -47,7 +46,7 @@ class ObjectInfo:
     pid: int | None = None
     build_id: str | None = None
     symbols: str | None = None  # .symtab (a full table) or .dynsym (exports only)
-    engine: str | None = None   # rocksdb, sqlite, or None (rejected)
+    engine: str | None = None   # an engines.NAMES name, or None (rejected)
     version: str | None = None
     probes: int = 0             # uprobes attached in it
     failed: int = 0             # ... that could not be
@@ -84,21 +83,7 @@ def _marked_engine(path: str) -> str | None:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    return next((e for e, mark in ENGINE_MARKS.items() if mark in data), None)
-
-
-def _rocksdb_build(path: str) -> str | None:
-    """What a RocksDB build says of itself where its file name does not
-    carry the version (a static build): its build date and git sha."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    date = re.search(rb"rocksdb_build_date:([ -~]{1,40})", data)
-    sha = re.search(rb"rocksdb_build_git_sha:([0-9a-f]{1,40})", data)
-    parts = [f"built {date.group(1).decode()}" if date else "",
-             f"git {sha.group(1).decode()}" if sha and sha.group(1) != b"0" else ""]
-    return ", ".join(p for p in parts if p) or None
+    return next((e.title for e in engines.ENGINES if e.mark in data), None)
 
 
 def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
@@ -111,17 +96,20 @@ def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
         info.why = unreadable
         return info, None
     info.symbols = ".symtab" if has_symtab else ".dynsym"
-    res = symbols.resolve_rocksdb([read_path], mode, keep_stepped=keep_stepped)
-    if res.object_path is None:
-        res = symbols.resolve_sqlite([read_path], mode)
-    if res.object_path is None:
+    for engine in engines.ENGINES:
+        unit = symbols.resolver_module(engine)
+        res = unit.resolve([read_path], mode, keep_stepped=keep_stepped)
+        if res.object_path is not None:
+            break
+    else:
         marked = _marked_engine(read_path)
         info.why = (f"holds {marked} but none of its functions are named: stripped"
-                    if marked else "no RocksDB or SQLite functions")
+                    if marked else "no " + " or ".join(e.title for e in engines.ENGINES)
+                    + " functions")
         return info, None
     info.engine = res.engine
-    info.version = (symbols.rocksdb_version(shown_path) or _rocksdb_build(read_path)
-                    if res.engine == "rocksdb" else res.version)
+    version_of = getattr(unit, "version_of", None)
+    info.version = version_of(shown_path, read_path) if version_of else res.version
     if res.missing:
         info.why = "probe points missing: " + ", ".join(res.missing)
     return info, res
@@ -267,6 +255,17 @@ class ObjectFollower:
                 if not reply.startswith("ok") and "No such process" not in reply:
                     print(f"walscope: could not continue pid {ev.pid}: {reply}",
                           file=sys.stderr)
+                self._continue_parent(ev.pid)
+
+    def _continue_parent(self, pid: int) -> None:
+        """A parent that stopped itself because its child was held (su,
+        runuser) goes on too; it then continues the child itself."""
+        ppid = procfs.stopped_parent(pid)
+        if ppid is not None:
+            try:
+                os.kill(ppid, signal.SIGCONT)
+            except OSError:
+                pass
 
     def _inspect_event(self, ev: Event) -> None:
         if ev.how == "loader":

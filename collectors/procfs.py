@@ -85,3 +85,17 @@ def save_open_files(run_dir: Path, files: dict[int, dict[int, str]]) -> None:
     openat the tracer saw."""
     (Path(run_dir) / R.OPEN_FILES).write_text(json.dumps(
         {str(p): {str(fd): path for fd, path in fds.items()} for p, fds in files.items()}))
+
+
+def stopped_parent(pid: int) -> int | None:
+    """The parent of pid if it is stopped (state T), else None.  su and
+    runuser stop themselves when their child stops (they mirror a job
+    control stop) and continue the child once continued: a child held at
+    an object leaves such a parent stopped, with nobody to continue it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        pstat = Path(f"/proc/{ppid}/stat").read_text()
+    except (OSError, ValueError, IndexError):
+        return None
+    return ppid if ppid > 1 and pstat[pstat.rindex(")") + 2] == "T" else None

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+import engines
+
 ROOT = Path(__file__).resolve().parent.parent
 BTF_JSON = ROOT / ".output" / "walscope.btf.json"
 LAYOUT = "layout.json"     # a run folder's copy of its layout
@@ -198,18 +200,22 @@ def enum_names(name: str, prefix: str, path: str | None = None) -> dict[int, str
 
 def components(engine: str = "rocksdb") -> list[str]:
     """An engine's component names in slot order (slot i of comp_ns)."""
-    enum, prefix = {"rocksdb": ("ws_rocksdb_comp", "RC_"),
-                    "sqlite": ("ws_sqlite_comp", "SC_")}[engine]
-    names = enum_names(enum, prefix)
+    e = engines.get(engine)
+    names = enum_names(e.comp_enum, e.comp_prefix)
     return [names[i] for i in sorted(names)]
+
+
+def engine_names() -> dict[int, str]:
+    """The write records' engine field -> the engine's name."""
+    return engines.by_ws_engine(enum_values("ws_engine"))
 
 
 def phase_component(phase: str, engine: str = "rocksdb") -> str | None:
     """The component a phase (``PH_CRC``...) is charged to, from the header's
     WS_PHASE_COMPS table (enum ws_phase_comp); "other" if it has none; None
-    for an entry-only marker (enum ws_phase value from WS_PH_MARKERS on)."""
-    phases = enum_values("ws_phase")
-    if phases[phase] >= phases["WS_PH_MARKERS"]:
+    for an entry-only marker (a phase value from WS_PH_MARKERS on)."""
+    phases = enum_values(engines.get(engine).phase_enum)
+    if phases[phase] >= enum_values("ws_phase")["WS_PH_MARKERS"]:
         return None
     slot = enum_values("ws_phase_comp").get("WS_PC_" + phase, 0)
     return components(engine)[slot]

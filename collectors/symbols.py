@@ -1,16 +1,12 @@
-"""Find the probe points of a RocksDB or SQLite build: which object, where.
-
-Symbols are matched by demangled-name prefix, so renamed or re-signed
-overloads across RocksDB 7.x-10.x (WriteToWAL vs WriteGroupToWAL, AddRecord
-with WriteOptions, ...) are all found; every overload present is attached.
-Offsets are file offsets, as uprobes want them.  SQLite's are C names:
-sqlite3_step (transaction boundaries and statement time) and, where the
-library exports it (Debian's does), sqlite3WalCheckpoint, else the API's
-sqlite3_wal_checkpoint_v2.
-"""
+"""Finding probe points: the ELF reading every engine's resolver shares
+(function symbols, demangling, USDT notes, which objects a command or a
+process would run) and the collector's --attach lines.  What an engine
+looks for is its own (engines/<name>/resolve.py)."""
 from __future__ import annotations
 
+import functools
 import glob
+import importlib
 import os
 import re
 import shutil
@@ -21,6 +17,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 import numpy as np
 
+import engines
 from collectors.records import enum_values
 
 
@@ -43,52 +40,6 @@ class ProbeSpec:
 FULL = frozenset({"full"})
 BOTH = frozenset({"full", "writes"})
 
-ROCKSDB_PROBES: tuple[ProbeSpec, ...] = (
-    ProbeSpec("rocksdb::DBImpl::WriteImpl(", "PH_WRITE", BOTH),
-    # --mode writes: the write's boundaries and the WAL calls only (4 hits
-    # a leader's write); its group role and queue come from syscalls, the
-    # memtable's and the spin's shares of the rest from samples
-    ProbeSpec("rocksdb::WriteThread::JoinBatchGroup(", "PH_QUEUE", FULL),
-    ProbeSpec("rocksdb::WriteThread::AwaitState(", "PH_QUEUE", FULL),
-    # WriteToWAL(const WriteBatch&, ...) is called by the group-level
-    # WriteToWAL(const WriteGroup&, ...) (WriteGroupToWAL in newer releases)
-    # and ConcurrentWriteToWAL: 2 hits a write saved (81050 calls, none
-    # outside them, in 7.8 under fillrandom/overwrite, sync, pipelined writes)
-    ProbeSpec("rocksdb::DBImpl::WriteToWAL(", "PH_WAL", BOTH,
-              nested="(rocksdb::WriteBatch const&"),
-    ProbeSpec("rocksdb::DBImpl::WriteGroupToWAL(", "PH_WAL", BOTH,
-              alt_of="rocksdb::DBImpl::WriteToWAL("),
-    ProbeSpec("rocksdb::DBImpl::ConcurrentWriteToWAL(", "PH_WAL", BOTH),
-    ProbeSpec("rocksdb::DBImpl::SyncWAL(", "PH_WAL", BOTH),
-    ProbeSpec("rocksdb::DBImpl::FlushWAL(", "PH_WAL", BOTH),
-    # inside a write, AddRecord only runs in the group-level WriteToWAL (or
-    # ConcurrentWriteToWAL): 807638 calls, none elsewhere, in 7.8 under
-    # fillrandom/overwrite with memtable switches, sync on and off, pipelined
-    # writes on and off (tests/test_bpftrace_scripts.py checks it); outside
-    # writes it writes the MANIFEST, which is not a write's WAL time
-    ProbeSpec("rocksdb::log::Writer::AddRecord(", "PH_WAL", FULL,
-              within=("rocksdb::DBImpl::WriteToWAL(rocksdb::WriteThread::WriteGroup",
-                      "rocksdb::DBImpl::WriteGroupToWAL(")),
-    ProbeSpec("rocksdb::crc32c::Extend(", "PH_CRC", FULL),
-    ProbeSpec("rocksdb::crc32c::Crc32cCombine(", "PH_CRC", FULL),
-    ProbeSpec("rocksdb::WriteBatchInternal::InsertInto(", "PH_MEMTABLE", FULL),
-    ProbeSpec("rocksdb::WriteThread::EnterAsBatchGroupLeader(", "PH_LEADER",
-              FULL, ret=False),
-)
-
-# (name, phase, fallbacks tried in order when name is not exported)
-SQLITE_PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("sqlite3_step", "PH_SQL_STEP", ()),
-    ("sqlite3WalCheckpoint", "PH_CHECKPOINT", ("sqlite3_wal_checkpoint_v2",)),
-)
-_SQLITE_TOKENS = re.compile(r"^sqlite3(_step|WalCheckpoint|_wal_checkpoint_v2|_sql"
-                            r"|_libversion)$")
-
-# mangled-name fragments worth demangling (keeps c++filt input small)
-_TOKENS = re.compile(
-    r"WriteImpl|JoinBatchGroup|AwaitState|WriteToWAL|WriteGroupToWAL|SyncWAL|"
-    r"FlushWAL|AddRecord|crc32c|InsertInto|EnterAsBatchGroupLeader")
-
 MODES = ("budget", "full", "writes", "sample", "window")
 # the probe set each mode attaches (window: full's, while a window is open)
 PROBE_SET = {"full": "full", "writes": "writes", "sample": "sample", "window": "full",
@@ -106,6 +57,7 @@ class Resolved:
     path: str
     offset: int          # file offset
     arg: int = 0         # cookie bits 16..: PH_SQL_STEP's zSql offset
+    engine: str = "rocksdb"   # whose phase enum spec.phase is in
 
 
 @dataclass
@@ -163,7 +115,15 @@ def sections(elf: ELFFile):
 
 def _functions(path: str) -> list[tuple[str, int, int]]:
     """(name, vaddr, size) of every defined function in .symtab and .dynsym
-    (a name in both once, .symtab's)."""
+    (a name in both once, .symtab's).  Each engine's resolver asks in turn:
+    the table is read once per file version."""
+    st = os.stat(path)
+    return _functions_of(path, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _functions_of(path: str, ino: int, size: int, mtime_ns: int
+                  ) -> list[tuple[str, int, int]]:
     with open(path, "rb") as f:
         elf = ELFFile(f)
         if elf.elfclass != 64 or not elf.little_endian:
@@ -186,7 +146,7 @@ def _functions(path: str) -> list[tuple[str, int, int]]:
         return [(n, v, s) for n, (v, s) in out.items()]
 
 
-def function_symbols(path: str, token: re.Pattern[str] | None = _TOKENS
+def function_symbols(path: str, token: re.Pattern[str] | None = None
                      ) -> list[tuple[str, int]]:
     """(mangled name, file offset) of defined functions matching token."""
     try:
@@ -200,6 +160,50 @@ def function_symbols(path: str, token: re.Pattern[str] | None = _TOKENS
                 off = _vaddr_to_offset(elf, vaddr)
                 if off is not None:
                     out.append((name, off))
+            return out
+    except (ELFError, OSError, ValueError) as e:
+        raise SymbolError(f"{path}: not a readable ELF object ({e})") from None
+
+
+@dataclass(frozen=True)
+class UsdtProbe:
+    provider: str
+    name: str
+    offset: int          # file offset of the probe's nop
+    semaphore: int       # its semaphore's address, 0 if none
+
+
+_NT_STAPSDT = 3
+
+
+def usdt_probes(path: str) -> list[UsdtProbe]:
+    """The object's SystemTap/DTrace probes (.note.stapsdt).  A probe site
+    whose code tests its semaphore first only fires while a tracer has
+    raised it: callers that need one without a semaphore check
+    ``semaphore_tested``."""
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            secs = {s.name: s for s in sections(elf)}
+            note = secs.get(".note.stapsdt")
+            if note is None:
+                return []
+            base_sec = secs.get(".stapsdt.base")
+            out = []
+            for n in note.iter_notes():
+                # pyelftools names type 3 after the GNU note it shares it with
+                if n["n_name"] != "stapsdt" or n["n_type"] not in (
+                        _NT_STAPSDT, "NT_GNU_BUILD_ID"):
+                    continue
+                desc = n["n_descdata"]
+                desc = desc if isinstance(desc, bytes) else desc.encode("latin-1")
+                pc, base, sem = (int.from_bytes(desc[i:i + 8], "little") for i in (0, 8, 16))
+                provider, name = desc[24:].split(b"\0")[:2]
+                if base_sec is not None and base:   # prelinked: move with the base
+                    pc += base_sec["sh_addr"] - base
+                off = _vaddr_to_offset(elf, pc)
+                if off is not None:
+                    out.append(UsdtProbe(provider.decode(), name.decode(), off, sem))
             return out
     except (ELFError, OSError, ValueError) as e:
         raise SymbolError(f"{path}: not a readable ELF object ({e})") from None
@@ -291,125 +295,6 @@ def candidate_objects_for_pid(pid: int, extra: list[str]) -> list[str]:
     return list(dict.fromkeys(objs))
 
 
-def rocksdb_version(path: str) -> str | None:
-    m = re.search(r"librocksdb\.so\.(\d+(?:\.\d+)*)", os.path.realpath(path))
-    return m.group(1) if m else None
-
-
-def resolve_rocksdb(objects: list[str], mode: str, keep_stepped: bool = True
-                    ) -> Resolution:
-    """Probe points in the first object that defines DBImpl::WriteImpl.
-    keep_stepped=False: if a CRC site must be single-stepped (~10 us a hit),
-    CRC gets no probes and is split out of wal_append by sampling."""
-    res = Resolution()
-    mode = PROBE_SET.get(mode, mode)
-    if mode == "sample":
-        specs: tuple[ProbeSpec, ...] = ()
-    else:
-        specs = tuple(s for s in ROCKSDB_PROBES if mode in s.modes)
-    for obj in objects:
-        res.objects_checked.append(obj)
-        try:
-            syms = function_symbols(obj)
-        except SymbolError:
-            continue
-        if not syms:
-            continue
-        names = demangle([s for s, _ in syms])
-        found = [(d, off) for d, (_, off) in zip(names, syms)
-                 if "[clone" not in d]
-        if not any(d.startswith("rocksdb::DBImpl::WriteImpl(") for d, _ in found):
-            continue
-        res.object_path = obj
-        res.version = rocksdb_version(obj)
-        for spec in specs:
-            hits = [(d, off) for d, off in found if d.startswith(spec.prefix)]
-            alt_found = spec.alt_of and any(d.startswith(spec.alt_of)
-                                            for d, _ in found)
-            if not hits and not alt_found:
-                res.missing.append(spec.prefix.rstrip("("))
-            if spec.within and any(d.startswith(w) for d, _ in found for w in spec.within):
-                continue
-            if spec.nested and (alt_found or any(spec.nested not in d for d, _ in hits)):
-                hits = [(d, off) for d, off in hits if spec.nested not in d]
-            for d, off in sorted(set(hits), key=lambda x: x[1]):
-                res.probes.append(Resolved(spec, d, obj, off))
-        crc = [p for p in res.probes if p.spec.phase == "PH_CRC"]
-        if crc and not keep_stepped and "PH_CRC" in stepped_phases(crc):
-            res.probes = [p for p in res.probes if p.spec.phase != "PH_CRC"]
-            res.notes.append("crc32c probe sites are single-stepped (~10 us a hit): "
-                             "crc is split out of wal_append by sampling instead")
-        if mode != "sample" and not any(p.spec.phase == "PH_CRC" for p in res.probes):
-            res.sampled_split["crc"] = "wal_append"
-        res.groups_unprobed = mode == "writes"
-        if mode != "sample" and not any(p.spec.phase == "PH_MEMTABLE" for p in res.probes):
-            res.sampled_split["memtable"] = "other"
-        if res.groups_unprobed:   # the spin before a follower yields
-            res.sampled_split["queue"] = "other"
-        return res
-    return res
-
-
-def decode_sql_offset(path: str, offset: int) -> int:
-    """Offset of zSql in a Vdbe, read from sqlite3_sql's code, which is
-    ``[test %rdi,%rdi; je ...;] mov disp(%rdi),%rax; ret``.  0 if not found."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            code = f.read(24)
-    except OSError:
-        return 0
-    for i in range(len(code) - 3):
-        if code[i:i + 3] == b"\x48\x8b\x87" and i + 7 <= len(code):
-            return int.from_bytes(code[i + 3:i + 7], "little", signed=True)
-        if code[i:i + 3] == b"\x48\x8b\x47":
-            return code[i + 3]
-    return 0
-
-
-def sqlite_version(path: str) -> str | None:
-    """The version string the library embeds (sqlite3_libversion's)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    m = re.search(rb"\x00(3\.\d+\.\d+)\x00", data)
-    return m.group(1).decode() if m else None
-
-
-def resolve_sqlite(objects: list[str], mode: str) -> Resolution:
-    """Probe points in the first object that defines sqlite3_step."""
-    res = Resolution(engine="sqlite")
-    for obj in objects:
-        res.objects_checked.append(obj)
-        try:
-            syms = dict(function_symbols(obj, _SQLITE_TOKENS))
-        except SymbolError:
-            continue
-        if "sqlite3_step" not in syms:
-            continue
-        res.object_path = obj
-        res.version = sqlite_version(obj)
-        sql_off = decode_sql_offset(obj, syms["sqlite3_sql"]) \
-            if "sqlite3_sql" in syms else 0
-        if not sql_off:
-            res.notes.append("cannot read statement text (sqlite3_sql not "
-                             "decodable): every statement is its own transaction")
-        if mode == "sample":
-            return res
-        for name, phase, fallbacks in SQLITE_PROBES:
-            use = next((n for n in (name,) + fallbacks if n in syms), None)
-            if use is None:
-                res.missing.append(name)
-                continue
-            spec = ProbeSpec(use, phase, BOTH)
-            res.probes.append(Resolved(spec, use, obj, syms[use],
-                                       sql_off if phase == "PH_SQL_STEP" else 0))
-        return res
-    return res
-
-
 def is_emulated_site(path: str, offset: int) -> bool:
     """True if the uprobe at offset can emulate the first instruction
     (push of a register, with or without REX.B): cheap (~0.6 us here).
@@ -431,11 +316,15 @@ def stepped_phases(probes: list[Resolved]) -> set[str]:
 
 
 def attach_lines(probes: list[Resolved]) -> list[str]:
-    """Lines of the collector's --attach file."""
-    phases = enum_values("ws_phase")
+    """Lines of the collector's --attach file: the cookie is the phase (the
+    probe's engine's phase enum), the engine (enum ws_engine) in byte 1,
+    the probe's argument from bit 16."""
+    engine_ids = enum_values("ws_engine")
     lines = []
     for p in probes:
-        ph = phases[p.spec.phase] | p.arg << 16
+        e = engines.get(p.engine)
+        ph = enum_values(e.phase_enum)[p.spec.phase] | engine_ids[e.ws_engine] << 8 \
+            | p.arg << 16
         short = p.name.split("(")[0]
         lines.append(f"enter\t{ph}\t{p.offset}\t{p.path}\t{short}")
         if p.spec.ret:
@@ -450,21 +339,31 @@ def symbol_ranges(path: str) -> list[tuple[int, int, str]]:
     return [(a, b, n) for (a, b, _), n in zip(rows, names)]
 
 
+def resolver_module(engine: engines.Engine):
+    """The engine's resolve.py: resolve(objects, mode, keep_stepped) ->
+    Resolution, and optionally version_of(shown_path, read_path)."""
+    return importlib.import_module(engine.resolver)
+
+
 def main() -> int:
     import argparse
     ap = argparse.ArgumentParser(description="list walscope probe points")
     ap.add_argument("object", help="executable or library")
     ap.add_argument("--mode", choices=MODES, default="full")
     a = ap.parse_args()
-    res = resolve_rocksdb(candidate_objects_for_command(a.object, []), a.mode)
-    if not res.object_path:
-        print(f"no RocksDB in {a.object}")
-        return 1
-    for p in res.probes:
-        print(f"{p.spec.phase:12} {p.offset:#10x} {p.name[:100]}")
-    for m in res.missing:
-        print(f"missing: {m}")
-    return 0
+    objs = candidate_objects_for_command(a.object, [])
+    for engine in engines.ENGINES:
+        res = resolver_module(engine).resolve(objs, a.mode)
+        if not res.object_path:
+            continue
+        print(f"{engine.title} in {res.object_path}")
+        for p in res.probes:
+            print(f"{p.spec.phase:16} {p.offset:#10x} {p.name[:100]}")
+        for m in res.missing:
+            print(f"missing: {m}")
+        return 0
+    print(f"no engine walscope knows in {a.object}")
+    return 1
 
 
 if __name__ == "__main__":

@@ -64,11 +64,16 @@ static __always_inline __u64 busy_now(struct busy_clock *b, int i, __u64 now)
 	return v;
 }
 
-/* the busy clocks of the write's database; made on first use if create */
+/* the busy clocks of the write's database; made on first use if create.
+ * A PostgreSQL cluster's backends are processes sharing one WAL: their
+ * clocks are keyed by the engine alone */
 static __always_inline struct busy_clock *busy_of(struct thread_state *t,
 						  bool create)
 {
-	struct busy_key k = { .tgid = t->rec.pid, .db = t->db };
+	struct busy_key k = {
+		.tgid = t->rec.engine == WS_ENGINE_POSTGRES ? 0 : t->rec.pid,
+		.db = t->db,
+	};
 	struct busy_clock zero = {}, *b;
 
 	b = bpf_map_lookup_elem(&busy, &k);
@@ -100,21 +105,32 @@ static __always_inline void busy_exit(struct thread_state *t, int i, __u64 now)
 		__sync_fetch_and_add(&b->cum[i], now - b->since[i]);
 }
 
+/* the component in which a write waits for another's WAL I/O (its leader's,
+ * or whoever holds PostgreSQL's WALWriteLock); 0xff: none */
+static __always_inline __u8 queue_comp(__u16 engine)
+{
+	if (engine == WS_ENGINE_ROCKSDB)
+		return RC_QUEUE;
+	if (engine == WS_ENGINE_POSTGRES)
+		return PG_WAL_LOCK_WAIT;
+	return 0xff;
+}
+
 /* the current component changes from old to new: queue overlap bookkeeping */
 static __always_inline void comp_switch(struct thread_state *t, __u8 old,
 					__u8 new, __u64 now)
 {
+	__u8 q = queue_comp(t->rec.engine);
 	struct busy_clock *b;
 
-	if (t->rec.engine != WS_ENGINE_ROCKSDB ||
-	    (old == RC_QUEUE) == (new == RC_QUEUE))
+	if (q == 0xff || (old == q) == (new == q))
 		return;
 	/* made here too: a queue that begins before the database's first sync
 	 * must see that sync */
 	b = busy_of(t, true);
 	if (!b)
 		return;
-	if (new == RC_QUEUE) {
+	if (new == q) {
 		t->q_snap[0] = busy_now(b, 0, now);
 		t->q_snap[1] = busy_now(b, 1, now);
 	} else {
@@ -181,6 +197,18 @@ static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 	}
 }
 
+/* is the finished row a write?  An autocommit SQLite statement that wrote
+ * nothing is a read; so is a PostgreSQL transaction with no commit or
+ * abort record */
+static __always_inline bool is_kept(const struct ws_write_rec *r)
+{
+	if (r->engine == WS_ENGINE_SQLITE)
+		return r->flags & (WS_WF_EXPLICIT | WS_WF_WROTE);
+	if (r->engine == WS_ENGINE_POSTGRES)
+		return r->flags & WS_WF_LOGGED;
+	return true;
+}
+
 static __always_inline void end_write(struct thread_state *t, __u64 now,
 				      __u16 flags)
 {
@@ -190,9 +218,7 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	t->rec.dur_ns = now - t->write_start;
 	t->rec.cpu_end = bpf_get_smp_processor_id();
 	t->rec.flags |= flags;
-	/* an autocommit SQLite statement that wrote nothing is a read */
-	if ((t->rec.engine == WS_ENGINE_ROCKSDB ||
-	     (t->rec.flags & (WS_WF_EXPLICIT | WS_WF_WROTE))) &&
+	if (is_kept(&t->rec) &&
 	    bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
 		count(CNT_LOST_WRITE);
 	t->write_start = 0;
@@ -201,6 +227,56 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	t->txn_end_depth = 0;
 	t->txn_end_flags = 0;
 	window_done();
+}
+
+/* a phase opens (a uprobe, or a USDT probe opening a wait): its time, and
+ * that of the probe's inside, leaves the component that was current */
+static __always_inline void push_phase(struct thread_state *t, __u8 phase,
+				       __u64 now)
+{
+	__u8 parent = cur_comp(t), comp;
+
+	charge(t, now);
+	comp = phase_comp(phase);
+	barrier_var(comp);	/* keep the masks: the verifier's bound */
+	barrier_var(parent);
+	t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
+	t->rec.hits_in[comp & (WS_MAX_COMP - 1)]++;
+	if (t->depth >= WS_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		t->rec.flags |= WS_WF_TRUNC;
+		return;
+	}
+	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = phase;
+	t->depth++;
+	if (!t->in_sys)
+		comp_switch(t, parent, comp, now);
+}
+
+/* the phase on top of the stack, 0xff if none */
+static __always_inline __u8 top_phase(struct thread_state *t)
+{
+	if (t->depth == 0 || t->depth > WS_MAX_DEPTH)
+		return 0xff;
+	return t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)];
+}
+
+/* the phase on top closes; any other phase there desynchronised the stack */
+static __always_inline void pop_phase(struct thread_state *t, __u8 phase,
+				      __u64 now)
+{
+	__u8 old;
+
+	if (top_phase(t) != phase) {
+		count(CNT_PHASE_MISMATCH);
+		t->rec.flags |= WS_WF_TRUNC;
+		return;
+	}
+	charge(t, now);
+	old = cur_comp(t);
+	t->depth--;
+	if (!t->in_sys)
+		comp_switch(t, old, cur_comp(t), now);
 }
 
 /* a probe hit: cold if the thread's previous one was long enough ago */

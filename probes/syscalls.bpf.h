@@ -142,7 +142,11 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	} else if (t->write_start) {
 		charge(t, now);
 		old = cur_comp(t);
-		if (cls == IOC_WRITE && t->sys_kind == FK_WAL) {
+		if (t->rec.engine == WS_ENGINE_POSTGRES) {
+			t->sys_comp = pg_sys_comp(t, cls);
+			if (cls == IOC_WRITE || cls == IOC_SYNC)
+				t->rec.flags |= WS_WF_WROTE;
+		} else if (cls == IOC_WRITE && t->sys_kind == FK_WAL) {
 			t->sys_comp = RC_WAL_WRITE_IO;
 			t->sys_busy = 2;
 		} else if (cls == IOC_SYNC &&
@@ -200,7 +204,7 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 		old = cur_comp(t);
 		if (t->sys_busy)
 			busy_exit(t, t->sys_busy - 1, now);
-		if (t->sys_comp == RC_WAL_WRITE_IO && ret > 0)
+		if (t->sys_busy == 2 && ret > 0)	/* a WAL write */
 			t->rec.wal_bytes += ret;
 		t->rec.nr_syscalls++;
 		t->in_sys = 0;

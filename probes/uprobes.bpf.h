@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * uprobes.bpf.h - the two generic uprobe programs: every probe point
- * attaches one of them with its phase (enum ws_phase) in the attach cookie.
+ * attaches one of them with its phase in the attach cookie's byte 0 and its
+ * engine (enum ws_engine) in byte 1; an engine with a part of its own
+ * (postgres.bpf.h) takes its probes there.
  */
 #ifndef __WS_UPROBES_H
 #define __WS_UPROBES_H
@@ -11,7 +13,7 @@ int BPF_KPROBE(ws_phase_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	__u8 phase, parent, comp;
+	__u8 phase, engine, parent;
 	struct thread_state *t;
 
 	if (!is_traced(tgid))
@@ -20,10 +22,13 @@ int BPF_KPROBE(ws_phase_enter)
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_attach_cookie(ctx);
 	phase = cookie;
+	engine = cookie >> 8;
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;
 	note_hit(t, now);
+	if (engine == WS_ENGINE_POSTGRES)
+		return pg_enter(t, tgid, tid, now, phase);
 	if (phase == PH_SQL_STEP)
 		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
 	if (phase == PH_WRITE) {
@@ -33,7 +38,7 @@ int BPF_KPROBE(ws_phase_enter)
 		if (window_mode && !t->write_start)
 			t->write_depth = 0;
 		if (t->write_depth++ == 0 && window_admits()) {
-			begin_write(t, tgid, tid, now, WS_ENGINE_ROCKSDB);
+			begin_write(t, tgid, tid, now, engine);
 			/* DBImpl::WriteImpl's this: whose leaders it queues
 			 * for.  It returns a Status (non-trivial) by value, so
 			 * the Itanium C++ ABI passes the return slot first
@@ -56,39 +61,31 @@ int BPF_KPROBE(ws_phase_enter)
 		t->rec.hits_one[parent & (WS_MAX_COMP - 1)]++;
 		return 0;
 	}
-	charge(t, now);
-	comp = phase_comp(phase);
-	t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
-	t->rec.hits_in[comp & (WS_MAX_COMP - 1)]++;
-	if (t->depth >= WS_MAX_DEPTH) {
-		count(CNT_DEPTH_OVERFLOW);
-		t->rec.flags |= WS_WF_TRUNC;
-		return 0;
-	}
-	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = phase;
-	t->depth++;
-	if (!t->in_sys)
-		comp_switch(t, parent, comp, now);
+	push_phase(t, phase, now);
 	return 0;
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(ws_phase_exit)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct thread_state *t;
-	__u8 phase, old;
+	__u8 phase, engine;
 
 	if (!is_traced(tgid))
 		return 0;
 	count(CNT_URETPROBE);
 	now = bpf_ktime_get_ns();
-	phase = bpf_get_attach_cookie(ctx);
+	cookie = bpf_get_attach_cookie(ctx);
+	phase = cookie;
+	engine = cookie >> 8;
 	t = get_thread(tid, tgid, false);
 	if (!t)
 		return 0;
 	note_hit(t, now);
+	if (engine == WS_ENGINE_POSTGRES)
+		return pg_exit(t, now, phase);
 	if (phase == PH_WRITE) {
 		if (t->write_depth == 0)
 			return 0;
@@ -100,17 +97,7 @@ int BPF_KRETPROBE(ws_phase_exit)
 		return 0;
 	if (phase == PH_SQL_STEP)
 		return sql_step_exit(ctx, t, now);
-	if (t->depth == 0 ||
-	    t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)] != phase) {
-		count(CNT_PHASE_MISMATCH);
-		t->rec.flags |= WS_WF_TRUNC;
-		return 0;
-	}
-	charge(t, now);
-	old = cur_comp(t);
-	t->depth--;
-	if (!t->in_sys)
-		comp_switch(t, old, cur_comp(t), now);
+	pop_phase(t, phase, now);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
  *   files.bpf.h      syscall classes, file kinds, openat/unlink records
  *   objects.bpf.h    executable objects mapped or exec'd: stop, report
  *   sqlite.bpf.h     SQLite transactions and their syscalls' components
+ *   postgres.bpf.h   PostgreSQL transactions, waits, checkpoints, syscalls
  *   uprobes.bpf.h    the generic uprobe/uretprobe programs (phase cookies)
  *   syscalls.bpf.h   sys_enter/sys_exit: I/O components and io records
  *   sched.bpf.h      run-queue waits, migrations, off-CPU periods
@@ -38,7 +39,9 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 _Static_assert(SC_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
-_Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING,
+_Static_assert(PG_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
+_Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING &&
+	       PG_NR < WS_COMP_PENDING,
 	       "the pending slot is free");
 
 #include "state.bpf.h"
@@ -47,6 +50,7 @@ _Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING,
 #include "files.bpf.h"
 #include "objects.bpf.h"
 #include "sqlite.bpf.h"
+#include "postgres.bpf.h"
 #include "uprobes.bpf.h"
 #include "syscalls.bpf.h"
 #include "sched.bpf.h"
@@ -68,6 +72,8 @@ enum ws_rec_type __ws_rec_type __attribute__((unused));
 enum ws_engine __ws_engine __attribute__((unused));
 enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
 enum ws_sqlite_comp __ws_sqlite_comp __attribute__((unused));
+enum ws_postgres_comp __ws_postgres_comp __attribute__((unused));
+enum ws_postgres_phase __ws_postgres_phase __attribute__((unused));
 enum ws_phase __ws_phase __attribute__((unused));
 enum ws_phase_comp __ws_phase_comp __attribute__((unused));
 enum ws_file_kind __ws_file_kind __attribute__((unused));

@@ -34,6 +34,7 @@ enum ws_rec_type {
 enum ws_engine {
 	WS_ENGINE_ROCKSDB = 1,
 	WS_ENGINE_SQLITE = 2,
+	WS_ENGINE_POSTGRES = 3,
 };
 
 /*
@@ -73,11 +74,14 @@ enum ws_sqlite_comp {
 	SC_NR = 11,
 };
 
+#include "postgres.h"
+
 /* slot for syscall time whose component is known only at its exit */
 #define WS_COMP_PENDING	(WS_MAX_COMP - 1)
 
 /*
- * Phases a uprobe can open (the attach cookie; bits 16.. of the cookie carry
+ * Phases a uprobe can open (the attach cookie's byte 0; byte 1 is the
+ * probe's engine, enum ws_engine; bits 16.. of the cookie carry
  * a per-probe argument: for PH_SQL_STEP, the offset of zSql in a Vdbe).  A phase is charged to a
  * component; nesting is exclusive (a child's time leaves its parent).
  */
@@ -102,7 +106,8 @@ enum ws_phase {
 	X(PH_WAL, RC_WAL_APPEND)	\
 	X(PH_MEMTABLE, RC_MEMTABLE)	\
 	X(PH_SQL_STEP, SC_SQL_EXEC)	\
-	X(PH_CHECKPOINT, SC_CHECKPOINT)
+	X(PH_CHECKPOINT, SC_CHECKPOINT)		\
+	WS_POSTGRES_PHASE_COMPS(X)
 
 #define WS_PC_ENUM(p, c)	WS_PC_##p = c,
 enum ws_phase_comp {
@@ -132,12 +137,15 @@ enum ws_cpu_type {
 /* write record flags (ws_write_rec.flags) */
 enum ws_write_flag {
 	WS_WF_LEADER = 0x1,	/* led its write group (EnterAsBatchGroupLeader,
-				 * or called the WAL with groups unprobed) */
+				 * or called the WAL with groups unprobed;
+				 * PostgreSQL: synced the WAL itself) */
 	WS_WF_TRUNC = 0x2,	/* phase stack overflowed or desynchronised */
 	WS_WF_PARTIAL = 0x4,	/* emitted at thread exit, write never returned */
 	WS_WF_ROLLBACK = 0x8,	/* SQLite: ended by ROLLBACK */
 	WS_WF_EXPLICIT = 0x10,	/* SQLite: opened by BEGIN (else autocommit) */
 	WS_WF_WROTE = 0x20,	/* a write or sync syscall happened inside */
+	WS_WF_LOGGED = 0x40,	/* PostgreSQL: wrote a commit or abort record */
+	WS_WF_CHECKPOINT = 0x80, /* PostgreSQL: a checkpoint ran meanwhile */
 };
 
 /*

@@ -57,9 +57,12 @@ def _where(comp: str, engine: str) -> str:
     from analysis import components, syscalls
     from collectors import records as R
     from collectors import symbols
-    probes = [(s.prefix.rstrip("("), s.phase) for s in symbols.ROCKSDB_PROBES] \
-        if engine == "rocksdb" else [(n, ph) for n, ph, _ in symbols.SQLITE_PROBES]
-    funcs = [f for f, ph in probes if ph != "PH_WRITE"
+    import engines
+    unit = symbols.resolver_module(engines.get(engine))
+    specs = getattr(unit, "PROBES", ()) or getattr(unit, "FUNCTIONS", ())
+    probes = [(s.prefix.rstrip("("), s.phase) if hasattr(s, "prefix") else (s[0], s[1])
+              for s in specs]
+    funcs = [f for f, ph in probes if ph != "PH_WRITE" and comp != "other"
              and R.phase_component(ph, engine) == comp]
     if funcs:
         return "uprobes: " + ", ".join(f"`{f.split('::')[-1]}`" for f in funcs)
@@ -76,23 +79,29 @@ def _where(comp: str, engine: str) -> str:
     return {"sched_runq": "`sched_switch`, `sched_wakeup` tracepoints",
             "other": "the residual",
             "journal_lifecycle": "openat/close/unlink/ftruncate of journal files",
-            "lock_wait": "fcntl/flock, nanosleep in a transaction"}.get(comp, "")
+            "lock_wait": ("USDT `lock__wait__start`..`lock__wait__done`"
+                          if engine == "postgres" else
+                          "fcntl/flock, nanosleep in a transaction")}.get(comp, "")
 
 
 def component_table() -> str:
     """component -> BPF site -> record field -> columns -> summary key -> figures."""
     from analysis import components
-    from analysis.folded import PHASE_FRAMES, SQLITE_FRAMES
+    from analysis.folded import frames as flame_frames
+    import engines
     rows = ["| component | engine | what it holds | where the BPF side takes it | "
             "record field | writes.parquet | summary.json | phase flame graph frames |",
             "|---|---|---|---|---|---|---|---|"]
-    for engine, prefix, frames in (("rocksdb", "RC_", PHASE_FRAMES),
-                                   ("sqlite", "SC_", SQLITE_FRAMES)):
+    for unit in engines.ENGINES:
+        engine, prefix, frames = unit.name, unit.comp_prefix, flame_frames(unit.name)
         for c in components.names(engine):
             parts = [c] if c in frames else [p for p in frames if p.startswith(c + "_")]
+            if not parts and c == unit.queue:
+                parts = [p for p in frames if p.startswith("queue_")]
             path = " or ".join(";".join(frames[p]) or "(root)" for p in parts)
             rows.append(
-                f"| `{c}` | {engine} | {components.MEANING[c]} | {_where(c, engine)} | "
+                f"| `{c}` | {engine} | {components.meaning(c, engine)} | "
+                f"{_where(c, engine)} | "
                 f"`comp_ns[{prefix}{c.upper()}]` | `{c}_ns`, `{c}_adj_ns`, "
                 f"`{c}_overhead_ns` | `components.{c}`, `components_raw.{c}` | "
                 f"`{path}` |")

@@ -62,7 +62,15 @@ def test_file_kind_rules(tmp_path):
              "/db/LOG.old.123": "other", "/db/000009.sst": "sst",
              "/db/MANIFEST-000005": "manifest", "/x/t.db-journal": "journal",
              "/x/t.db": "db", "/x/a.sqlite3": "db", "/db/OPTIONS-000007": "other",
-             "/db/CURRENT": "other", "/a/b.log.txt": "other", "/x/app.log": "other"}
+             "/db/CURRENT": "other", "/a/b.log.txt": "other", "/x/app.log": "other",
+             # PostgreSQL: segments in pg_wal (pg_xlog before 10), relative
+             # to the data directory too; a segment being made is not one
+             "/d/pg_wal/000000010000000000000003": "wal",
+             "pg_wal/00000001000000000000000A": "wal",
+             "/d/pg_xlog/000000010000000000000003": "wal",
+             "pg_wal/xlogtemp.1234": "other", "/d/pg_wal/archive_status": "other",
+             "/d/base/5/16397": "other", "/d/xpg_wal/000000010000000000000003": "other",
+             "/d/pg_wal/00000002.history": "other"}
     src = tmp_path / "fk.c"
     src.write_text('#include <stdio.h>\n#include <linux/types.h>\n#include "walscope.h"\n'
                    '#include "file_kind.h"\nint main(int c,char**v){char b[WS_PATH_LEN]={0};'
@@ -226,8 +234,10 @@ def test_stepped_sites_cost_more(tmp_path):
 @pytest.mark.root
 def test_probe_site_classes():
     from collectors import symbols as S
+    from engines.rocksdb import resolve as RR
+    from engines.sqlite import resolve as SR
     lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
-    res = S.resolve_rocksdb([lib], "full")
+    res = RR.resolve([lib], "full")
     stepped = S.stepped_phases(res.probes)
     assert "PH_WRITE" not in stepped  # push %rbp: emulated
     ext = [p for p in res.probes if p.name.startswith("rocksdb::crc32c::Extend(")]
@@ -243,7 +253,9 @@ def test_writes_mode_probes_boundaries_and_wal_calls_only():
     """--mode writes: WriteImpl and the WAL calls; group roles and queue
     come from syscalls, memtable and a waiter's spin from samples."""
     from collectors import symbols as S
-    res = S.resolve_rocksdb(["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"], "writes")
+    from engines.rocksdb import resolve as RR
+    from engines.sqlite import resolve as SR
+    res = RR.resolve(["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"], "writes")
     assert {p.spec.phase for p in res.probes} == {"PH_WRITE", "PH_WAL"}
     assert {p.name.split("(")[0] for p in res.probes} == {
         "rocksdb::DBImpl::WriteImpl", "rocksdb::DBImpl::WriteToWAL",
@@ -299,14 +311,16 @@ def test_transactions_labelled_by_the_workload_log():
 @pytest.mark.root
 def test_sqlite_symbols_of_the_system_library():
     from collectors import symbols as S
+    from engines.rocksdb import resolve as RR
+    from engines.sqlite import resolve as SR
     objs = S.candidate_objects_for_command("/usr/bin/python3", [])
-    res = S.resolve_sqlite(objs, "full")
+    res = SR.resolve(objs, "full")
     assert res.engine == "sqlite" and res.object_path and "libsqlite3" in res.object_path
     step = next(p for p in res.probes if p.spec.phase == "PH_SQL_STEP")
     assert step.arg > 0 and not res.notes          # zSql found in sqlite3_sql
     assert {p.spec.phase for p in res.probes} == {"PH_SQL_STEP", "PH_CHECKPOINT"}
-    assert S.resolve_sqlite(objs, "sample").probes == []
-    assert S.decode_sql_offset("/dev/null", 0) == 0
+    assert SR.resolve(objs, "sample").probes == []
+    assert SR.decode_sql_offset("/dev/null", 0) == 0
 
 
 def test_sampled_split_moves_a_share_of_the_parent():

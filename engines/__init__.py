@@ -1,0 +1,29 @@
+"""The engine registry: every engine walscope traces, one unit each
+(engines/base.py says what a unit holds).  Everything that differs by
+engine loops over ENGINES or looks one up with get(); nothing else spells
+an engine's component list."""
+from __future__ import annotations
+
+from engines.base import OTHER, SCHED_RUNQ, Component, Engine
+from engines.postgres import ENGINE as POSTGRES
+from engines.rocksdb import ENGINE as ROCKSDB
+from engines.sqlite import ENGINE as SQLITE
+
+# resolution order: an object holding two engines is taken for the first
+ENGINES: tuple[Engine, ...] = (ROCKSDB, SQLITE, POSTGRES)
+NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)
+
+__all__ = ["ENGINES", "NAMES", "Component", "Engine", "OTHER", "SCHED_RUNQ", "get",
+           "by_ws_engine"]
+
+
+def get(name: str) -> Engine:
+    for e in ENGINES:
+        if e.name == name:
+            return e
+    raise KeyError(f"no engine {name!r} (known: {', '.join(NAMES)})")
+
+
+def by_ws_engine(values: dict[str, int]) -> dict[int, str]:
+    """The records' engine numbers (enum ws_engine, read from BTF) -> names."""
+    return {values[e.ws_engine]: e.name for e in ENGINES if e.ws_engine in values}

@@ -1,0 +1,80 @@
+"""What an engine unit declares: the one place walscope learns an engine.
+
+An engine is a folder, ``engines/<name>/``: its ``__init__.py`` holds an
+``ENGINE`` (this module's ``Engine``: names, components, how an object is
+recognised, which syscalls are which component) and imports nothing of
+walscope's but this package, so every layer may read it; its
+``resolve.py`` finds its probe points in an object (the collectors'
+layer: it reads ELF files).  Its BPF part is ``probes/<name>.h`` (the
+enums the records use) and, where its probes need more than the generic
+phase stack, ``probes/<name>.bpf.h``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str        # lower-case enum name after the engine's prefix
+    color: str       # display colour (figures, flame graphs' legend)
+    meaning: str     # what its time is, for tables and docs
+
+
+# slots every engine's partition has: the scheduler's and the residual
+SCHED_RUNQ = Component("sched_runq", "#1f77b4",
+                       "runnable but waiting for a CPU (sched_wakeup to sched_switch)")
+OTHER = Component("other", "#7f7f7f", "the rest of the write: time in no other component")
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str                 # the records' engine column, summary keys
+    title: str                # how a person names it
+    ws_engine: str            # its enum ws_engine member (records' engine field)
+    comp_enum: str            # the enum of its comp_ns slots ...
+    comp_prefix: str          # ... and that enum's member prefix
+    phase_enum: str           # the enum its probes' phases come from
+    row: str                  # what one row is ("write", "transaction")
+    mark: bytes               # bytes found in every object that holds it
+    # its own components in display order (SCHED_RUNQ and OTHER follow);
+    # a name two engines share keeps one colour (the first unit's)
+    components: tuple[Component, ...]
+    # (io "write"|"sync", file kind) -> the component of such a syscall's
+    # time inside a row, None where it has none: the same rule as its BPF
+    # part's syscall classification
+    io_component: Callable[[str, str], str | None]
+    # what "other" (the residual) holds for this engine
+    other: str = OTHER.meaning
+    resolver: str = ""        # module with resolve(objects, mode, ...) -> Resolution
+    # the component in which a row waits for another row's WAL I/O (split
+    # into QUEUE_PARTS by what that writer was doing), None if none
+    queue: str | None = None
+    # writes.parquet columns from the record's flags: column -> flag name
+    # (enum ws_write_flag, WS_WF_<NAME>)
+    flag_columns: tuple[tuple[str, str], ...] = ()
+    # writes.parquet column of the record's nr_calls, if it means something
+    calls_column: str | None = None
+    # calibrated costs of its boundary probe pair ("pair" or "sql_pair":
+    # sqlite3_step's reads the statement text)
+    pair_cost: str = "pair"
+    # flame graphs: the frame a row is drawn under, how rows are grouped
+    # ("role": leader/follower, "label": the workload's transaction type
+    # or the commit style), and each component's frames below the group
+    flame_root: str = "write"
+    flame_group: str = "role"
+    frames: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # what a leader (WS_WF_LEADER) and a follower are, where roles exist
+    roles: tuple[str, str] | None = None
+
+    def component_names(self) -> list[str]:
+        """Display order: its own, then the run queue, then the residual."""
+        return [c.name for c in self.components] + [SCHED_RUNQ.name, OTHER.name]
+
+    def meaning(self, comp: str) -> str:
+        if comp == OTHER.name:
+            return self.other
+        if comp == SCHED_RUNQ.name:
+            return SCHED_RUNQ.meaning
+        return next(c.meaning for c in self.components if c.name == comp)

@@ -1,0 +1,54 @@
+"""SQLite: a row is one transaction (BEGIN ... COMMIT, or one autocommit
+statement that wrote)."""
+from __future__ import annotations
+
+from engines.base import Component, Engine
+
+
+def io_component(io: str, kind: str) -> str | None:
+    """probes/sqlite.bpf.h's sqlite_sys_comp: the journal or WAL, the
+    database, the directory."""
+    if kind in ("journal", "wal"):
+        return f"journal_{io}_io"
+    if kind == "db":
+        return f"db_{io}_io"
+    return "dir_sync_io" if kind == "dir" and io == "sync" else None
+
+
+ENGINE = Engine(
+    name="sqlite", title="SQLite", ws_engine="WS_ENGINE_SQLITE",
+    comp_enum="ws_sqlite_comp", comp_prefix="SC_", phase_enum="ws_phase",
+    row="transaction", mark=b"SQLite format 3",
+    components=(
+        Component("journal_sync_io", "#d62728", "fsync/fdatasync of the -journal or -wal file"),
+        Component("journal_write_io", "#ff7f0e", "writes to the -journal or -wal file"),
+        Component("db_sync_io", "#843c39", "fsync/fdatasync of the database file"),
+        Component("db_write_io", "#e7969c", "writes to the database file"),
+        Component("dir_sync_io", "#7b4173",
+                  "directory open/fsync/close (DELETE mode makes the journal durable)"),
+        Component("journal_lifecycle", "#bcbd22", "open/close/unlink/ftruncate of the journal"),
+        Component("checkpoint", "#17becf", "a WAL checkpoint inside the transaction, all of its I/O"),
+        Component("lock_wait", "#9467bd", "fcntl/flock locks and the busy handler's sleeps"),
+        Component("sql_exec", "#2ca02c", "inside sqlite3_step, not in a traced syscall"),
+    ),
+    io_component=io_component,
+    resolver="engines.sqlite.resolve",
+    flag_columns=(("explicit", "explicit"), ("rollback", "rollback")),
+    calls_column="statements",
+    pair_cost="sql_pair",
+    flame_root="transaction",
+    flame_group="label",
+    frames=(
+        ("other", ("[application]",)),
+        ("sql_exec", ("sqlite3_step",)),
+        ("journal_write_io", ("sqlite3_step", "write", "[journal]")),
+        ("journal_sync_io", ("sqlite3_step", "fdatasync", "[journal]")),
+        ("db_write_io", ("sqlite3_step", "write", "[db]")),
+        ("db_sync_io", ("sqlite3_step", "fdatasync", "[db]")),
+        ("dir_sync_io", ("sqlite3_step", "fsync", "[directory]")),
+        ("journal_lifecycle", ("sqlite3_step", "open/unlink/truncate", "[journal]")),
+        ("checkpoint", ("sqlite3_step", "sqlite3WalCheckpoint")),
+        ("lock_wait", ("sqlite3_step", "[locks and busy waits]")),
+        ("sched_runq", ("[runnable]",)),
+    ),
+)

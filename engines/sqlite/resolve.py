@@ -1,0 +1,78 @@
+"""SQLite's probe points in an object: C names, sqlite3_step
+(transaction boundaries and statement time) and, where the library
+exports it (Debian's does), sqlite3WalCheckpoint, else the API's
+sqlite3_wal_checkpoint_v2."""
+from __future__ import annotations
+
+import re
+
+from collectors.symbols import BOTH, ProbeSpec, Resolution, Resolved, SymbolError, function_symbols
+from engines.sqlite import ENGINE
+
+PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("sqlite3_step", "PH_SQL_STEP", ()),
+    ("sqlite3WalCheckpoint", "PH_CHECKPOINT", ("sqlite3_wal_checkpoint_v2",)),
+)
+_TOKENS = re.compile(r"^sqlite3(_step|WalCheckpoint|_wal_checkpoint_v2|_sql"
+                            r"|_libversion)$")
+
+
+def decode_sql_offset(path: str, offset: int) -> int:
+    """Offset of zSql in a Vdbe, read from sqlite3_sql's code, which is
+    ``[test %rdi,%rdi; je ...;] mov disp(%rdi),%rax; ret``.  0 if not found."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            code = f.read(24)
+    except OSError:
+        return 0
+    for i in range(len(code) - 3):
+        if code[i:i + 3] == b"\x48\x8b\x87" and i + 7 <= len(code):
+            return int.from_bytes(code[i + 3:i + 7], "little", signed=True)
+        if code[i:i + 3] == b"\x48\x8b\x47":
+            return code[i + 3]
+    return 0
+
+
+def sqlite_version(path: str) -> str | None:
+    """The version string the library embeds (sqlite3_libversion's)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    m = re.search(rb"\x00(3\.\d+\.\d+)\x00", data)
+    return m.group(1).decode() if m else None
+
+
+def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolution:
+    """Probe points in the first object that defines sqlite3_step."""
+    res = Resolution(engine=ENGINE.name)
+    for obj in objects:
+        res.objects_checked.append(obj)
+        try:
+            syms = dict(function_symbols(obj, _TOKENS))
+        except SymbolError:
+            continue
+        if "sqlite3_step" not in syms:
+            continue
+        res.object_path = obj
+        res.version = sqlite_version(obj)
+        sql_off = decode_sql_offset(obj, syms["sqlite3_sql"]) \
+            if "sqlite3_sql" in syms else 0
+        if not sql_off:
+            res.notes.append("cannot read statement text (sqlite3_sql not "
+                             "decodable): every statement is its own transaction")
+        if mode == "sample":
+            return res
+        for name, phase, fallbacks in PROBES:
+            use = next((n for n in (name,) + fallbacks if n in syms), None)
+            if use is None:
+                res.missing.append(name)
+                continue
+            spec = ProbeSpec(use, phase, BOTH)
+            res.probes.append(Resolved(spec, use, obj, syms[use],
+                                       sql_off if phase == "PH_SQL_STEP" else 0,
+                                       engine=ENGINE.name))
+        return res
+    return res

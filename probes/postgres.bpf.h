@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * postgres.bpf.h - PostgreSQL transactions: the transaction__start USDT
+ * probe opens a row in a backend, transaction__commit or __abort closes it,
+ * and it is kept if it wrote a commit or abort record.  Phases (postgres.h)
+ * split its time; its syscalls take PostgreSQL's components by file kind.
+ * The checkpointer's CreateCheckPoint marks the rows it overlapped.
+ */
+#ifndef __WS_POSTGRES_BPF_H
+#define __WS_POSTGRES_BPF_H
+
+/* a checkpoint in progress (CreateCheckPoint entered, not returned), and
+ * how many have begun: a row that saw either change ran beside one */
+__u32 pg_ckpt_active = 0;
+__u64 pg_ckpt_seq = 0;
+
+static __always_inline void pg_begin(struct thread_state *t, __u32 tgid,
+				     __u32 tid, __u64 now)
+{
+	if (t->write_start) {	/* its end was never seen: dropped */
+		t->write_start = 0;
+		t->depth = 0;
+		window_done();
+	}
+	if (!window_admits())
+		return;
+	begin_write(t, tgid, tid, now, WS_ENGINE_POSTGRES);
+	t->rec.hits_one[PG_OTHER]++;
+	t->pg_ckpt_seq = pg_ckpt_seq;
+	if (pg_ckpt_active)
+		t->rec.flags |= WS_WF_CHECKPOINT;
+}
+
+static __always_inline void pg_end(struct thread_state *t, __u64 now,
+				   __u16 flags)
+{
+	charge(t, now);
+	t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+	if (pg_ckpt_active || pg_ckpt_seq != t->pg_ckpt_seq)
+		flags |= WS_WF_CHECKPOINT;
+	end_write(t, now, flags);
+}
+
+/* a heavyweight lock wait, bracketed by two USDT probes */
+static __always_inline void pg_lock_start(struct thread_state *t, __u64 now)
+{
+	t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+	charge(t, now);
+	if (t->depth >= WS_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		t->rec.flags |= WS_WF_TRUNC;
+		return;
+	}
+	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = PGP_LOCK;
+	t->depth++;
+}
+
+static __always_inline void pg_lock_done(struct thread_state *t, __u64 now)
+{
+	t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+	if (top_phase(t) != PGP_LOCK)	/* its start was not seen */
+		return;
+	charge(t, now);
+	t->depth--;
+}
+
+/* PGSemaphoreLock: a lightweight-lock wait, unless it is the WALWriteLock
+ * wait LWLockAcquireOrWait already names (then its time stays there) */
+static __always_inline void pg_sema_enter(struct thread_state *t, __u64 now)
+{
+	__u8 c = cur_comp(t);
+
+	if (top_phase(t) == PGP_WAL_LOCK) {
+		t->rec.hits_par[c & (WS_MAX_COMP - 1)]++;
+		t->rec.hits_in[c & (WS_MAX_COMP - 1)]++;
+		return;
+	}
+	push_phase(t, PGP_LWLOCK, now);
+}
+
+/* a PostgreSQL probe's entry (or a marker) */
+static __always_inline int pg_enter(struct thread_state *t, __u32 tgid,
+				    __u32 tid, __u64 now, __u8 phase)
+{
+	switch (phase) {
+	case PGP_CHECKPOINT:
+		__sync_fetch_and_add(&pg_ckpt_seq, 1);
+		pg_ckpt_active = 1;
+		return 0;
+	case PGP_XACT_START:
+		pg_begin(t, tgid, tid, now);
+		return 0;
+	}
+	if (!t->write_start)
+		return 0;
+	switch (phase) {
+	case PGP_XACT_COMMIT:
+		pg_end(t, now, 0);
+		break;
+	case PGP_XACT_ABORT:
+		pg_end(t, now, WS_WF_ROLLBACK);
+		break;
+	case PGP_XACT_RECORD:
+		t->rec.flags |= WS_WF_LOGGED;
+		t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+		break;
+	case PGP_LOCK_START:
+		pg_lock_start(t, now);
+		break;
+	case PGP_LOCK_DONE:
+		pg_lock_done(t, now);
+		break;
+	case PGP_LWLOCK:
+		pg_sema_enter(t, now);
+		break;
+	default:
+		push_phase(t, phase, now);
+	}
+	return 0;
+}
+
+/* a PostgreSQL probe's return */
+static __always_inline int pg_exit(struct thread_state *t, __u64 now,
+				   __u8 phase)
+{
+	if (phase == PGP_CHECKPOINT) {
+		pg_ckpt_active = 0;
+		return 0;
+	}
+	if (!t->write_start)
+		return 0;
+	if (phase == PGP_LWLOCK && top_phase(t) != PGP_LWLOCK)
+		return 0;	/* pg_sema_enter left it in the WAL lock wait */
+	pop_phase(t, phase, now);
+	return 0;
+}
+
+/*
+ * The component of a write or sync syscall inside a PostgreSQL
+ * transaction, and whether it makes the cluster's WAL busy (1 sync,
+ * 2 write: the busy clocks a WALWriteLock wait is measured against);
+ * 0xff charges anything else to the phase stack.  A global function: the
+ * verifier checks it once, not on every path of sys_enter.
+ */
+__noinline int pg_sys_comp(struct thread_state *t, int cls)
+{
+	if (!t)
+		return 0xff;
+	if (cls == IOC_WRITE) {
+		if (t->sys_kind != FK_WAL)
+			return PG_BUFFER_WRITE_IO;
+		t->sys_busy = 2;
+		return PG_WAL_WRITE_IO;
+	}
+	if (cls == IOC_SYNC) {
+		if (t->sys_kind != FK_WAL)
+			return PG_DATA_SYNC_IO;
+		t->sys_busy = 1;
+		t->rec.flags |= WS_WF_LEADER;	/* it synced for its group */
+		return PG_WAL_SYNC_IO;
+	}
+	return 0xff;
+}
+
+#endif /* __WS_POSTGRES_BPF_H */

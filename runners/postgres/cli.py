@@ -21,7 +21,7 @@ EXAMPLES = """examples:
   sudo ./trace_wal.py -- python3 -m runners.postgres bench -- -c 4 -t 500
   python3 -m runners.postgres prepare /tmp/pg/data --scale 1
   sudo ./trace_wal.py -- python3 -m runners.postgres run /tmp/pg/data -- -c 2 -t 50
-  PGOPTIONS='-c synchronous_commit=off' python3 -m runners.postgres run /tmp/pg/data -- -c 4 -t 200
+  python3 -m runners.postgres run /tmp/pg/data --pgoptions '-c synchronous_commit=off' -- -c 4 -t 200
   python3 -m runners.postgres start /tmp/pg/data    # prints the postmaster's pid
   python3 -m runners.postgres stop /tmp/pg/data
 everything after -- goes to pgbench (-n, -h DIR and -p PORT are added)"""
@@ -49,6 +49,12 @@ def scale_value(s: str) -> int:
     return v
 
 
+def add_pgoptions(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pgoptions", metavar="OPTIONS",
+                   help="PGOPTIONS for the run's sessions, e.g. '-c synchronous_commit=off' "
+                   "(default: $PGOPTIONS; trace_wal.py does not pass the environment on)")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -68,8 +74,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", "-o", type=Path, metavar="RESULT.json",
                    help="default: $WALSCOPE_RUN_DIR/pgbench-result.json under "
                    "trace_wal.py, else pgbench-result.json beside DIR")
+    add_pgoptions(r)
     b = sub.add_parser("bench", help="prepare in a new temporary folder, run, "
                        "remove the folder")
+    add_pgoptions(b)
     b.add_argument("--scale", type=scale_value, default=1, help="pgbench -i -s (default 1)")
     b.add_argument("--keep", action="store_true", help="keep the temporary folder "
                    "(cluster, result, pgbench's logs) and print its name")
@@ -152,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(ours)
     if pgbench_args and a.command not in ("run", "bench"):
         ap.error(f"{a.command} takes no pgbench arguments")
+    if getattr(a, "pgoptions", None) is not None:
+        os.environ["PGOPTIONS"] = a.pgoptions     # pgbench's and our sessions'
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, on_signal)
     try:

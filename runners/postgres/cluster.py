@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 from runners.postgres import binaries
 from runners.postgres.owner import Owner
@@ -86,7 +87,7 @@ def running_pid(data_dir: Path) -> int | None:
     return pid
 
 
-def _die_with(parent: int):
+def _die_with(parent: int) -> Callable[[], None]:
     """preexec_fn: SIGINT (fast shutdown) to the postmaster when this
     runner dies, even by SIGKILL.  Set after the switch of user (which
     clears it); Popen runs preexec_fn after setuid."""

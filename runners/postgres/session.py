@@ -35,7 +35,7 @@ class Session:
                                      **owner.popen_kw())
         assert self.proc.stdout and self.proc.stderr and self.proc.stdin
         os.set_blocking(self.proc.stderr.fileno(), False)
-        self._pending = b""
+        self._pending: bytes = b""
 
     def query(self, sql: str, timeout: float = QUERY_TIMEOUT_S) -> list[list[str]]:
         rows, _, _ = self.timed(sql, timeout)

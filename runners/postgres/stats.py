@@ -25,10 +25,11 @@ The rule (settle): wait for the backends, then read every SETTLE_LOOPS x
 wal_writer_delay until two consecutive reads are equal, at most
 SETTLE_TIMEOUT_S; the last read is the run's `after`.
 Not covered: the background writer's own WAL flushes (when it writes a
-buffer whose WAL is not yet flushed) are reported by PostgreSQL 15 only
-when it exits; with the prepared cluster's data smaller than
-shared_buffers it has nothing to write (`bgwriter.buffers_clean` in the
-deltas says whether it did)."""
+buffer whose WAL is not yet flushed) are not in pg_stat_wal in PostgreSQL
+15 as we read its sources (its loop reports only its buffer counters;
+PostgreSQL 16 added pgstat_report_wal there).  With the prepared
+cluster's data smaller than shared_buffers it has nothing to write
+(`bgwriter.buffers_clean` in the deltas says whether it did)."""
 from __future__ import annotations
 
 import time

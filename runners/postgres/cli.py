@@ -113,6 +113,7 @@ def cmd_bench(a: argparse.Namespace, pgbench_args: list[str]) -> int:
             print(f"kept: {base}", file=sys.stderr)
         else:
             shutil.rmtree(base, ignore_errors=True)
+            print(f"removed: {base} (--keep keeps it)", file=sys.stderr)
 
 
 def cmd_start(data_dir: Path) -> int:

@@ -297,7 +297,8 @@ def candidate_objects_for_pid(pid: int, extra: list[str]) -> list[str]:
 
 def is_emulated_site(path: str, offset: int) -> bool:
     """True if the uprobe at offset can emulate the first instruction
-    (push of a register, with or without REX.B): cheap (~0.6 us here).
+    (push of a register, with or without REX.B, or a nop): cheap (~0.6 us
+    here).
     Anything else is single-stepped out of line (~10 us here)."""
     try:
         with open(path, "rb") as f:
@@ -307,6 +308,9 @@ def is_emulated_site(path: str, offset: int) -> bool:
         return False
     if len(b) < 1:
         return False
+    # a USDT probe's nop is emulated too (Linux 6.10+: x86 uprobes emulate nop)
+    if b[0] == 0x90 or b[:2] in (b"\x0f\x1f", b"\x66\x90"):
+        return True
     return 0x50 <= b[0] <= 0x57 or (b[0] == 0x41 and len(b) == 2 and 0x50 <= b[1] <= 0x57)
 
 

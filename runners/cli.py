@@ -97,12 +97,14 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="trace_wal.py",
-        description="Trace a RocksDB or SQLite workload and attribute every "
-                    "write's (RocksDB) or transaction's (SQLite) latency to its "
-                    "components: queue, crc, WAL append, WAL write/sync I/O, "
-                    "memtable (RocksDB); statement execution, journal/WAL and "
-                    "database write/sync I/O, journal lifecycle, checkpoint, "
-                    "locks (SQLite); and run-queue waits.",
+        description="Trace a RocksDB, SQLite or PostgreSQL workload and attribute "
+                    "every write's (RocksDB) or transaction's (SQLite, PostgreSQL) "
+                    "latency to its components: queue, crc, WAL append, WAL "
+                    "write/sync I/O, memtable (RocksDB); statement execution, "
+                    "journal/WAL and database write/sync I/O, journal lifecycle, "
+                    "checkpoint, locks (SQLite); executor, WAL insert, WALWriteLock "
+                    "wait, WAL write/sync I/O, lock waits, client waits "
+                    "(PostgreSQL); and run-queue waits.",
         epilog=EXAMPLES + "\n" + exit_status_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     target = p.add_mutually_exclusive_group()
@@ -174,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "where faster sampling perturbed 4-thread sync=false "
                         f"db_bench by 3-12%%; in full and writes, "
                         f"{defaults.SAMPLE_HZ} for --stacks bpf, the sampled "
-                        "CRC split, or when no RocksDB or SQLite is found before "
+                        "CRC split, or when no engine is found before "
                         "the run, else off)")
     p.add_argument("--stacks", choices=defaults.STACK_METHODS, default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "

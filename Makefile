@@ -41,9 +41,22 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/walscope.btf.json: $(OUTPUT)/walscope.bpf.o
 	$(BPFTOOL) -j btf dump file $< > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/walscope-collect: collectors/walscope_collect.c collectors/budget.c collectors/budget.h \
-		$(OUTPUT)/walscope.skel.h $(HEADERS)
-	$(CC) $(CFLAGS) $(INCLUDES) -Icollectors $< collectors/budget.c -o $@ $(LIBS) -lm -lpthread
+# the collector: one object per unit of collectors/ in $(OUTPUT)/collect/,
+# each rebuilt when a header it includes changes (-MMD: its .d file)
+COLLECT_UNITS := walscope_collect collect_options collect_commands collect_attach \
+	collect_outputs collect_windows budget
+COLLECT_OBJS := $(patsubst %,$(OUTPUT)/collect/%.o,$(COLLECT_UNITS))
+
+$(OUTPUT)/collect:
+	mkdir -p $@
+
+$(OUTPUT)/collect/%.o: collectors/%.c | $(OUTPUT)/walscope.skel.h $(OUTPUT)/collect
+	$(CC) $(CFLAGS) -MMD -MP $(INCLUDES) -Icollectors -c $< -o $@
+
+-include $(COLLECT_OBJS:.o=.d)
+
+$(OUTPUT)/walscope-collect: $(COLLECT_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS) -lm -lpthread
 
 # tests/test_budget.py's driver of the budget's schedule (no BPF)
 $(OUTPUT)/budget_check: collectors/budget_check.c collectors/budget.c collectors/budget.h | $(OUTPUT)

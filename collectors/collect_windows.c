@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * collect_windows.c - walscope-collect's windows (--window-ms).  The
+ * syscall and scheduler programs and the uprobes are attached only while
+ * a window is open, and only a write that begins inside one is recorded.
+ * With --window-gap-ms, windows are a Poisson process; with --budget, every
+ * write is traced while that costs at most the budget, else windows open
+ * at the duty the budget buys (budget.h, the controller, says how),
+ * re-estimated at each window from what the probes did in it.
+ *
+ * windows.tsv has one line per event, tab-separated, its kind first:
+ * budget (the controller's settings, at start), open and close (each
+ * window's edges, and what attaching and detaching took), cost (the
+ * budget's estimate, at each window's due end), syscw (the traced
+ * processes' write syscalls so far, --budget) and end (where the last
+ * gap ends).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <time.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <errno.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "walscope.h"
+#include "walscope.skel.h"
+#include "budget.h"
+#include "collect.h"
+#include "collect_options.h"
+#include "collect_attach.h"
+#include "collect_outputs.h"
+#include "collect_windows.h"
+
+#define DRAIN_MAX_NS 1000000000ULL	/* a write in flight longer: give up */
+
+#define FOREVER_NS (~0ULL)
+/* while every write is traced, the cost is judged this often */
+#define BUDGET_POLL_MS 10
+/* writers told apart in a sample: more count as this many */
+#define MAX_WRITERS 64
+
+/* what the probes did since the sample began (--budget) */
+static struct {
+	unsigned long long since_ns;
+	__u64 hits[3];			/* uprobe, uretprobe, tracepoint
+					 * counters at since_ns */
+	double probe_ns;		/* in its writes, by their records */
+	unsigned long long lo_ns, hi_ns;	/* its writes' span */
+	unsigned long long writes;
+	__u32 tids[MAX_WRITERS];
+	unsigned int threads;
+} sample;
+
+static struct {
+	bool open, draining;
+	unsigned long long next_ns;	/* the next window opens */
+	unsigned long long open_ns, close_ns;
+	struct bpf_link *links[NR_WINDOW_PROGS];
+	FILE *log;			/* windows.tsv */
+	unsigned long n;
+	struct budget_sample seen;	/* what the window saw (--budget) */
+} win;
+
+static struct budget bud;
+
+/* a window open or its writes still draining: its probes are attached */
+bool window_attached(void)
+{
+	return win.open || win.draining;
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* bpf_ktime_get_ns's clock */
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* a write record seen: its writer counts in the sample, and its probe
+ * time (its hits as the record counts them, at the calibrated costs:
+ * what compensation removes from it, less the wait-for charges) */
+void sample_write(const struct ws_write_rec *w)
+{
+	double pairs = 0, ones = 0, sys = 0, cold;
+	unsigned int i;
+
+	for (i = 0; i < WS_MAX_COMP; i++) {
+		pairs += w->hits_in[i];
+		ones += w->hits_one[i];
+		sys += w->sys_in[i] * env.hit_ns[4] + w->sys_ign[i] * env.hit_ns[5];
+	}
+	/* the share of its hits that came cold, as compensation charges them */
+	cold = pairs + ones > 0 ? w->cold_hits / (2 * pairs + ones) : 0.5;
+	if (cold > 1)
+		cold = 1;
+	sample.probe_ns += pairs * (env.hit_ns[0] + cold * (env.hit_ns[1] - env.hit_ns[0])) +
+			   ones * (env.hit_ns[2] + cold * (env.hit_ns[3] - env.hit_ns[2])) + sys;
+	if (!sample.writes || w->start_ns < sample.lo_ns)
+		sample.lo_ns = w->start_ns;
+	if (w->start_ns + w->dur_ns > sample.hi_ns)
+		sample.hi_ns = w->start_ns + w->dur_ns;
+	sample.writes++;
+	for (i = 0; i < sample.threads && i < MAX_WRITERS; i++)
+		if (sample.tids[i] == w->tid)
+			return;
+	if (sample.threads < MAX_WRITERS)
+		sample.tids[sample.threads] = w->tid;
+	sample.threads++;
+}
+
+/* a counter summed over CPUs */
+static __u64 counter(struct walscope_bpf *skel, __u32 k)
+{
+	static __u64 *vals;
+	static int nr;
+	__u64 sum = 0;
+	int c;
+
+	if (!vals) {
+		nr = libbpf_num_possible_cpus();
+		vals = calloc(nr, sizeof(*vals));
+		if (!vals)
+			return 0;
+	}
+	if (bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k), vals,
+				 sizeof(*vals) * nr, 0))
+		return 0;
+	for (c = 0; c < nr; c++)
+		sum += vals[c];
+	return sum;
+}
+
+static void read_hits(struct walscope_bpf *skel, __u64 hits[3])
+{
+	hits[0] = counter(skel, CNT_UPROBE);
+	hits[1] = counter(skel, CNT_URETPROBE);
+	hits[2] = counter(skel, CNT_TRACEPOINT);
+}
+
+static void sample_start(struct walscope_bpf *skel, unsigned long long now)
+{
+	read_hits(skel, sample.hits);
+	sample.since_ns = now;
+	sample.probe_ns = 0;
+	sample.lo_ns = sample.hi_ns = 0;
+	sample.writes = 0;
+	sample.threads = 0;
+}
+
+/* the sample so far, as the budget reads it: the span of its writes (the
+ * records come in after their writes end, a poll or two late), or the
+ * time since it began when it has fewer than two */
+static struct budget_sample sample_take(struct walscope_bpf *skel,
+					unsigned long long now)
+{
+	struct budget_sample s = { .paced_cost = -1 };
+	__u64 hits[3];
+	int i;
+
+	read_hits(skel, hits);	/* every hit, in writes or not */
+	for (i = 0; i < 3; i++)
+		s.all_probe_ns += (double)(hits[i] - sample.hits[i]) * env.hit_ns[6 + i];
+	s.all_period_ns = now - sample.since_ns;
+
+	s.probe_ns = sample.probe_ns;
+	s.period_ns = sample.writes >= 2 && sample.hi_ns > sample.lo_ns ?
+		      sample.hi_ns - sample.lo_ns : now - sample.since_ns;
+	s.writes = sample.writes;
+	s.threads = sample.threads;
+	return s;
+}
+
+/* the i-th of the programs attached only while a window is open */
+struct bpf_program *window_prog(struct walscope_bpf *skel, int i)
+{
+	struct bpf_program *p[NR_WINDOW_PROGS] = {
+		skel->progs.ws_sys_enter, skel->progs.ws_sys_exit,
+		skel->progs.ws_sched_switch, skel->progs.ws_sched_wakeup,
+		skel->progs.ws_sched_wakeup_new,
+	};
+
+	return p[i];
+}
+
+/* closed time before a window: exponential with this mean */
+static unsigned long long gap_ns(double mean_ms)
+{
+	double u = drand48();
+
+	return (unsigned long long)(-log(1.0 - u) * mean_ms * 1e6);
+}
+
+static void window_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!win.log)
+		return;
+	va_start(ap, fmt);
+	vfprintf(win.log, fmt, ap);
+	va_end(ap);
+	if (fflush(win.log))
+		fail_write("windows.tsv");
+}
+
+/*
+ * The traced processes' write syscalls so far (/proc/PID/io syscw: a count
+ * the kernel keeps anyway), as a "syscw" line of windows.tsv: read at each
+ * window's open and close, and at the start and end, it says how many
+ * write syscalls the gaps between windows held, from which the analysis
+ * estimates the writes it did not record.
+ */
+#define MAX_SYSCW 1024			/* processes counted; more are not */
+#define SYSCW_REFRESH_NS 100000000ULL	/* an exited one: its last reading */
+
+static struct {
+	__u32 tgid[MAX_SYSCW];
+	unsigned long long last[MAX_SYSCW];
+	unsigned int n;
+	unsigned long long read_ns;
+} syscw;
+
+/* read every traced process's count; one that exited keeps its last */
+static unsigned long long syscw_refresh(struct walscope_bpf *skel)
+{
+	unsigned long long sum = 0, v;
+	__u32 key, next, *prev = NULL;
+	char path[64], line[128];
+	unsigned int i;
+	FILE *f;
+
+	while (!bpf_map__get_next_key(skel->maps.traced, prev, &next, sizeof(next))) {
+		key = next;
+		prev = &key;
+		snprintf(path, sizeof(path), "/proc/%u/io", key);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "syscw: %llu", &v) != 1)
+				continue;
+			for (i = 0; i < syscw.n && syscw.tgid[i] != key; i++)
+				;
+			if (i == syscw.n && syscw.n < MAX_SYSCW)
+				syscw.tgid[syscw.n++] = key;
+			if (i < syscw.n)
+				syscw.last[i] = v;
+		}
+		fclose(f);
+	}
+	for (i = 0; i < syscw.n; i++)
+		sum += syscw.last[i];
+	syscw.read_ns = now_ns();
+	return sum;
+}
+
+/* the count now, also in windows.tsv */
+static unsigned long long syscw_line(struct walscope_bpf *skel, unsigned long long ts)
+{
+	unsigned long long n;
+
+	if (env.budget <= 0)
+		return 0;
+	n = syscw_refresh(skel);
+	window_line("syscw\t%llu\t%llu\n", ts, n);
+	return n;
+}
+
+/* the workload's pace (write syscalls a second) where it was not traced,
+ * the gap before the open window, from the counts at its edges */
+#define PACE_MIN_SYSCALLS 20	/* fewer in a gap or window: no pace */
+static struct {
+	unsigned long long close_ns, close_n;	/* the last window's close */
+	unsigned long long open_ns, open_n;	/* the open window's open */
+	double gap_rate;			/* < 0: none */
+} pace = { .gap_rate = -1 };
+
+/* the open window's pace against the gap's, as a cost (< 0: unknown) */
+static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
+{
+	unsigned long long n = syscw_refresh(skel);
+	double rate;
+
+	if (pace.gap_rate <= 0 || now <= pace.open_ns ||
+	    n < pace.open_n + PACE_MIN_SYSCALLS)
+		return -1;
+	rate = (double)(n - pace.open_n) / (now - pace.open_ns);
+	return pace.gap_rate / rate - 1;
+}
+
+/* the budget's estimate, as windows.tsv keeps it */
+static void cost_line(const struct budget_sample *s)
+{
+	window_line("cost\t%llu\t%.6f\t%.6f\t%llu\t%u\t%.0f\t%llu\t%d\t%.0f\n",
+		    now_ns(), bud.cost, bud.duty, s->writes, s->threads,
+		    s->probe_ns, s->period_ns, bud.every_write, bud.tokens_ns);
+}
+
+/* attach the window's programs and probes, then admit writes (until
+ * closed, with --budget while every write is traced) */
+static void open_window(struct walscope_bpf *skel)
+{
+	unsigned long long t0 = now_ns(), t1;
+	size_t i, attached = 0;
+
+	for (i = 0; i < NR_WINDOW_PROGS; i++) {
+		if (!bpf_program__autoload(window_prog(skel, i)))
+			continue;
+		win.links[i] = bpf_program__attach(window_prog(skel, i));
+		if (!win.links[i])
+			fprintf(stderr, "walscope-collect: window: attach %s: %s\n",
+				bpf_program__name(window_prog(skel, i)),
+				strerror(errno));
+	}
+	attached = attach_window_probes(skel, 0);
+	t1 = now_ns();
+	/* stamped before writes may begin: every write of the window began at
+	 * or after its open_ns (and before its close_ns, stamped after) */
+	win.open_ns = now_ns();
+	__atomic_store_n(&skel->bss->window_open, 1, __ATOMIC_SEQ_CST);
+	win.open = true;
+	win.close_ns = env.budget <= 0 ? win.open_ns + env.window_ms * 1000000ULL :
+		       bud.every_write ? FOREVER_NS :
+		       win.open_ns + (unsigned long long)bud.window_ns;
+	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
+	pace.open_n = syscw_line(skel, win.open_ns);
+	pace.open_ns = win.open_ns;
+	pace.gap_rate = pace.close_ns && pace.open_n >= pace.close_n + PACE_MIN_SYSCALLS ?
+			(double)(pace.open_n - pace.close_n) / (win.open_ns - pace.close_ns) : -1;
+	if (env.budget > 0)
+		sample_start(skel, win.open_ns);
+}
+
+/* no new write; the window's writes in flight end before the detach */
+static void close_window(struct walscope_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->window_open, 0, __ATOMIC_SEQ_CST);
+	win.open = false;
+	win.draining = true;
+	win.close_ns = now_ns();
+	pace.close_n = syscw_line(skel, win.close_ns);
+	pace.close_ns = win.close_ns;
+}
+
+/*
+ * --budget: a window's end is due.  What it saw says whether to trace
+ * every write from now on (the window stays open) or to close it and
+ * wait for the next at the duty the budget buys; false when it closed.
+ */
+static bool window_due(struct walscope_bpf *skel, unsigned long long now)
+{
+	struct budget_sample s;
+
+	if (env.budget <= 0) {
+		close_window(skel);
+		return false;
+	}
+	s = sample_take(skel, now);
+	sample_start(skel, now);
+	if (!bud.every_write) {
+		s.paced_cost = paced_cost(skel, now);
+		budget_after_window(&bud, &s);
+		cost_line(&s);
+		if (bud.every_write) {
+			win.close_ns = FOREVER_NS;
+			return true;
+		}
+		close_window(skel);
+		return false;
+	}
+	/* tracing every write: is it still within the budget? */
+	if (budget_keep_every_write(&bud, &s)) {
+		cost_line(&s);
+		return true;
+	}
+	cost_line(&s);
+	close_window(skel);
+	return false;
+}
+
+static void detach_window(struct walscope_bpf *skel)
+{
+	long long late = __atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST);
+	unsigned long long t0 = now_ns();
+	size_t i;
+
+	detach_window_probes(exiting);
+	for (i = 0; i < NR_WINDOW_PROGS; i++) {
+		bpf_link__destroy(win.links[i]);
+		win.links[i] = NULL;
+	}
+	win.draining = false;
+	win.n++;
+	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
+		    (now_ns() - t0) / 1000, late);
+	if (env.budget > 0)	/* the probes stayed for its writes in flight */
+		budget_drained(&bud, (double)(t0 - win.close_ns));
+	win.next_ns = now_ns() + gap_ns(env.budget > 0 ?
+					budget_gap_ms(&bud) :
+					(double)env.window_gap_ms);
+}
+
+/* ms until t (at least 1, at most POLL_MS) */
+static int ms_until(unsigned long long t, unsigned long long now)
+{
+	unsigned long long ms = t > now ? (t - now) / 1000000 + 1 : 1;
+
+	return ms < POLL_MS ? (int)ms : POLL_MS;
+}
+
+/* the window schedule's next step, if due; returns the ms until the next */
+int step_windows(struct walscope_bpf *skel)
+{
+	unsigned long long now = now_ns();
+
+	if (!env.window_ms)
+		return POLL_MS;
+	if (env.budget > 0 && now - syscw.read_ns > SYSCW_REFRESH_NS)
+		syscw_refresh(skel);	/* for the processes that exit */
+	if (win.draining) {
+		if (__atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST) <= 0 ||
+		    now - win.close_ns > DRAIN_MAX_NS)
+			detach_window(skel);
+		return 1;	/* a write in flight ends in microseconds */
+	}
+	if (win.open && env.budget > 0 && bud.every_write) {
+		struct budget_sample s = sample_take(skel, now);
+
+		if (budget_ready(&s))
+			window_due(skel, now);
+		return win.draining ? 1 : BUDGET_POLL_MS;
+	}
+	if (win.open && now >= win.close_ns)
+		window_due(skel, now);
+	else if (!win.open && now >= win.next_ns)
+		open_window(skel);
+	now = now_ns();
+	if (win.draining)
+		return 1;
+	if (win.open && bud.every_write && env.budget > 0)
+		return BUDGET_POLL_MS;
+	return ms_until(win.open ? win.close_ns : win.next_ns, now);
+}
+
+/* windows.tsv opened and the schedule begun; -1 when the file cannot be */
+int start_windows(struct walscope_bpf *skel)
+{
+	if (!env.window_ms)
+		return 0;
+	win.log = open_out("windows.tsv");
+	if (!win.log)
+		return -1;
+	srand48(now_ns() ^ getpid());
+	if (env.budget > 0) {
+		/* every write from the first, until it costs too much */
+		budget_init(&bud, env.budget, (int)sysconf(_SC_NPROCESSORS_ONLN),
+			    env.window_ms);
+		window_line("budget\t%.6f\t%.0f\t%.0f\t%d\n", bud.budget,
+			    BUDGET_BURST_NS, BUDGET_WINDOW_LOSS_NS, bud.ncpu);
+		open_window(skel);
+	} else {
+		/* the first window opens soon (mean: one window's
+		 * length), so a run shorter than the mean gap has rows
+		 * too; Poisson after it */
+		win.next_ns = now_ns() + gap_ns(env.window_ms);
+	}
+	return 0;
+}
+
+/* at the end: the open window closed, its writes drained, the last lines */
+void end_windows(struct walscope_bpf *skel, struct ring_buffer *rb)
+{
+	if (win.open)	/* stopped inside a window: its writes end first */
+		close_window(skel);
+	while (win.draining && now_ns() - win.close_ns <= DRAIN_MAX_NS &&
+	       __atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST) > 0) {
+		ring_buffer__consume(rb);
+		usleep(1000);
+	}
+	if (win.draining)
+		detach_window(skel);
+	syscw_line(skel, now_ns());
+	window_line("end\t%llu\n", now_ns());	/* the last gap ends here */
+}
+
+/* every window link closed (at exit, here and now), windows.tsv closed */
+void free_windows(void)
+{
+	int i;
+
+	detach_window_probes(true);
+	for (i = 0; i < NR_WINDOW_PROGS; i++)
+		bpf_link__destroy(win.links[i]);
+	if (win.log)
+		close_out(win.log, "windows.tsv");
+}

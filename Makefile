@@ -17,7 +17,7 @@ LIBS := -lbpf -lelf -lz
 PYTHON ?= /usr/bin/python3
 
 APPS := walscope-collect walscope-calibrate
-HEADERS := probes/walscope.h probes/file_kind.h $(wildcard probes/*.bpf.h)
+HEADERS := $(wildcard probes/*.h)
 
 .PHONY: all clean test demo unit docs readme golden venv venv-spark studies report-png
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \

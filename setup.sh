@@ -15,7 +15,7 @@ strace binutils python3-venv sudo chromium"
 # tests/test_oneshot.py's Python extension module with librocksdb.a linked
 # in (its headers; cmake and dpkg-dev to rebuild the archive's few objects
 # a shared object cannot take, from Debian's source)
-TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb python3-dev cmake dpkg-dev"
+TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb postgresql-15 python3-dev cmake dpkg-dev"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -65,7 +65,8 @@ case "${1:-}" in
 	make -s venv-spark    # the Spark extra, so the Spark tests run too
 	# tests/test_bindings.py's server: MariaDB with MyRocks (~22 MB; the
 	# test runs its own mariadbd in a temporary folder; the package's
-	# service starts only where the init system lets it); python3-dev,
+	# service starts only where the init system lets it); PostgreSQL 15
+	# for tests/test_postgres.py (its own throwaway clusters); python3-dev,
 	# cmake, dpkg-dev for tests/test_oneshot.py's extension module
 	apt_install $TEST_APT_PKGS
 	as_root .venv/bin/python -m pytest -q "$@"

@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from analysis import components, syscalls
-from collectors import records as R
+from collectors import modes, records as R
 from analysis.windows import (BOOTSTRAP, MIN_WINDOWS, SEED, interval_across_windows,
                               read_windows, window_of)
 
@@ -119,8 +119,9 @@ def load_run(path: Path) -> Run:
     if "engine" in w:
         w = w[w["engine"] == engine].reset_index(drop=True)
     if not len(w) or "dur_adj_ns" not in w or not comps:
-        why = " (--mode sample records none: trace with the default or --mode full)" \
-            if mode == "sample" else ""
+        row = modes.get(mode)
+        why = f" (--mode {mode} records none: trace with the default or --mode full)" \
+            if row is not None and not row.records_writes else ""
         raise DiffError(f"{path}: no per-write rows{why}")
     if windowed(summary) and "start_ns" in w:
         cl, k = clusters_of(w["start_ns"].to_numpy(), read_windows(path))
@@ -309,7 +310,7 @@ def decompose(a: Run, b: Run, q: float = QUANTILE, band: float = BAND,
         lo, hi = run_interval(r, reps[name])
         out["runs"][name] = {
             "path": str(r.path), "mode": r.mode, "writes": r.n, "unit": r.unit,
-            "every_write": r.mode in ("full", "writes") or
+            "every_write": bool((row := modes.get(r.mode)) and row.every_write) or
             bool((r.summary.get("budget") or {}).get("every_write")),
             "windows_with_writes": r.windows_with_writes, "interval": r.interval,
             "mean_ns": float(point[name]["mean"][0, 0]), "mean_lo_ns": lo, "mean_hi_ns": hi,

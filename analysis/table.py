@@ -6,6 +6,7 @@ from typing import Any
 from analysis import selfcheck, threadtime
 import engines
 from analysis.components import QUEUE_PARTS
+from collectors import modes
 from analysis.windows import MIN_WINDOWS as MIN_WINDOWS_FOR_INTERVAL
 
 
@@ -73,7 +74,9 @@ def losses_line(summary: dict[str, Any]) -> str:
 def format_table(summary: dict[str, Any]) -> str:
     """The breakdown table, 80 columns: one per engine when a run had
     several (the one with the most writes first)."""
-    if summary.get("mode", "sample") == "sample" and not summary["writes"]["count"] \
+    # (a summary that names no mode is shown as sample mode's, as it always was)
+    mode = modes.get(summary.get("mode", modes.SAMPLE.name))
+    if mode is not None and not mode.records_writes and not summary["writes"]["count"] \
             and summary.get("sample_breakdown"):
         return partial_lines(summary) + format_sample_table(summary)
     out = engine_table(summary)
@@ -217,9 +220,11 @@ def engine_table(summary: dict[str, Any]) -> str:
                      f"{'transaction' if sq else 'write'} (+-{band * 100:.0f}%: "
                      "warm vs cold caches)")
     if summary["unreliable_components"]:
+        # (a mode this walscope does not know: the default's advice)
+        cheaper = (modes.get(summary.get("mode"))
+                   or modes.MODES[modes.DEFAULT]).fewer_probes
         lines.append("! probe overhead is over half of these components: "
                      + ", ".join(summary["unreliable_components"])
-                     + (" (try --mode sample)" if summary.get("mode") == "writes"
-                        else " (try --mode writes or sample)"))
+                     + (f" (try --mode {' or '.join(cheaper)})" if cheaper else ""))
     lines.append(losses_line(summary))
     return "\n".join(lines)

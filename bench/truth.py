@@ -95,7 +95,7 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
     db = fresh(tmp / "db")
     rd = tmp / f"run-{mode}"
     shutil.rmtree(rd, ignore_errors=True)
-    flags = [] if mode == "budget" else ["--mode", mode]
+    flags = ["--mode", mode]
     p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", *flags, "-o", str(rd), "--",
                         *command(wl, db)], capture_output=True, text=True, cwd=ROOT,
                        timeout=1800)

@@ -35,7 +35,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 import engines
-from collectors import loader, procfs, symbols
+from collectors import loader, modes, procfs, symbols
 from collectors.session import Collector, SessionError
 
 @dataclass
@@ -86,10 +86,10 @@ def _marked_engine(path: str) -> str | None:
     return next((e.title for e in engines.ENGINES if e.mark in data), None)
 
 
-def inspect(read_path: str, shown_path: str, mode: str, keep_stepped: bool
+def inspect(read_path: str, shown_path: str, mode: modes.Mode, keep_stepped: bool
             ) -> tuple[ObjectInfo, symbols.Resolution | None]:
-    """The engine in one object and its probe points (read through
-    read_path, named shown_path), or why there is none."""
+    """The engine in one object and the probe points mode attaches (read
+    through read_path, named shown_path), or why there is none."""
     info = ObjectInfo(path=shown_path, how="start")
     info.build_id, has_symtab, unreadable = _elf_facts(read_path)
     if unreadable:
@@ -160,7 +160,7 @@ def _mapping_of(pid: int, addr: int) -> tuple[str, str] | None:
 @dataclass
 class ObjectFollower:
     """The objects of a run: inspected at start, and as processes meet them."""
-    mode: str
+    mode: modes.Mode
     keep_stepped: bool
     run_dir: Path
     t0_ns: int = field(default_factory=time.monotonic_ns)
@@ -199,7 +199,7 @@ class ObjectFollower:
     def _hook_lines(self, read_path: str) -> list[str]:
         """The loader hook's attach line, if read_path is a dynamic loader
         and objects are followed in this mode."""
-        if self.mode == "sample":
+        if not self.mode.follows_objects:
             return []
         line = loader.hook_line(read_path)
         return [line] if line else []

@@ -18,6 +18,7 @@ from elftools.elf.elffile import ELFFile
 import numpy as np
 
 import engines
+from collectors import modes
 from collectors.records import enum_values
 
 
@@ -25,7 +26,7 @@ from collectors.records import enum_values
 class ProbeSpec:
     prefix: str          # demangled name prefix, up to and including "("
     phase: str           # enum ws_phase name
-    modes: frozenset[str]
+    modes: frozenset[str]   # the probe sets that attach it (collectors/modes.py)
     ret: bool = True     # also a return probe
     alt_of: str | None = None  # a newer/older name of that probe point
     # an overload whose signature has this runs only inside another probed
@@ -37,13 +38,8 @@ class ProbeSpec:
     within: tuple[str, ...] = ()
 
 
-FULL = frozenset({"full"})
-BOTH = frozenset({"full", "writes"})
-
-MODES = ("budget", "full", "writes", "sample", "window")
-# the probe set each mode attaches (window: full's, while a window is open)
-PROBE_SET = {"full": "full", "writes": "writes", "sample": "sample", "window": "full",
-             "budget": "full"}
+FULL = frozenset({modes.EVERY_PROBE})
+BOTH = frozenset({modes.EVERY_PROBE, modes.WRITE_PROBES})
 
 
 class SymbolError(RuntimeError):
@@ -345,7 +341,8 @@ def symbol_ranges(path: str) -> list[tuple[int, int, str]]:
 
 def resolver_module(engine: engines.Engine):
     """The engine's resolve.py: resolve(objects, mode, keep_stepped) ->
-    Resolution, and optionally version_of(shown_path, read_path)."""
+    Resolution (mode: a row of collectors/modes.py), and optionally
+    version_of(shown_path, read_path)."""
     return importlib.import_module(engine.resolver)
 
 
@@ -353,11 +350,12 @@ def main() -> int:
     import argparse
     ap = argparse.ArgumentParser(description="list walscope probe points")
     ap.add_argument("object", help="executable or library")
-    ap.add_argument("--mode", choices=MODES, default="full")
+    ap.add_argument("--mode", choices=tuple(modes.MODES), default=modes.DEFAULT,
+                    help="the probe points this mode attaches (default: %(default)s)")
     a = ap.parse_args()
     objs = candidate_objects_for_command(a.object, [])
     for engine in engines.ENGINES:
-        res = resolver_module(engine).resolve(objs, a.mode)
+        res = resolver_module(engine).resolve(objs, modes.MODES[a.mode])
         if not res.object_path:
             continue
         print(f"{engine.title} in {res.object_path}")

@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from collectors import symbols
+from collectors import modes, symbols
 from runners import defaults
 
 EXAMPLES = """\
@@ -94,6 +94,21 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def sampling_modes_text() -> str:
+    """The modes with a sample rate of their own, and the rate: "49 in the
+    sample, budget, window modes" (the one without probes first)."""
+    fixed = sorted((m for m in modes.MODES.values() if m.sample_hz is not None),
+                   key=lambda m: m.records_writes)
+    rates = sorted({m.sample_hz for m in fixed})
+    return ", ".join(f"{hz} in the " + ", ".join(m.name for m in fixed if m.sample_hz == hz)
+                     + " modes" for hz in rates)
+
+
+def planned_rate_modes() -> list[str]:
+    """The modes whose sample rate planning chooses (runners/trace.py prepare)."""
+    return [m.name for m in modes.MODES.values() if m.sample_hz is None]
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="trace_wal.py",
@@ -120,17 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with -o: empty the folder first if it holds anything "
                         "(without it, a non-empty folder is refused: two runs "
                         "never mix)")
-    p.add_argument("--mode", choices=symbols.MODES, default=defaults.MODE,
-                   help="budget: every write with full's probes while that is "
-                        "estimated to cost at most --budget of throughput, and "
-                        "windows whose duty the budget buys when not; full: "
-                        "every probe point on every write, whatever it costs; "
-                        "writes: write and WAL entry points only; sample: no "
-                        "uprobes, no syscall tracepoints, nothing on the "
-                        "scheduler: perf samples, and threads' time from the "
-                        "kernel's accounting; window: full's probes in windows "
-                        "of a fixed duty (--window-duty) at random moments, for "
-                        f"experiments (default: {defaults.MODE})")
+    p.add_argument("--mode", choices=tuple(modes.MODES), default=modes.DEFAULT,
+                   help="; ".join(f"{m.name}: {m.help}" for m in modes.MODES.values())
+                        + f" (default: {modes.DEFAULT})")
     p.add_argument("--budget", type=budget_share, metavar="PERCENT",
                    default=defaults.BUDGET,
                    help="--mode budget: the share of the workload's throughput "
@@ -171,10 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=argparse.SUPPRESS)  # tests: force stack map misses
     p.add_argument("--sample-hz", type=int, metavar="HZ",
                    help=f"perf sampling frequency per CPU, 0 for none (default: "
-                        f"{defaults.SAMPLE_MODE_HZ} in the "
-                        f"{', '.join(('sample',) + defaults.WINDOWED)} modes, "
+                        f"{sampling_modes_text()}, "
                         "where faster sampling perturbed 4-thread sync=false "
-                        f"db_bench by 3-12%%; in full and writes, "
+                        f"db_bench by 3-12%%; in {' and '.join(planned_rate_modes())}, "
                         f"{defaults.SAMPLE_HZ} for --stacks bpf, the sampled "
                         "CRC split, or when no engine is found before "
                         "the run, else off)")

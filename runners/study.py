@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 from runners.entry import in_venv  # noqa: E402
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # the project's .venv, whoever starts it
 
-from collectors import topology  # noqa: E402
-from runners import defaults, run_matrix  # noqa: E402
+from collectors import modes, topology  # noqa: E402
+from runners import run_matrix  # noqa: E402
 from runners.scenario import Scenario, ScenarioError, load  # noqa: E402
 from runners.studies import STUDIES  # noqa: E402
 from runners.studies.model import Study  # noqa: E402
@@ -54,7 +54,7 @@ def scenario_for(study: Study, quick: bool) -> Scenario:
     return dataclasses.replace(
         sc, fixed={**sc.fixed, **over.get("fixed", {})},
         axes={**sc.axes, **over.get("axes", {})},
-        repeats=over.get("repeats", sc.repeats), mode=study.mode or defaults.MODE)
+        repeats=over.get("repeats", sc.repeats), mode=study.mode or modes.DEFAULT)
 
 
 def run_study(study: Study, quick: bool, render_only: bool, out: Path | None) -> Path:

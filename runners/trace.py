@@ -29,14 +29,11 @@ from analysis import compensation, dataset
 from analysis import run as analysis
 from analysis.table import format_table
 from collectors import calibration, frame_pointers, perf_record, procfs, records as R
-from collectors import symbolize, symbols, topology
+from collectors import modes, symbolize, symbols, topology
 from collectors.objects import ObjectFollower
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 from runners import defaults
-
-# the tracer's defaults, for callers that name them
-SAMPLE_MODE_HZ = defaults.SAMPLE_MODE_HZ
 
 
 class TraceError(RuntimeError):
@@ -49,7 +46,7 @@ class TraceOptions:
     pid: int | None = None
     duration: float | None = None
     output: Path | None = None
-    mode: str = defaults.MODE
+    mode: str = modes.DEFAULT   # a name in collectors/modes.py
     cpu_types: str | None = None
     user: str | None = None
     libs: list[str] = field(default_factory=list)
@@ -64,11 +61,12 @@ class TraceOptions:
     stacks: str = "off"          # on-CPU stacks: off, auto, bpf, dwarf
     stack_entries: int = 0       # stack map size (0: the BPF default)
     offcpu_stacks: bool | None = None  # kernel stacks at sched_switch;
-    #                                    None: on in full mode only (sample
-    #                                    mode sums off-CPU time without them)
+    #                                    None: the mode's default (a mode
+    #                                    without syscalls sums off-CPU time
+    #                                    without them)
     offcpu_stack_every: int = defaults.OFFCPU_STACK_EVERY  # 1 in N periods walked
     sched: bool | None = None     # programs on sched_switch/sched_wakeup;
-    #                               None: on except in sample mode
+    #                               None: the mode's default
     stepped_probes: bool = False  # keep probe sites the kernel single-steps
     allow_empty: bool = False     # a run with no engine call is not an error
     force: bool = False           # empty a non-empty output folder (else refuse)
@@ -265,6 +263,11 @@ class Plan:
     mono_to_unix_ns: int = field(
         default_factory=lambda: time.time_ns() - time.monotonic_ns())
 
+    @property
+    def mode(self) -> modes.Mode:
+        """The mode's row (prepare() checked the name)."""
+        return modes.MODES[self.opts.mode]
+
 
 @dataclass
 class Collected:
@@ -313,7 +316,7 @@ def trace(opts: TraceOptions) -> TraceResult:
     if got.interrupted and opts.pid is None:   # (-p: Ctrl-C is how a run ends)
         exit_code = 128 + got.signum
     win = summary.get("windows") or {}
-    if summary.get("mode") == "window" and summary.get("engines_found") \
+    if plan.mode.duty_windows and summary.get("engines_found") \
             and not summary["writes"]["count"]:
         print(f"walscope: no write began inside a window ({win.get('count', 0)} windows of "
               f"{opts.window_ms} ms); the table has samples only: for per-write rows run "
@@ -341,10 +344,11 @@ COST_WATCH_S = 1.0
 
 
 def watch_cost(plan: Plan) -> None:
-    """In full or writes mode, warn while the workload runs when its first
-    second already holds more writes than those modes can trace cheaply
-    (the records on disk count them; the collector writes them as they come)."""
-    if plan.opts.mode not in ("full", "writes"):
+    """In a mode with probes on every write (full, writes), warn while the
+    workload runs when its first second already holds more writes than such
+    a mode can trace cheaply (the records on disk count them; the collector
+    writes them as they come)."""
+    if not plan.mode.every_write:
         return
     path = plan.run_dir / R.RECORD_FILES["ws_write_rec"]
     size = R.struct_dtype("ws_write_rec").itemsize
@@ -369,7 +373,8 @@ def watch_cost(plan: Plan) -> None:
 def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
     """Say so when the mode's probes were on every write of a fast workload."""
     n = summary["writes"]["count"]
-    if summary.get("mode") not in ("full", "writes") or n < 2:
+    mode = modes.get(summary.get("mode"))
+    if mode is None or not mode.every_write or n < 2:
         return
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -387,8 +392,10 @@ def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
 
 def is_empty(summary: dict[str, Any]) -> bool:
     """No write or transaction of any engine in a mode that records them
-    (sample mode records none: it is empty when no engine was found)."""
-    if summary.get("mode") == "sample":
+    (a mode without probes, sample, records none: it is empty when no
+    engine was found)."""
+    mode = modes.get(summary.get("mode"))
+    if mode is not None and not mode.records_writes:
         return not summary.get("engines_found")
     counts = [summary["writes"]["count"]] + [
         s["writes"]["count"] for s in summary.get("by_engine", {}).values()]
@@ -410,8 +417,9 @@ def prepare(opts: TraceOptions) -> Plan:
     folder and decide what to collect."""
     check_privileges()
     check_kernel()
-    if opts.mode not in symbols.MODES:
-        raise TraceError(f"unknown mode {opts.mode!r} (choose from {', '.join(symbols.MODES)})")
+    mode = modes.get(opts.mode)
+    if mode is None:
+        raise TraceError(f"unknown mode {opts.mode!r} (choose from {', '.join(modes.MODES)})")
     if opts.pid is None and not opts.command:
         raise TraceError("nothing to trace: give a command after -- or -p PID")
     if opts.pid is not None and not os.path.exists(f"/proc/{opts.pid}"):
@@ -433,7 +441,7 @@ def prepare(opts: TraceOptions) -> Plan:
             os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
-    found = ObjectFollower(opts.mode, opts.stepped_probes, run_dir)
+    found = ObjectFollower(mode, opts.stepped_probes, run_dir)
     attach = found.inspect_start(objs)
     res = found.merged()
     for m in res.missing:
@@ -445,10 +453,9 @@ def prepare(opts: TraceOptions) -> Plan:
         print(f"walscope: {note}", file=sys.stderr)
 
     if opts.sched is None:   # sample mode: kernel accounting, no switch hooks
-        opts = dataclasses.replace(opts, sched=opts.mode != "sample"
-                                   or bool(opts.offcpu_stacks))
+        opts = dataclasses.replace(opts, sched=mode.sched or bool(opts.offcpu_stacks))
     if opts.offcpu_stacks is None:   # ~3 us a context switch: full mode only
-        opts = dataclasses.replace(opts, offcpu_stacks=opts.mode == "full")
+        opts = dataclasses.replace(opts, offcpu_stacks=mode.offcpu_stacks)
     if opts.offcpu_stacks and not opts.sched:
         raise TraceError("--offcpu-stacks needs the scheduler hooks (drop --no-sched)")
     # user stacks are walked by frame pointer only where every object has
@@ -457,12 +464,12 @@ def prepare(opts: TraceOptions) -> Plan:
         frame_pointers.choose("auto", stack_objects(opts, res)) == "bpf"
     stack_method = opts.stacks if opts.stacks != "auto" else \
         ("bpf" if fp_objects else "dwarf")
-    # sample mode traces no syscall: its blocked time comes from off-CPU sums
+    # a mode that traces no syscall (sample): blocked time from off-CPU sums
     offcpu_kind = ("user-stacks" if fp_objects else "stacks") if opts.offcpu_stacks \
-        else "sums" if opts.mode == "sample" and opts.sched else "off"
+        else "sums" if not mode.syscalls and opts.sched else "off"
     sample_hz = opts.sample_hz
     if sample_hz is None:   # sampled splits; a RocksDB met later may need them
-        sample_hz = defaults.SAMPLE_MODE_HZ if opts.mode in ("sample", *defaults.WINDOWED) else \
+        sample_hz = mode.sample_hz if mode.sample_hz is not None else \
             defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split \
             or not found.found else 0
     return Plan(opts, found, attach, run_as, topo, run_dir, sample_hz, stack_method,
@@ -495,7 +502,7 @@ def collect(plan: Plan) -> Collected:
         collector = Collector(plan.run_dir, plan.attach, collector_options(plan),
                               on_object=plan.objects.on_object)
         collector.wait_ready()
-        if opts.mode != "sample":   # uprobes for what the processes load later
+        if plan.mode.follows_objects:   # uprobes for what the processes load later
             plan.objects.follow(collector)
         if opts.pid is not None:
             pids = process_tree(opts.pid)
@@ -541,34 +548,34 @@ def collect(plan: Plan) -> Collected:
 
 def collector_options(plan: Plan) -> dict[str, Any]:
     """walscope-collect's options for this plan (see its --help)."""
-    opts = plan.opts
+    opts, mode = plan.opts, plan.mode
     return {
         "cpu-types": plan.topo.letters(),
         "ringbuf-kb": opts.ringbuf_kb,
         "sample-hz": plan.sample_hz,
         # sample mode traces no syscall: the syscall in progress comes
         # from the task's saved registers
-        "no-syscalls": opts.mode == "sample",
+        "no-syscalls": not mode.syscalls,
         f"offcpu-{plan.offcpu_kind}": plan.offcpu_kind != "off",
         "offcpu-stack-every": opts.offcpu_stack_every if opts.offcpu_stack_every > 1
         else None,
         "no-sched": not opts.sched,
         # RocksDB's leaders are the writes that call the WAL (--mode writes)
-        "groups-unprobed": opts.mode == "writes",
+        "groups-unprobed": mode.groups_unprobed,
         # hold each process at a new object until its probes are in
-        "follow-objects": opts.mode != "sample",
+        "follow-objects": mode.follows_objects,
         "sample-stacks": plan.stack_method == "bpf",
         "stack-entries": opts.stack_entries or None,
         "verbose": opts.verbose,
         # --mode window and budget: the full probe set, but only inside
         # windows; budget: every write while that is cheap (one window)
-        "window-ms": opts.window_ms if opts.mode in defaults.WINDOWED else None,
+        "window-ms": opts.window_ms if mode.windowed else None,
         "window-gap-ms": max(1, round(opts.window_ms * (1 - opts.window_duty)
                                       / opts.window_duty))
-        if opts.mode == "window" else None,
-        "budget": opts.budget if opts.mode == "budget" else None,
+        if mode.duty_windows else None,
+        "budget": opts.budget if mode.budget_windows else None,
         "hit-ns": ",".join(f"{v:.0f}" for v in hit_costs(plan))
-        if opts.mode == "budget" else None,
+        if mode.budget_windows else None,
     }
 
 
@@ -638,8 +645,8 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
         "offcpu": plan.offcpu_kind,
         "offcpu_stack_every": opts.offcpu_stack_every,
         "window": {"ms": opts.window_ms, "duty": opts.window_duty}
-        if opts.mode == "window" else
-        {"ms": opts.window_ms, "budget": opts.budget} if opts.mode == "budget" else None,
+        if plan.mode.duty_windows else
+        {"ms": opts.window_ms, "budget": opts.budget} if plan.mode.budget_windows else None,
         # summary.json keys the analysis copies as they are
         "summary": {
             "command": opts.command, "pid": opts.pid, "mode": opts.mode,

@@ -19,8 +19,9 @@ ALLOWED = {
     # resolve.py (finding probe points) is collector-side code
     "engines": {"engines"},
     "collectors": {"collectors", "engines"},
-    # the collector's record layouts are the analysis' input format
-    "analysis": {"analysis", "collectors.records", "engines"},
+    # the collector's record layouts are the analysis' input format; the
+    # mode table (pure data) says what a summary's mode recorded
+    "analysis": {"analysis", "collectors.records", "collectors.modes", "engines"},
     "viz": {"viz", "analysis", "engines"},
     "runners": {"runners", "engines", "collectors", "analysis", "viz"},
 }
@@ -69,6 +70,7 @@ def test_the_import_rule_can_fail(tmp_path):
     found = [m for _, m in imports_of(f)]
     assert not any(allowed(m, ALLOWED["analysis"]) for m in found)
     assert allowed("collectors.records", ALLOWED["analysis"])
+    assert allowed("collectors.modes", ALLOWED["analysis"])
     assert not allowed("collectors.session", ALLOWED["analysis"])
 
 

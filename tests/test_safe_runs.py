@@ -161,15 +161,19 @@ def test_man_page_overhead_is_the_readme_table():
 
 def test_sample_hz_help_is_what_prepare_does():
     """--sample-hz's help names the modes that sample by default at the
-    rate prepare() gives them."""
+    rate prepare() gives them (their rows' sample_hz)."""
     import inspect
 
-    from runners import cli, defaults, trace
+    from collectors import modes
+    from runners import cli, trace
     text = " ".join(cli.build_parser().format_help().split())
     m = re.search(r"--sample-hz HZ (.*?)\)", text)
-    assert m and f"{defaults.SAMPLE_MODE_HZ} in the sample, budget, window modes" in m.group(1)
+    assert m and f"{modes.SAMPLE_MODE_HZ} in the sample, budget, window modes" in m.group(1)
+    assert "in full and writes, " in m.group(1)
+    assert {n for n, r in modes.MODES.items() if r.sample_hz == modes.SAMPLE_MODE_HZ} \
+        == {"sample", "budget", "window"}
     src = inspect.getsource(trace.prepare)
-    assert 'defaults.SAMPLE_MODE_HZ if opts.mode in ("sample", *defaults.WINDOWED)' in src
+    assert "sample_hz = mode.sample_hz if mode.sample_hz is not None else" in src
 
 
 @pytest.mark.parametrize("cmd", ["-m runners.study", "-m runners.run_matrix",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runners.defaults import SAMPLE_MODE_HZ
+from collectors.modes import SAMPLE_MODE_HZ
 from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
 
 # total time db_bench's own threads spend in a syscall, timed by tracepoints;

@@ -11,7 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from runners import defaults
+from collectors import modes
 from runners.studies import STUDIES
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.studies.results import Results
@@ -45,7 +45,7 @@ def test_study_folder(quick, sid):
         assert claim.text in text
     env = json.loads((out / "environment.json").read_text())
     assert env["kernel"] == os.uname().release
-    assert env["mode"] == (study.mode or defaults.MODE)
+    assert env["mode"] == (study.mode or modes.DEFAULT)
     for png in ("throughput.png", "breakdown.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, png

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collectors import records as R
+from collectors import modes, records as R
 from collectors import topology as T
 from analysis.compensation import Calibration
 from analysis.io import io_frame
@@ -237,7 +237,7 @@ def test_probe_site_classes():
     from engines.rocksdb import resolve as RR
     from engines.sqlite import resolve as SR
     lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
-    res = RR.resolve([lib], "full")
+    res = RR.resolve([lib], modes.FULL)
     stepped = S.stepped_phases(res.probes)
     assert "PH_WRITE" not in stepped  # push %rbp: emulated
     ext = [p for p in res.probes if p.name.startswith("rocksdb::crc32c::Extend(")]
@@ -255,7 +255,7 @@ def test_writes_mode_probes_boundaries_and_wal_calls_only():
     from collectors import symbols as S
     from engines.rocksdb import resolve as RR
     from engines.sqlite import resolve as SR
-    res = RR.resolve(["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"], "writes")
+    res = RR.resolve(["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"], modes.WRITES)
     assert {p.spec.phase for p in res.probes} == {"PH_WRITE", "PH_WAL"}
     assert {p.name.split("(")[0] for p in res.probes} == {
         "rocksdb::DBImpl::WriteImpl", "rocksdb::DBImpl::WriteToWAL",
@@ -314,12 +314,12 @@ def test_sqlite_symbols_of_the_system_library():
     from engines.rocksdb import resolve as RR
     from engines.sqlite import resolve as SR
     objs = S.candidate_objects_for_command("/usr/bin/python3", [])
-    res = SR.resolve(objs, "full")
+    res = SR.resolve(objs, modes.FULL)
     assert res.engine == "sqlite" and res.object_path and "libsqlite3" in res.object_path
     step = next(p for p in res.probes if p.spec.phase == "PH_SQL_STEP")
     assert step.arg > 0 and not res.notes          # zSql found in sqlite3_sql
     assert {p.spec.phase for p in res.probes} == {"PH_SQL_STEP", "PH_CHECKPOINT"}
-    assert SR.resolve(objs, "sample").probes == []
+    assert SR.resolve(objs, modes.SAMPLE).probes == []
     assert SR.decode_sql_offset("/dev/null", 0) == 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from collectors.modes import Mode
 from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved, SymbolError,
                                 function_symbols, usdt_probes)
 from engines.postgres import ENGINE
@@ -47,11 +48,12 @@ def postgres_version(path: str) -> str | None:
     return m.group(1).decode() if m else None
 
 
-def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolution:
-    """Probe points in the first object that defines XLogInsertRecord and
-    carries the transaction USDT probes (the server, not an extension)."""
+def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolution:
+    """Probe points of mode's probe set in the first object that defines
+    XLogInsertRecord and carries the transaction USDT probes (the server,
+    not an extension)."""
     res = Resolution(engine=ENGINE.name)
-    probe_set = "full" if mode in ("full", "window", "budget") else mode
+    probe_set = mode.probe_set
     for obj in objects:
         res.objects_checked.append(obj)
         try:
@@ -69,7 +71,7 @@ def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolut
         if "transaction__start" not in usdt:
             res.notes.append("no transaction USDT probes (a build without --enable-dtrace): "
                              "transactions cannot be delimited")
-        if mode == "sample":
+        if probe_set is None:
             return res
         for spec in FUNCTIONS:
             if probe_set not in spec.modes:

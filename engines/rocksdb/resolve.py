@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import re
 
-from collectors.symbols import (BOTH, FULL, PROBE_SET, ProbeSpec, Resolution, Resolved,
+from collectors.modes import Mode
+from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved,
                                 SymbolError, demangle, function_symbols, stepped_phases)
 from engines.rocksdb import ENGINE
 
@@ -58,16 +59,16 @@ def rocksdb_version(path: str) -> str | None:
     return m.group(1) if m else None
 
 
-def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolution:
-    """Probe points in the first object that defines DBImpl::WriteImpl.
-    keep_stepped=False: if a CRC site must be single-stepped (~10 us a hit),
-    CRC gets no probes and is split out of wal_append by sampling."""
+def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolution:
+    """Probe points of mode's probe set in the first object that defines
+    DBImpl::WriteImpl.  keep_stepped=False: if a CRC site must be
+    single-stepped (~10 us a hit), CRC gets no probes and is split out of
+    wal_append by sampling."""
     res = Resolution(engine=ENGINE.name)
-    mode = PROBE_SET.get(mode, mode)
-    if mode == "sample":
+    if mode.probe_set is None:
         specs: tuple[ProbeSpec, ...] = ()
     else:
-        specs = tuple(s for s in PROBES if mode in s.modes)
+        specs = tuple(s for s in PROBES if mode.probe_set in s.modes)
     for obj in objects:
         res.objects_checked.append(obj)
         try:
@@ -100,10 +101,12 @@ def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolut
             res.probes = [p for p in res.probes if p.spec.phase != "PH_CRC"]
             res.notes.append("crc32c probe sites are single-stepped (~10 us a hit): "
                              "crc is split out of wal_append by sampling instead")
-        if mode != "sample" and not any(p.spec.phase == "PH_CRC" for p in res.probes):
+        if mode.probe_set is not None and not any(p.spec.phase == "PH_CRC"
+                                                  for p in res.probes):
             res.sampled_split["crc"] = "wal_append"
-        res.groups_unprobed = mode == "writes"
-        if mode != "sample" and not any(p.spec.phase == "PH_MEMTABLE" for p in res.probes):
+        res.groups_unprobed = mode.groups_unprobed
+        if mode.probe_set is not None and not any(p.spec.phase == "PH_MEMTABLE"
+                                                  for p in res.probes):
             res.sampled_split["memtable"] = "other"
         if res.groups_unprobed:   # the spin before a follower yields
             res.sampled_split["queue"] = "other"

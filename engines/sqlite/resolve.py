@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from collectors.modes import Mode
 from collectors.symbols import BOTH, ProbeSpec, Resolution, Resolved, SymbolError, function_symbols
 from engines.sqlite import ENGINE
 
@@ -45,8 +46,9 @@ def sqlite_version(path: str) -> str | None:
     return m.group(1).decode() if m else None
 
 
-def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolution:
-    """Probe points in the first object that defines sqlite3_step."""
+def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolution:
+    """Probe points of mode's probe set in the first object that defines
+    sqlite3_step."""
     res = Resolution(engine=ENGINE.name)
     for obj in objects:
         res.objects_checked.append(obj)
@@ -63,7 +65,7 @@ def resolve(objects: list[str], mode: str, keep_stepped: bool = True) -> Resolut
         if not sql_off:
             res.notes.append("cannot read statement text (sqlite3_sql not "
                              "decodable): every statement is its own transaction")
-        if mode == "sample":
+        if mode.probe_set is None:
             return res
         for name, phase, fallbacks in PROBES:
             use = next((n for n in (name,) + fallbacks if n in syms), None)

@@ -104,8 +104,7 @@ def inspect(read_path: str, shown_path: str, mode: modes.Mode, keep_stepped: boo
     else:
         marked = _marked_engine(read_path)
         info.why = (f"holds {marked} but none of its functions are named: stripped"
-                    if marked else "no " + " or ".join(e.title for e in engines.ENGINES)
-                    + " functions")
+                    if marked else f"no {engines.titles()} functions")
         return info, None
     info.engine = res.engine
     version_of = getattr(unit, "version_of", None)

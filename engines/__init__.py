@@ -14,7 +14,7 @@ ENGINES: tuple[Engine, ...] = (ROCKSDB, SQLITE, POSTGRES)
 NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)
 
 __all__ = ["ENGINES", "NAMES", "Component", "Engine", "OTHER", "SCHED_RUNQ", "get",
-           "by_ws_engine"]
+           "by_ws_engine", "titles"]
 
 
 def get(name: str) -> Engine:
@@ -22,6 +22,12 @@ def get(name: str) -> Engine:
         if e.name == name:
             return e
     raise KeyError(f"no engine {name!r} (known: {', '.join(NAMES)})")
+
+
+def titles() -> str:
+    """Every engine's name for a sentence: "RocksDB, SQLite or PostgreSQL"."""
+    t = [e.title for e in ENGINES]
+    return ", ".join(t[:-1]) + " or " + t[-1] if len(t) > 1 else t[0]
 
 
 def by_ws_engine(values: dict[str, int]) -> dict[int, str]:

@@ -323,8 +323,7 @@ def trace(opts: TraceOptions) -> TraceResult:
               "longer, raise --window-duty, or use the default mode", file=sys.stderr)
     if is_empty(summary) and not opts.allow_empty and not got.interrupted:
         inspected = len(summary.get("objects", []))
-        print(f"walscope: no {' or '.join(e.title for e in engines.ENGINES)} write or "
-              "transaction seen "
+        print(f"walscope: no {engines.titles()} write or transaction seen "
               f"(engines found: {', '.join(summary.get('engines_found', [])) or 'none'}; "
               f"{inspected} objects inspected, see summary.json objects); "
               "--allow-empty accepts such a run", file=sys.stderr)

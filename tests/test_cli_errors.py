@@ -59,7 +59,7 @@ def test_stripped_library_is_reported(tmp_path):
         subprocess.run(["strip", "--strip-all", str(lib)], check=True)
     p = run_trace(["-o", str(tmp_path / "o"), "--lib", str(lib), "--", "/bin/true"])
     assert p.returncode == 3 and "Traceback" not in p.stderr
-    assert "no RocksDB or SQLite write or transaction seen" in p.stderr
+    assert "no RocksDB, SQLite or PostgreSQL write or transaction seen" in p.stderr
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     why = {o["path"]: o["why"] for o in s["objects"]}
     assert "stripped" in why[str(lib)], why

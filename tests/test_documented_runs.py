@@ -31,6 +31,8 @@ NOT_RUN = [
     (r"runners/study\.py \S+ --quick$", "tests/test_studies.py runs `study.py all --quick`"),
     (r"runners/run_matrix\.py", "a matrix takes minutes: tests/test_matrix.py runs a small one"),
     (r"runners/durability\.py", "tests/test_durability.py runs it"),
+    (r"^python3 -m runners\.postgres ", "tests/test_pg_runner.py runs each against a real "
+     "cluster (tests/test_postgres.py traces run and -p)"),
     (r"bench/", "a benchmark (minutes), run to produce bench/results"),
     (r"-- \./my_app$", "./my_app stands for the user's program"),
     (r"^\./walscope ", "tests/test_commands.py runs each from a plain shell, and below as nobody"),

@@ -159,7 +159,7 @@ def test_another_mount_namespace(tmp_path):
 def test_a_run_that_sees_no_engine_says_so(tmp_path):
     p = run_trace(["-o", str(tmp_path / "o"), "--", "/bin/true"], timeout=120)
     assert p.returncode == 3 and "Traceback" not in p.stderr
-    assert "no RocksDB or SQLite write or transaction seen" in p.stderr.splitlines()[-1]
+    assert "no RocksDB, SQLite or PostgreSQL write or transaction seen" in p.stderr.splitlines()[-1]
     assert "--allow-empty" in p.stderr
     assert "no write or transaction seen" in p.stdout
     s = json.loads((tmp_path / "o" / "summary.json").read_text())

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from collectors.run_folder import RunFolder
 
-WINDOWS = "windows.tsv"
 BOOTSTRAP = 1000
 SEED = 1
 # an interval across windows needs this many windows with writes: with
@@ -35,7 +35,7 @@ def lines_of(run_dir: Path, kind: str, fields: int) -> list[list[str]]:
     """windows.tsv's lines of one kind (its first field) with this many
     fields after it, split; a line torn or of another length is skipped."""
     try:
-        text = (Path(run_dir) / WINDOWS).read_text()
+        text = RunFolder(run_dir).windows_tsv.read_text()
     except FileNotFoundError:
         return []
     rows = (line.split("\t") for line in text.splitlines())
@@ -56,7 +56,7 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
     cols = ["open_ns", "close_ns", "detached_ns", "attach_us", "detach_us", "uprobes", "late"]
     rows: list[dict[str, int]] = []
     try:
-        text = (Path(run_dir) / WINDOWS).read_text()
+        text = RunFolder(run_dir).windows_tsv.read_text()
     except FileNotFoundError:
         return pd.DataFrame(columns=cols)
     for line in text.splitlines():   # opens and closes in their order
@@ -159,6 +159,7 @@ def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | N
     """summary.json's budget: what the run cost and what it recorded."""
     every = bool(len(windows) == 1 and not (costs["every_write"] == 0).any())
     line = line or {}
+    busy = costs[costs["writes"] > 0] if len(costs) and (costs["writes"] > 0).any() else costs
     out: dict[str, Any] = {
         "budget": budget,
         "burst_ms": line["burst_ns"] / 1e6 if "burst_ns" in line else None,
@@ -166,7 +167,9 @@ def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | N
         if len(windows) else 0.0,
         "every_write": every,
         "estimates": int(len(costs)),
-        "cost_median": float(costs["cost"].median()) if len(costs) else None,
+        # while the workload wrote: an idle stretch (a server before its
+        # load, a workload's set-up) estimates nothing, a cost of 0
+        "cost_median": float(busy["cost"].median()) if len(busy) else None,
         "cost_max": float(costs["cost"].max()) if len(costs) else None,
         # the estimates as they were made: when, the cost of tracing every
         # write then, and the duty the schedule took from it

@@ -168,6 +168,19 @@ def overhead() -> str:
     return "\n".join(rows)
 
 
+def engines_table() -> str:
+    """The engine registry as docs/architecture.md shows it: each unit's
+    files, what a row is, its components."""
+    import engines
+    rows = ["| engine | a row is | unit | BPF part | components |", "|---|---|---|---|---|"]
+    for e in engines.ENGINES:
+        bpf = [f"`probes/{f}`" for f in (f"{e.name}.h", f"{e.name}.bpf.h")
+               if (ROOT / "probes" / f).exists()] or ["`probes/walscope.h`"]
+        rows.append(f"| {e.title} | one {e.row} | `engines/{e.name}/` | {', '.join(bpf)} | "
+                    f"{', '.join(f'`{c}`' for c in e.component_names())} |")
+    return "\n".join(rows)
+
+
 TRUTH_JSON = ROOT / "bench" / "results" / "truth.json"
 
 
@@ -216,7 +229,7 @@ def window_cost() -> str:
 
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
           "window_cost": window_cost, "truth": truth, "schema": schema, "components": component_table,
-          "queries": queries, "faults": faults}
+          "queries": queries, "faults": faults, "engines": engines_table}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 
 

@@ -9,14 +9,13 @@ hits and traced syscalls per component (ws_write_rec.hits_*, sys_*), and
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-CALIBRATION_FILE = "calibration.json"
+from collectors.run_folder import RunFolder, RunFolderError
 
 
 @dataclass(frozen=True)
@@ -90,12 +89,14 @@ def derived_costs(m: dict[str, Any]) -> dict[str, float]:
 def load(run_dir: Path) -> Calibration:
     """The run's calibration (calibration.json); none (no compensation)
     when it was traced with --no-calibrate."""
+    folder = RunFolder(run_dir)
     try:
-        return Calibration.from_dict(json.loads((Path(run_dir) / CALIBRATION_FILE).read_text()))
-    except FileNotFoundError:
-        return Calibration()
+        raw = folder.calibration()
+        return Calibration() if raw is None else Calibration.from_dict(raw)
+    except RunFolderError:
+        raise
     except (OSError, ValueError, TypeError) as e:
-        raise ValueError(f"{run_dir}/{CALIBRATION_FILE}: unreadable ({e})") from None
+        raise ValueError(f"{folder.calibration_json}: unreadable ({e})") from None
 
 
 def to_dict(cal: Calibration) -> dict[str, Any]:

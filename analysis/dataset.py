@@ -12,7 +12,6 @@ partitions, so a fleet can export continuously.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -21,15 +20,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import engines
+from collectors.run_folder import TABLES, RunFolder
 
 # major.minor: a minor adds columns or tables, a major changes or removes
 SCHEMA_VERSION = "1.1"     # 1.1: runs.postgres_version
 META_VERSION = b"walscope.schema_version"
 META_COMMIT = b"walscope.commit"
 META_TABLE = b"walscope.table"
-# run-folder Parquet files that become tables of the dataset
-TABLES = {"writes": "writes.parquet", "io": "io.parquet", "sched": "sched.parquet",
-          "samples": "samples.parquet", "threads": "threads.parquet"}
+# TABLES (collectors.run_folder): the run folder's Parquet files, which
+# become tables of the dataset
 RUNS = "runs"
 PART = "part-0.parquet"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -117,7 +116,7 @@ def export(run_dir: Path, dataset: Path, host: str | None = None,
     """Copy an analysed run folder into the dataset; returns rows per table."""
     run_dir, dataset = Path(run_dir), Path(dataset)
     try:
-        summary = json.loads((run_dir / "summary.json").read_text())
+        summary = RunFolder(run_dir).summary()
     except FileNotFoundError:
         raise DatasetError(f"{run_dir}: not an analysed run folder (no summary.json: "
                            f"walscope analyse {run_dir})") from None
@@ -128,8 +127,8 @@ def export(run_dir: Path, dataset: Path, host: str | None = None,
     run = partition_value(run or run_dir.name)
     commit = env.get("walscope_commit")
     out: dict[str, int] = {}
-    for table, fname in TABLES.items():
-        src = run_dir / fname
+    for table in TABLES:
+        src = RunFolder(run_dir).table(table)
         if src.exists():
             out[table] = _write_table(pq.ParquetFile(src), part_path(dataset, table, host, run),
                                       _metadata(table, commit))

@@ -22,7 +22,6 @@ Pure functions of run folders and frames; viz/diff.py renders.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import pyarrow.parquet as pq
 
 from analysis import components, syscalls
 from collectors import modes, records as R
+from collectors.run_folder import RunFolder
 from analysis.windows import (BOOTSTRAP, MIN_WINDOWS, SEED, interval_across_windows,
                               read_windows, window_of)
 
@@ -99,7 +99,7 @@ def load_run(path: Path) -> Run:
     if not path.is_dir():
         raise DiffError(f"{path}: no such run folder")
     try:
-        summary = json.loads((path / "summary.json").read_text())
+        summary = RunFolder(path).summary()
     except FileNotFoundError:
         raise DiffError(f"{path}: not an analysed run folder (no summary.json; "
                         "walscope analyse it)") from None
@@ -107,15 +107,16 @@ def load_run(path: Path) -> Run:
         raise DiffError(f"{path}/summary.json: unreadable ({e})") from None
     engine = summary.get("engine") or "rocksdb"
     mode = summary.get("mode", "?")
-    if not (path / "writes.parquet").exists():
+    folder = RunFolder(path)
+    if not folder.writes_parquet.exists():
         raise DiffError(f"{path}: no per-write rows (no writes.parquet; mode {mode})")
-    have = set(pq.read_schema(path / "writes.parquet").names)
+    have = set(pq.read_schema(folder.writes_parquet).names)
     own = engine_components(path, engine)
     comps = [c for c in components.DISPLAY_ORDER
              if f"{c}_adj_ns" in have and (own is None or c in own)]
     want = [c for c in ("start_ns", "dur_adj_ns", "engine", "syscalls",
                         "untraced_syscalls", "wal_bytes") if c in have]
-    w = pd.read_parquet(path / "writes.parquet", columns=want + [f"{c}_adj_ns" for c in comps])
+    w = pd.read_parquet(folder.writes_parquet, columns=want + [f"{c}_adj_ns" for c in comps])
     if "engine" in w:
         w = w[w["engine"] == engine].reset_index(drop=True)
     if not len(w) or "dur_adj_ns" not in w or not comps:
@@ -128,8 +129,8 @@ def load_run(path: Path) -> Run:
         unit = "windows"
     else:
         cl, k, unit = np.arange(len(w)), 0, "writes"
-    io = pd.read_parquet(path / "io.parquet", columns=list(IO_COLUMNS)) \
-        if (path / "io.parquet").exists() else None
+    io = pd.read_parquet(folder.io_parquet, columns=list(IO_COLUMNS)) \
+        if folder.io_parquet.exists() else None
     return Run(path, engine, mode, summary, w, comps, cl, unit, k, io)
 
 

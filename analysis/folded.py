@@ -17,6 +17,7 @@ import pandas as pd
 import engines
 from analysis.columns import ParquetColumns
 from analysis.components import QUEUE_PARTS
+from collectors.run_folder import RunFolder
 
 # writes.parquet columns the phase stacks read (with every *_adj_ns)
 PHASE_COLUMNS = ("engine", "leader", "explicit", "txn_type") + tuple(
@@ -135,34 +136,34 @@ def oncpu_stacks(samples: pd.DataFrame) -> Counter:
 def write_folded(run_dir: Path, root: str = "command") -> dict[str, Path]:
     """All folded files of a run folder (root: the phase stacks' root frame,
     the traced command's name); returns kind -> path."""
-    run_dir = Path(run_dir)
+    folder = RunFolder(run_dir)
     paths = {}
-    wcols = ParquetColumns(run_dir / "writes.parquet")
+    wcols = ParquetColumns(folder.writes_parquet)
     want = [c for c in wcols.columns if c in PHASE_COLUMNS or c.endswith("_adj_ns")]
     phase: Counter = Counter()   # a batch at a time: bounded for any run
     for batch in wcols.batches(want):
         phase.update(phase_us(batch, root))
     stacks = {"phase": rounded(phase)}
     us: Counter = Counter()
-    if (run_dir / "sched.parquet").exists():
-        for batch in ParquetColumns(run_dir / "sched.parquet").batches(
+    if folder.sched_parquet.exists():
+        for batch in ParquetColumns(folder.sched_parquet).batches(
                 ["thread", "event", "preempted", "dur_ns"]):
             us.update(runnable_us(batch))
-    if (run_dir / "io.parquet").exists():
-        for batch in ParquetColumns(run_dir / "io.parquet").batches(
+    if folder.io_parquet.exists():
+        for batch in ParquetColumns(folder.io_parquet).batches(
                 ["thread", "syscall", "kind", "lat_ns"]):
             us.update(blocked_us(batch))
     stacks["offcpu"] = rounded(us)
-    if (run_dir / "samples.parquet").exists():
-        stacks["oncpu"] = oncpu_stacks(pd.read_parquet(run_dir / "samples.parquet"))
+    if folder.samples_parquet.exists():
+        stacks["oncpu"] = oncpu_stacks(pd.read_parquet(folder.samples_parquet))
     # folded from the records by analysis.run (stacks.py, offcpu.py)
     for kind in ("oncpu-stacks", "offcpu-stacks"):
-        if (run_dir / f"{kind}.folded").exists():
-            paths[kind] = run_dir / f"{kind}.folded"
+        if folder.folded(kind).exists():
+            paths[kind] = folder.folded(kind)
     for kind, c in stacks.items():
         text = fold(c)
         if text:
-            p = run_dir / f"{kind}.folded"
+            p = folder.folded(kind)
             p.write_text(text)
             paths[kind] = p
     return paths

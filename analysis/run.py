@@ -28,12 +28,7 @@ from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
 from collectors import records as R
-
-RUN_INFO = "run.json"      # written by the tracer (runners/trace.py)
-SUMMARY = "summary.json"
-# a workload may log its own transactions here (WALSCOPE_RUN_DIR/txlog.csv:
-# tid,start_ns,end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
-TXLOG = "txlog.csv"
+from collectors.run_folder import RunFolder, RunFolderError
 
 
 class AnalysisError(RuntimeError):
@@ -43,25 +38,20 @@ class AnalysisError(RuntimeError):
 def read_run_info(run_dir: Path) -> dict[str, Any]:
     """run.json, or {} for a folder whose tracer wrote none."""
     try:
-        return json.loads((run_dir / RUN_INFO).read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise AnalysisError(f"{run_dir}/{RUN_INFO}: unreadable ({e})") from None
+        return RunFolder(run_dir).run_info()
+    except RunFolderError as e:
+        raise AnalysisError(str(e)) from None
 
 
 def seeded_paths(run_dir: Path) -> dict[tuple[int, int], str]:
     """(pid, fd) -> path of the files open when tracing began (fds.json)."""
-    try:
-        raw = json.loads((run_dir / R.OPEN_FILES).read_text())
-    except FileNotFoundError:
-        return {}
+    raw = RunFolder(run_dir).open_files()
     return {(int(pid), int(fd)): path for pid, fds in raw.items() for fd, path in fds.items()}
 
 
 def writes_span_ns(run_dir: Path) -> int | None:
     """From the first write's start to the last write's end."""
-    path = run_dir / "writes.parquet"
+    path = RunFolder(run_dir).writes_parquet
     if not path.exists():
         return None
     lo, hi = None, None
@@ -76,13 +66,14 @@ def analyse(run_dir: Path) -> dict[str, Any]:
     """Write the run folder's Parquet tables, folded stacks and summary.json;
     returns the summary.  Records are read with the folder's own layout."""
     run_dir = Path(run_dir)
-    if not any((run_dir / f).exists() for f in R.RECORD_FILES.values()):
+    if not RunFolder(run_dir).has_records():
         raise AnalysisError(f"{run_dir}: no walscope records (*.bin) in it")
     with R.layout_of(run_dir):
         return _analyse(run_dir)
 
 
 def _analyse(run_dir: Path) -> dict[str, Any]:
+    folder = RunFolder(run_dir)
     info = read_run_info(run_dir)
     try:
         cal = compensation.load(run_dir)
@@ -101,8 +92,8 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
                                                info.get("offcpu_stack_every", 1))
     folded.write_folded(run_dir, root)
     summary.update(info.get("summary", {}))
-    if (run_dir / windows.WINDOWS).exists():   # --mode window and budget
-        w = C.ParquetColumns(run_dir / "writes.parquet")
+    if folder.windows_tsv.exists():   # --mode window and budget
+        w = C.ParquetColumns(folder.writes_parquet)
         comps = components.names(summary["engine"])
         sched = windows.read_windows(run_dir)
         rows = w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
@@ -118,11 +109,11 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
     summary["self_check"] = selfcheck.self_check(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),
-        windowed=(run_dir / windows.WINDOWS).exists())
+        windowed=folder.windows_tsv.exists())
     if "end" not in info:   # the tracer died: what it would have added is unknown
         summary["partial_run"] = True
         summary["partial_why"] = summary.get("partial_why", []) + [
-            f"{RUN_INFO} has no end: the tracer died before the run ended"]
+            f"{folder.run_json.name} has no end: the tracer died before the run ended"]
         summary.setdefault("elapsed_s", None)
     write_summary(run_dir, summary)
     return summary
@@ -131,6 +122,7 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
 def tables(run_dir: Path, cal: compensation.Calibration,
            info: dict[str, Any]) -> dict[str, Any]:
     """Parquet files from the records; returns the summary (not yet written)."""
+    folder = RunFolder(run_dir)
     counters, rep = S.collector_counters(run_dir)
     # the engine with the most writes leads; a process may hold several
     present = W.records_engines(run_dir)
@@ -140,7 +132,9 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     split = info.get("sampled_split", {})
     groups_unprobed = info.get("groups_unprobed", False)
     # records -> Parquet a chunk at a time; summaries read columns back
-    txlog = run_dir / TXLOG
+    # a workload may log its own transactions (txlog.csv: tid,start_ns,
+    # end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
+    txlog = folder.txlog_csv
     log = W.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
     empty_w = np.zeros(0, R.struct_dtype("ws_write_rec"))
     samples = sampling.samples_frame(run_dir, engine) if sample_hz else None
@@ -164,7 +158,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     empty = frame(empty_w)
     if log is not None:
         empty = W.label_transactions(empty, log)
-    C.write_chunks(run_dir / "writes.parquet", writes_chunks(), empty)
+    C.write_chunks(folder.writes_parquet, writes_chunks(), empty)
     opens = opens_frame(run_dir, seeded_paths(run_dir))
     named = named_frame(run_dir)
     names: dict[int, str] = {}
@@ -174,16 +168,16 @@ def tables(run_dir: Path, cal: compensation.Calibration,
             df = io_frame_from(chunk, opens, named)
             names.update(zip(df["tid"], df["thread"]))
             yield df
-    C.write_chunks(run_dir / "io.parquet", io_chunks(),
+    C.write_chunks(folder.io_parquet, io_chunks(),
                    io_frame_from(np.zeros(0, R.struct_dtype("ws_io_rec")), opens, named))
 
     def sched_chunks():
         for chunk in R.iter_records(run_dir, "ws_sched_rec"):
             yield sched_frame_from(chunk, names)
-    C.write_chunks(run_dir / "sched.parquet", sched_chunks(),
+    C.write_chunks(folder.sched_parquet, sched_chunks(),
                    sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
-    writes = C.ParquetColumns(run_dir / "writes.parquet")
-    io = C.ParquetColumns(run_dir / "io.parquet")
+    writes = C.ParquetColumns(folder.writes_parquet)
+    io = C.ParquetColumns(folder.io_parquet)
     several = len(engines) > 1
     summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed, several)
     if log is not None and engine == "sqlite":
@@ -196,12 +190,12 @@ def tables(run_dir: Path, cal: compensation.Calibration,
                 sub["by_type"] = by_type(writes, e)
             summary["by_engine"][e] = sub
     threads = threadtime.threads_frame(run_dir)
-    threads.to_parquet(run_dir / "threads.parquet", index=False)
+    threads.to_parquet(folder.threads_parquet, index=False)
     summary["thread_time"] = threadtime.summarize(threads, engine)
     if fractions:
         summary["sampled_split"] = fractions
     if samples is not None:
-        samples.to_parquet(run_dir / "samples.parquet", index=False)
+        samples.to_parquet(folder.samples_parquet, index=False)
         summary["sample_breakdown"] = sampling.breakdown(samples, sample_hz)
         summary["sample_hz"] = sample_hz
     summary["collector"] = {k: rep.get(k) for k in
@@ -237,7 +231,7 @@ def partial_why(run_dir: Path, rep: dict[str, Any]) -> list[str]:
     why = []
     wrote = rep.get("records") or {}
     for struct, fname in R.RECORD_FILES.items():
-        path = run_dir / fname
+        path = RunFolder(run_dir).records(struct)
         size = path.stat().st_size if path.exists() else 0
         have, torn = divmod(size, R.struct_dtype(struct).itemsize)
         want = wrote.get(fname)
@@ -282,13 +276,13 @@ def fold_oncpu(run_dir: Path, method: str, info: dict[str, Any]) -> dict[str, An
         if method == "dwarf":
             if info.get("oncpu_stacks_error"):
                 raise OSError(info["oncpu_stacks_error"])
-            folded_stacks, total, trunc = stacks.fold_perf(run_dir / R.PERF_SCRIPT)
+            folded_stacks, total, trunc = stacks.fold_perf(RunFolder(run_dir).perf_script_txt)
         else:
             folded_stacks, total, trunc = stacks.fold_bpf(run_dir)
     except OSError as e:
         warn(f"no on-CPU stacks: {e}")
         return {**out, "samples": 0, "truncated": 0, "error": str(e)}
-    (run_dir / "oncpu-stacks.folded").write_text(folded.fold(folded_stacks))
+    RunFolder(run_dir).folded("oncpu-stacks").write_text(folded.fold(folded_stacks))
     if total and trunc / total > 0.2:
         warn(f"{trunc} of {total} on-CPU stacks are truncated "
              f"({method} unwinding; see summary.json oncpu_stacks)")
@@ -307,11 +301,13 @@ def fold_offcpu(run_dir: Path, engine: str, user_stacks: bool,
     except OSError as e:
         warn(f"no off-CPU stacks: {e}")
         return {"error": str(e)}
-    (run_dir / "offcpu-stacks.folded").write_text(folded.fold(folded.rounded(folded_stacks)))
+    RunFolder(run_dir).folded("offcpu-stacks").write_text(
+        folded.fold(folded.rounded(folded_stacks)))
     return info
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
-    tmp = run_dir / (SUMMARY + ".tmp")
+    dst = RunFolder(run_dir).summary_json
+    tmp = dst.with_name(dst.name + ".tmp")
     tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    tmp.replace(run_dir / SUMMARY)
+    tmp.replace(dst)

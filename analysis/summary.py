@@ -2,7 +2,6 @@
 at a time (memory stays bounded whatever the run's length)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from analysis import aggregate as G
 from analysis import components, compensation, syscalls
 from analysis.compensation import Calibration
 from collectors import records as R
+from collectors.run_folder import RunFolder
 
 QUEUE_PARTS = components.QUEUE_PARTS
 UNRELIABLE_FRACTION = 0.5   # compensation above this share of a component
@@ -201,10 +201,8 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
 
 def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:
     """Counters by name, and the collector's own report (empty if it died)."""
-    p = run_dir / "collector.json"
-    try:
-        rep = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError):
+    rep = RunFolder(run_dir).collector_report()
+    if not rep:
         return {}, {}
     names = R.counter_names()
     return dict(zip(names, rep.get("counters", []))), rep

@@ -2,10 +2,9 @@
 them on the tracing host (symbols.json, written by collectors.symbolize)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from collectors import records as R
+from collectors.run_folder import RunFolder
 
 
 
@@ -14,10 +13,7 @@ class RunSymbols:
     address the tracer did not resolve (a run whose tracer died)."""
 
     def __init__(self, run_dir: Path):
-        try:
-            raw = json.loads((Path(run_dir) / R.SYMBOLS_FILE).read_text())
-        except FileNotFoundError:
-            raw = {}
+        raw = RunFolder(run_dir).symbols()
         self._user = {int(pid): {int(ip, 16): n for ip, n in names.items()}
                       for pid, names in raw.get("user", {}).items()}
         self._kernel = {int(ip, 16): n for ip, n in raw.get("kernel", {}).items()}

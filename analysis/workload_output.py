@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from collectors.run_folder import RunFolder
+
 BENCH = re.compile(r"^(\w+)\s+:\s+([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds (\d+) operations")
 PCT = re.compile(r"^Percentiles: P50: ([\d.]+) P75: ([\d.]+) P99: ([\d.]+) P99\.9: ([\d.]+)")
 TICKER = re.compile(r"^(rocksdb\.[\w.]+) COUNT : (\d+)$")
@@ -85,7 +87,7 @@ def throughput(run_dir: Path, writes: int, span_ns: int | None,
     sqlite_tpcc's transactions/s and tpmC; else writes over the span from
     the first write's start to the last's end (not in window mode, whose
     writes are a sample).  None when there is no telling."""
-    log = run_dir / "command.log"
+    log = RunFolder(run_dir).command_log
     text = log.read_text(errors="replace") if log.exists() else ""
     benches = [b for b in parse(text)["benchmarks"]
                if b["benchmark"].startswith(WRITE_BENCHMARKS)]
@@ -95,7 +97,7 @@ def throughput(run_dir: Path, writes: int, span_ns: int | None,
                 "source": "the workload's report: " + ", ".join(
                     f"{b['benchmark']} {b['ops_sec']} ops/s" for b in benches),
                 "benchmarks": benches}
-    tx = run_dir / "txlog.json"
+    tx = RunFolder(run_dir).txlog_json
     if tx.exists():
         try:
             s = json.loads(tx.read_text())["summary"]

@@ -174,7 +174,7 @@ TXLOG_COLUMNS = ("tid", "start_ns", "end_ns", "type")
 
 
 def read_txlog(path: Path) -> pd.DataFrame:
-    """A workload's own transaction log (see run.TXLOG); empty if unusable."""
+    """A workload's own transaction log (txlog.csv); empty if unusable."""
     try:
         df = pd.read_csv(path)
     except (OSError, ValueError, pd.errors.ParserError):

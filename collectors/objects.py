@@ -36,6 +36,7 @@ from elftools.elf.elffile import ELFFile
 
 import engines
 from collectors import loader, modes, procfs, symbols
+from collectors.run_folder import RunFolder
 from collectors.session import Collector, SessionError
 
 @dataclass
@@ -314,7 +315,7 @@ class ObjectFollower:
             return
         assert self._collector is not None
         self._attaches += 1
-        tsv = self.run_dir / f"attach-{self._attaches}.tsv"
+        tsv = RunFolder(self.run_dir).attach_found(self._attaches)
         tsv.write_text("".join(line + "\n" for line in lines))
         reply = self._collector.command(f"attach {tsv}", timeout=120)
         m = re.fullmatch(r"ok attach (\d+) (\d+)", reply)

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors import records as R
+from collectors.run_folder import RunFolder
 
 # (start, end, file offset, path) of an executable mapping
 Mapping = tuple[int, int, int, str]
@@ -60,7 +60,7 @@ class MapSnapshots:
 
     def save(self, run_dir: Path) -> None:
         """maps.json: pid -> [start, end, offset, path] of what was mapped."""
-        (Path(run_dir) / R.MAPS_FILE).write_text(json.dumps(
+        RunFolder(run_dir).maps_json.write_text(json.dumps(
             {str(pid): rows for pid, rows in self.maps.items()}))
 
 
@@ -83,7 +83,7 @@ def open_files(pids: list[int]) -> dict[int, dict[int, str]]:
 def save_open_files(run_dir: Path, files: dict[int, dict[int, str]]) -> None:
     """fds.json: what analysis.io names the fds of io records by, before any
     openat the tracer saw."""
-    (Path(run_dir) / R.OPEN_FILES).write_text(json.dumps(
+    RunFolder(run_dir).fds_json.write_text(json.dumps(
         {str(p): {str(fd): path for fd, path in fds.items()} for p, fds in files.items()}))
 
 

@@ -24,29 +24,11 @@ from typing import Any
 import numpy as np
 
 import engines
+from collectors.run_folder import RECORD_FILES, RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 BTF_JSON = ROOT / ".output" / "walscope.btf.json"
-LAYOUT = "layout.json"     # a run folder's copy of its layout
 _layout = str(BTF_JSON)    # the layout in use (use_layout, layout_of)
-
-# record files written by the collector, by struct name
-RECORD_FILES = {
-    "ws_write_rec": "writes.bin",
-    "ws_io_rec": "io.bin",
-    "ws_sched_rec": "sched.bin",
-    "ws_open_rec": "open.bin",
-    "ws_sample_rec": "samples.bin",
-    "ws_task_rec": "tasks.bin",
-}
-
-
-# files beside the records that the tracer writes (collectors/) and the
-# analysis reads (analysis/): one name each
-SYMBOLS_FILE = "symbols.json"      # addresses the records refer to, named
-OPEN_FILES = "fds.json"            # files open when tracing began (-p PID)
-MAPS_FILE = "maps.json"            # the memory maps the symbols were read through
-PERF_SCRIPT = "perf-script.txt"    # --stacks dwarf: perf's stacks, symbolized
 
 
 class LayoutError(RuntimeError):
@@ -74,7 +56,7 @@ def use_layout(path: str | os.PathLike) -> None:
 def layout_of(run_dir: str | os.PathLike) -> Iterator[None]:
     """Within: the layout the run folder was written with (its layout.json;
     the build's for a folder without one)."""
-    own = Path(run_dir) / LAYOUT
+    own = RunFolder(run_dir).layout_json
     before = _layout
     use_layout(own if own.exists() else BTF_JSON)
     try:
@@ -101,9 +83,10 @@ def write_layout(run_dir: str | os.PathLike, src: str | os.PathLike = BTF_JSON) 
         if "type_id" in t:
             todo.append(t["type_id"])
     out = {"types": [types[i] for i in sorted(keep)]}
-    tmp = Path(run_dir) / (LAYOUT + ".tmp")
+    dst = RunFolder(run_dir).layout_json
+    tmp = dst.with_name(dst.name + ".tmp")
     tmp.write_text(json.dumps(out, separators=(",", ":"), sort_keys=True) + "\n")
-    tmp.replace(Path(run_dir) / LAYOUT)
+    tmp.replace(dst)
 
 
 @functools.lru_cache(maxsize=4)
@@ -280,7 +263,7 @@ def counter_names() -> list[str]:
 def read_records(run_dir: str | os.PathLike, struct: str) -> np.ndarray:
     """All complete records of one type; a torn last record is dropped."""
     dt = struct_dtype(struct)
-    path = Path(run_dir) / RECORD_FILES[struct]
+    path = RunFolder(run_dir).records(struct)
     if not path.exists():
         return np.zeros(0, dtype=dt)
     data = path.read_bytes()
@@ -297,7 +280,7 @@ def iter_records(run_dir: str | os.PathLike, struct: str,
     """The complete records of one type, rows at a time (plain reads, not a
     memory map, so resident memory is the chunk, whatever the file's size)."""
     dt = struct_dtype(struct)
-    path = Path(run_dir) / RECORD_FILES[struct]
+    path = RunFolder(run_dir).records(struct)
     if not path.exists():
         return
     want = enum_values("ws_rec_type")["WS_REC_" + struct[len("ws_"):-len("_rec")].upper()]
@@ -315,7 +298,7 @@ def torn_bytes(run_dir: str | os.PathLike) -> dict[str, int]:
     """Bytes after the last complete record, per file (non-zero: a crash)."""
     out = {}
     for struct, fname in RECORD_FILES.items():
-        p = Path(run_dir) / fname
+        p = RunFolder(run_dir).records(struct)
         if p.exists():
             rest = p.stat().st_size % struct_dtype(struct).itemsize
             if rest:
@@ -326,7 +309,7 @@ def torn_bytes(run_dir: str | os.PathLike) -> dict[str, int]:
 def read_stack_map(run_dir: str | os.PathLike) -> dict[int, list[int]]:
     """stacks.bin (struct ws_stack_ent, the collector's dump of the stack
     map): id -> ips, leaf first."""
-    path = Path(run_dir) / "stacks.bin"
+    path = RunFolder(run_dir).stacks_bin
     if not path.exists():
         return {}
     dt = struct_dtype("ws_stack_ent")
@@ -339,7 +322,7 @@ def read_offcpu(run_dir: str | os.PathLike) -> np.ndarray:
     """offcpu.bin (struct ws_offcpu_ent, the collector's dump of the offcpu
     map): off-CPU time summed per key."""
     dt = struct_dtype("ws_offcpu_ent")
-    path = Path(run_dir) / "offcpu.bin"
+    path = RunFolder(run_dir).offcpu_bin
     if not path.exists():
         return np.zeros(0, dtype=dt)
     raw = path.read_bytes()

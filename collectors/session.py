@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from collectors.records import ROOT
+from collectors.run_folder import RunFolder
 
 COLLECT = ROOT / ".output" / "walscope-collect"
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -75,7 +76,7 @@ class Collector:
         if not COLLECT.exists():
             raise SessionError(f"{COLLECT} is missing: run `make` first")
         self.outdir = outdir
-        attach_file = outdir / "attach.tsv"
+        attach_file = RunFolder(outdir).attach_tsv
         attach_file.write_text("".join(line + "\n" for line in attach))
         cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file)]
         for name, value in options.items():
@@ -83,7 +84,7 @@ class Collector:
                 cmd.append(f"--{name}")
             elif value is not None and value is not False:
                 cmd += [f"--{name}", str(value)]
-        self.log_path = outdir / "collector.log"
+        self.log_path = RunFolder(outdir).collector_log
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._log,

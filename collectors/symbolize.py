@@ -21,6 +21,7 @@ from elftools.elf.elffile import ELFFile
 from collectors import records as R
 from collectors import symbols
 from collectors.procfs import Mapping
+from collectors.run_folder import RunFolder
 
 KERNEL_HALF = 0xffff800000000000   # x86_64: kernel addresses from here
 
@@ -120,7 +121,8 @@ def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
     if kips:
         ks = KernelSymbols()
         kernel = {f"{ip:x}": ks.name(ip) for ip in kips}
-    tmp = Path(run_dir) / (R.SYMBOLS_FILE + ".tmp")
+    dst = RunFolder(run_dir).symbols_json
+    tmp = dst.with_name(dst.name + ".tmp")
     tmp.write_text(json.dumps({"user": user, "kernel": kernel}))
-    tmp.replace(Path(run_dir) / R.SYMBOLS_FILE)
+    tmp.replace(dst)
     return sum(len(v) for v in user.values()) + len(kernel)

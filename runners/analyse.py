@@ -7,13 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.__main__ import main as analyse_main
+from collectors.run_folder import RunFolder
 
 
 def render(run_dir: Path) -> None:
     """The run's views, the old ones removed first: a view that cannot be
     rendered now is missing, not left from an earlier analysis."""
     from runners.trace import render_views
-    for old in [run_dir / "report.html", *run_dir.glob("flame-*.svg")]:
+    folder = RunFolder(run_dir)
+    for old in [folder.report_html, *folder.flame_svgs()]:
         old.unlink(missing_ok=True)
     render_views(run_dir)
 

@@ -34,6 +34,7 @@ if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve()
 sys.path.insert(0, str(ROOT))
 
 from runners.trace import TraceError, TraceOptions, trace  # noqa: E402
+from collectors.run_folder import RunFolder  # noqa: E402
 from collectors.session import RunAs, SessionError, chown_tree  # noqa: E402
 
 ACK_WRITER = ROOT / ".output" / "ack_writer"
@@ -102,7 +103,7 @@ def one(name: str, out: Path, run_as: RunAs, kill_after: float) -> dict[str, Any
                              mode="full",    # a short run: every write
                              force=True))    # the last run of this setting
     reopen_s = time.monotonic() - t0
-    log = (res.run_dir / "command.log").read_text()
+    log = RunFolder(res.run_dir).command_log.read_text()
     m = VERIFY.search(log)
     if res.exit_code != 0 or not m:
         raise DurabilityError(f"{name}: reopen failed: {log.strip()[-300:]}")

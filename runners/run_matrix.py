@@ -33,6 +33,7 @@ from tqdm import tqdm  # noqa: E402
 
 from collectors import topology  # noqa: E402
 from runners.trace import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
+from collectors.run_folder import REPORT_HTML, RunFolder  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
 from analysis import workload_output  # noqa: E402
 from runners.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
@@ -91,7 +92,7 @@ def tpcc_rows(cell: Cell, kind: str, rep: int, run_dir: Path,
               extra: dict[str, Any], by_type: dict[str, Any] | None = None) -> list[dict]:
     """sqlite_tpcc's own results: one row per transaction type."""
     try:
-        meta = json.loads((run_dir / "txlog.json").read_text())["summary"]
+        meta = json.loads(RunFolder(run_dir).txlog_json.read_text())["summary"]
     except (OSError, ValueError, KeyError):
         raise MatrixError(f"{run_dir}: sqlite_tpcc wrote no results (txlog.json)") from None
     rows = []
@@ -189,7 +190,7 @@ def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
                 if r["kind"] == "traced" and r.get(traced_col) and b:
                     r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / statistics.median(b)
     else:
-        rows += rows_for(cell, "traced", 0, (res.run_dir / "command.log").read_text(),
+        rows += rows_for(cell, "traced", 0, RunFolder(res.run_dir).command_log.read_text(),
                          extra)
     base = [r["ops_sec"] for r in rows if r["kind"] == "baseline" and r.get("ops_sec")]
     traced_ops = [r["ops_sec"] for r in rows if r["kind"] == "traced" and r.get("ops_sec")]
@@ -234,7 +235,7 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
     df.to_parquet(out / "matrix.parquet", index=False)
     if report:
         from viz import report as html_report
-        html_report.build(html_report.find_runs([out]), out / "report.html", [out])
+        html_report.build(html_report.find_runs([out]), out / REPORT_HTML, [out])
     chown_tree(out, run_as)
     return df
 

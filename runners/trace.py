@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import engines
-from analysis import compensation, dataset
+from analysis import dataset
 from analysis import run as analysis
 from analysis.table import format_table
 from collectors import calibration, frame_pointers, perf_record, procfs, records as R
 from collectors import modes, symbolize, symbols, topology
 from collectors.objects import ObjectFollower
+from collectors.run_folder import RunFolder
 from collectors.session import (Collector, RunAs, SessionError, Workload,
                                 chown_tree, process_tree)
 from runners import defaults
@@ -268,6 +269,11 @@ class Plan:
         """The mode's row (prepare() checked the name)."""
         return modes.MODES[self.opts.mode]
 
+    @property
+    def folder(self) -> RunFolder:
+        """The run folder's files."""
+        return RunFolder(self.run_dir)
+
 
 @dataclass
 class Collected:
@@ -349,7 +355,7 @@ def watch_cost(plan: Plan) -> None:
     writes them as they come)."""
     if not plan.mode.every_write:
         return
-    path = plan.run_dir / R.RECORD_FILES["ws_write_rec"]
+    path = plan.folder.records("ws_write_rec")
     size = R.struct_dtype("ws_write_rec").itemsize
 
     def check() -> None:
@@ -377,7 +383,7 @@ def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:
         return
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-    starts = pq.read_table(run_dir / "writes.parquet", columns=["start_ns"])["start_ns"]
+    starts = pq.read_table(RunFolder(run_dir).writes_parquet, columns=["start_ns"])["start_ns"]
     span = (pc.max(starts).as_py() - pc.min(starts).as_py()) / 1e9
     rate = n / span if span > 0 else 0
     if rate > COSTLY_WRITES_PER_S:
@@ -487,7 +493,7 @@ def write_calibration(plan: Plan) -> None:
     engine = plan.objects.merged().engine
     cal["stepped_components"] = sorted(
         c for c in (R.phase_component(p, engine) for p in plan.objects.stepped) if c)
-    (plan.run_dir / compensation.CALIBRATION_FILE).write_text(json.dumps(cal, indent=1))
+    plan.folder.calibration_json.write_text(json.dumps(cal, indent=1))
 
 
 def collect(plan: Plan) -> Collected:
@@ -513,7 +519,7 @@ def collect(plan: Plan) -> Collected:
             deadline = time.monotonic() + opts.duration if opts.duration else None
             _wait_pid(opts.pid, deadline, stop=lambda: bool(stop))
         elif not stop:   # (a Ctrl-C while the collector started: not run)
-            workload = Workload(opts.command, plan.run_as, plan.run_dir / "command.log",
+            workload = Workload(opts.command, plan.run_as, plan.folder.command_log,
                                 echo=opts.echo, cwd=opts.cwd,
                                 extra_env={"WALSCOPE_RUN_DIR": str(plan.run_dir.resolve())})
             stop.workload = workload
@@ -523,7 +529,7 @@ def collect(plan: Plan) -> Collected:
             if plan.stack_method == "dwarf":  # perf follows the pid across its exec
                 got.perf = perf_record.PerfRecorder(
                     workload.pid, plan.sample_hz or defaults.DWARF_HZ,
-                    plan.run_dir / "perf.data")
+                    plan.folder.perf_data)
             workload.release()
             watch_cost(plan)
             if plan.sample_hz or plan.offcpu_kind != "off":
@@ -584,7 +590,7 @@ def hit_costs(plan: Plan) -> tuple[float, ...]:
     the cached one with --no-calibrate): the budget charges each write its
     hits."""
     try:
-        cal = json.loads((plan.run_dir / compensation.CALIBRATION_FILE).read_text())
+        cal = json.loads(plan.folder.calibration_json.read_text())
     except (OSError, ValueError):
         try:
             cal = calibration.get(refresh=False)
@@ -604,7 +610,7 @@ def start_watching(plan: Plan, got: Collected, pid: int) -> None:
         got.maps.start(pid)
     if plan.stack_method == "dwarf":
         got.perf = perf_record.PerfRecorder(pid, plan.sample_hz or defaults.DWARF_HZ,
-                                            plan.run_dir / "perf.data")
+                                            plan.folder.perf_data)
 
 
 def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
@@ -619,8 +625,7 @@ def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
         symbolize.write_symbols(plan.run_dir, got.maps.maps)
     if plan.stack_method == "dwarf":
         try:
-            perf_record.script(plan.run_dir / "perf.data",
-                               plan.run_dir / R.PERF_SCRIPT)
+            perf_record.script(plan.folder.perf_data, plan.folder.perf_script_txt)
         except (perf_record.StackError, OSError) as e:
             error = str(e)
     write_run_info(plan, started=False, exit_code=got.exit_code,
@@ -678,9 +683,10 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
         info["oncpu_stacks_error"] = stack_error
     if not started:
         info["end"] = dt.datetime.now(dt.timezone.utc).isoformat()
-    tmp = plan.run_dir / (analysis.RUN_INFO + ".tmp")
+    dst = plan.folder.run_json
+    tmp = dst.with_name(dst.name + ".tmp")
     tmp.write_text(json.dumps(info, indent=1) + "\n")
-    tmp.replace(plan.run_dir / analysis.RUN_INFO)
+    tmp.replace(dst)
 
 
 def walscope_commit() -> str:
@@ -711,6 +717,6 @@ def render_views(run_dir: Path) -> None:
     except flamegraph.RenderError as e:
         print(f"walscope: no flame graphs: {e}", file=sys.stderr)
     try:
-        report.build(report.find_runs([run_dir]), run_dir / "report.html")
+        report.build(report.find_runs([run_dir]), RunFolder(run_dir).report_html)
     except report.ReportError as e:
         print(f"walscope: no report: {e}", file=sys.stderr)

@@ -15,6 +15,7 @@ import pytest
 from analysis import components
 from analysis import diff as D
 from analysis import windows as W
+from collectors.run_folder import RunFolder
 from runners import walscope
 from viz import diff as VD
 from viz import flamegraph
@@ -51,7 +52,7 @@ def make_run(d: Path, comps: dict[str, np.ndarray], engine: str = "rocksdb",
          "writes": {"count": n}, "wal": {"sync": {"count": n}, "write": {"count": n,
                                                                          "bytes": 100 * n}}}
     if windows:
-        (d / W.WINDOWS).write_text("".join(f"open\t{o}\t50\t21\nclose\t{c}\t{c + 10}\t5\t0\n"
+        RunFolder(d).windows_tsv.write_text("".join(f"open\t{o}\t50\t21\nclose\t{c}\t{c + 10}\t5\t0\n"
                                            for o, c in windows))
         s["windows"] = {"count": len(windows)}
         s["budget"] = {"every_write": every_write}

@@ -20,9 +20,11 @@ ALLOWED = {
     "engines": {"engines"},
     "collectors": {"collectors", "engines"},
     # the collector's record layouts are the analysis' input format; the
-    # mode table (pure data) says what a summary's mode recorded
-    "analysis": {"analysis", "collectors.records", "collectors.modes", "engines"},
-    "viz": {"viz", "analysis", "engines"},
+    # mode table (pure data) says what a summary's mode recorded; the run
+    # folder's table of files (pure) names what analysis and viz read
+    "analysis": {"analysis", "collectors.records", "collectors.modes",
+                 "collectors.run_folder", "engines"},
+    "viz": {"viz", "analysis", "collectors.run_folder", "engines"},
     "runners": {"runners", "engines", "collectors", "analysis", "viz"},
 }
 OURS = set(ALLOWED) | {"tests", "bench", "probes"}
@@ -71,6 +73,8 @@ def test_the_import_rule_can_fail(tmp_path):
     assert not any(allowed(m, ALLOWED["analysis"]) for m in found)
     assert allowed("collectors.records", ALLOWED["analysis"])
     assert allowed("collectors.modes", ALLOWED["analysis"])
+    assert allowed("collectors.run_folder", ALLOWED["viz"])
+    assert not allowed("collectors.records", ALLOWED["viz"])
     assert not allowed("collectors.session", ALLOWED["analysis"])
 
 

@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 
 from analysis import windows as W
+from collectors.run_folder import RunFolder
 
 
 def test_a_torn_last_window_is_not_one(tmp_path):
-    (tmp_path / W.WINDOWS).write_text(
+    RunFolder(tmp_path).windows_tsv.write_text(
         "open\t1000\t50\t21\nclose\t2000\t2100\t30\t0\nopen\t5000\t40\t21\n")
     win = W.read_windows(tmp_path)
     assert len(win) == 1 and win.loc[0, "close_ns"] == 2000 and win.loc[0, "late"] == 0
@@ -77,7 +78,7 @@ def test_no_interval_from_fewer_than_ten_windows():
 
 
 def test_the_budget_lines_are_read(tmp_path):
-    (tmp_path / W.WINDOWS).write_text(
+    RunFolder(tmp_path).windows_tsv.write_text(
         "budget\t0.020000\t25000000\t10000000\t2\n"
         "open\t1000\t50\t21\n"
         "cost\t60000000\t2.500000\t0.020000\t640\t1\t6000000\t8000000\t0\t-1000\n"

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from collectors.run_folder import RunFolder
+
 ROOT = Path(__file__).resolve().parent.parent
 
 TITLES = {"phase": "WAL write phases (us, probe overhead compensated)",
@@ -50,15 +52,15 @@ def render(folded: Path, svg: Path, title: str, countname: str = "us") -> Path:
 
 def folded_files(run_dir: Path) -> dict[str, Path]:
     """kind -> the run's *.folded file (the analysis wrote them)."""
-    return {k: run_dir / f"{k}.folded" for k in TITLES
-            if (run_dir / f"{k}.folded").exists()}
+    folder = RunFolder(run_dir)
+    return {k: folder.folded(k) for k in TITLES if folder.folded(k).exists()}
 
 
 def render_run(run_dir: Path) -> dict[str, Path]:
     """flame-<kind>.svg beside each folded file of the run folder."""
     out = {}
     for kind, folded in folded_files(run_dir).items():
-        out[kind] = render(folded, run_dir / f"flame-{kind}.svg", TITLES[kind],
+        out[kind] = render(folded, RunFolder(run_dir).flame_svg(kind), TITLES[kind],
                            "samples" if kind.startswith("oncpu") else "us")
     return out
 
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         for r in a.runs:
-            if not (r / "writes.parquet").exists():
+            if not RunFolder(r).writes_parquet.exists():
                 raise RenderError(f"{r}: not a walscope run folder")
         if a.diff:
             if len(a.runs) != 2:

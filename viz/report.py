@@ -21,6 +21,7 @@ from typing import Any
 
 from plotly.offline import get_plotlyjs
 
+from collectors.run_folder import REPORT_HTML, RunFolder
 from viz import export, figures, headline, matrix
 from viz.figures import breakdown_figure
 from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: F401
@@ -73,7 +74,7 @@ def flames(runs: list[Run], out_dir: Path) -> str:
     own search and zoom work and the page stays one file), then linked."""
     items, embedded = [], 0
     for r in runs:
-        for svg in sorted(r.path.glob("flame-*.svg")):
+        for svg in RunFolder(r.path).flame_svgs():
             kind = svg.stem[6:]
             if embedded < EMBEDDED_FLAMES:
                 embedded += 1
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return fleet_report(a.dataset, a.output or Path("fleet.html"))
     if not a.runs:
         ap.error("give run folders, or --dataset DATASET")
-    out = a.output or (a.runs[0] / "report.html" if len(a.runs) == 1 else Path("report.html"))
+    out = a.output or (RunFolder(a.runs[0]).report_html if len(a.runs) == 1
+                       else Path(REPORT_HTML))
     from analysis.heap import keep_heap_small
     keep_heap_small()
     try:

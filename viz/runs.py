@@ -2,7 +2,6 @@
 writes.parquet it plots, in bounded memory whatever the run's length."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from analysis import components
 from analysis.aggregate import Dist
 from analysis.columns import ParquetColumns
 from analysis.components import QUEUE_PARTS
+from collectors.run_folder import SUMMARY_JSON, RunFolder
 
 COMPONENTS = list(components.DISPLAY_ORDER)
 COLORS = components.COLORS
@@ -28,9 +28,10 @@ class Run:
     def __init__(self, path: Path, name: str):
         self.path = path
         self.name = name
-        self.summary: dict[str, Any] = json.loads((path / "summary.json").read_text())
-        self.writes, self.dur, self.tail, self.step = read_writes(path / "writes.parquet")
-        io = path / "io.parquet"
+        folder = RunFolder(path)
+        self.summary: dict[str, Any] = folder.summary()
+        self.writes, self.dur, self.tail, self.step = read_writes(folder.writes_parquet)
+        io = folder.io_parquet
         self.io = pd.DataFrame()
         if io.exists():  # the timeline shows at most TIMELINE_POINTS of them
             parts = [b[b["thread"].str.startswith("rocksdb:") & (b["bytes"] > 0)]
@@ -121,14 +122,15 @@ def find_runs(paths: list[Path]) -> list[Run]:
     for p in paths:
         if not p.exists():
             raise ReportError(f"{p}: no such folder")
-        if not (p / "summary.json").exists() and (p / "writes.bin").exists():
+        folder = RunFolder(p)
+        if not folder.summary_json.exists() and folder.writes_bin.exists():
             raise ReportError(f"{p}: not analysed yet (its tracer died?): run "
                               f"`walscope analyse {p}` first")
-        if (p / "summary.json").exists():
+        if folder.summary_json.exists():
             found.append((p, p.name))
             continue
-        subs = sorted(s.parent for s in p.rglob("summary.json")
-                      if (s.parent / "writes.parquet").exists())
+        subs = sorted(s.parent for s in p.rglob(SUMMARY_JSON)
+                      if RunFolder(s.parent).writes_parquet.exists())
         if not subs:
             raise ReportError(f"{p}: no walscope run folders inside")
         found += [(s, str(s.relative_to(p))) for s in subs]

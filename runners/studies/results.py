@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import components as K
+from collectors.run_folder import RunFolder
 from viz.runs import Run, col, component_means
 
 
@@ -200,7 +201,7 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
         if len(runs):
             cr.run_dir = str(runs.iloc[0])
             path = matrix_dir / cr.run_dir
-            if (path / "writes.parquet").exists():
+            if RunFolder(path).writes_parquet.exists():
                 attribution(cr, Run(path, cr.name))
         cells.append(cr)
     return Results(study, quick, env, cells)

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from collectors.run_folder import RunFolder
 from runners.studies.model import UNTESTABLE, Study, Verdict
 from runners.studies.results import Results
 from viz import export, figures, matrix
@@ -30,7 +31,7 @@ def pictures(study: Study, res: Results, matrix_dir: Path, out: Path) -> list[st
                              title="throughput and latency per cell (untraced medians)")
             made.append("throughput.png")
     runs = [Run(matrix_dir / c.run_dir, c.name) for c in res.cells
-            if c.run_dir and (matrix_dir / c.run_dir / "writes.parquet").exists()]
+            if c.run_dir and RunFolder(matrix_dir / c.run_dir).writes_parquet.exists()]
     if runs:
         fig, _ = figures.breakdown_figure(runs)
         fig.update_layout(xaxis_tickangle=30, xaxis2_tickangle=30)
@@ -55,7 +56,7 @@ def flames(study: Study, res: Results, matrix_dir: Path, out: Path) -> list[str]
         cells = []
     for name in cells:
         c = next(c for c in res.cells if c.name == name)
-        src = matrix_dir / (c.run_dir or "") / "flame-phase.svg"
+        src = RunFolder(matrix_dir / (c.run_dir or "")).flame_svg("phase")
         if c.run_dir and src.exists():
             dst = out / f"flame-{name}.svg"
             shutil.copyfile(src, dst)

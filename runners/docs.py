@@ -37,18 +37,29 @@ def schema() -> str:
     from analysis import io, sampling, sched, threadtime
     from analysis import writes as W
     from analysis.compensation import Calibration
+    from collectors import run_folder as RF
     rows = ["| file | columns |", "|---|---|"]
     with tempfile.TemporaryDirectory() as d:
-        frames = {"writes.parquet": W.writes_frame(Path(d), Calibration()),
-                  "writes.parquet (SQLite)": W.label_transactions(
+        frames = {RF.WRITES_PARQUET: W.writes_frame(Path(d), Calibration()),
+                  f"{RF.WRITES_PARQUET} (SQLite)": W.label_transactions(
                       W.writes_frame(Path(d), Calibration(), "sqlite"),
                       W.read_txlog(Path(d) / "none.csv")),
-                  "io.parquet": io.io_frame(Path(d)),
-                  "sched.parquet": sched.sched_frame(Path(d), {}),
-                  "samples.parquet (sample mode)": sampling.samples_frame(Path(d)),
-                  "threads.parquet": threadtime.threads_frame(Path(d))}
+                  RF.IO_PARQUET: io.io_frame(Path(d)),
+                  RF.SCHED_PARQUET: sched.sched_frame(Path(d), {}),
+                  f"{RF.SAMPLES_PARQUET} (sample mode)": sampling.samples_frame(Path(d)),
+                  RF.THREADS_PARQUET: threadtime.threads_frame(Path(d))}
     for name, df in frames.items():
         rows.append(f"| {name} | " + ", ".join(f"`{c}`" for c in df.columns) + " |")
+    return "\n".join(rows)
+
+
+def run_folder_files() -> str:
+    """Every file a run folder can hold: collectors/run_folder.py's table."""
+    from collectors import run_folder as RF
+    rows = ["| file | written by | what |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | {f.writer} | {f.holds} |" for f in RF.FILES]
+    rows += ["", "Written by: " + "; ".join(f"**{w}**: {what}"
+                                            for w, what in RF.WRITERS.items()) + "."]
     return "\n".join(rows)
 
 
@@ -229,7 +240,8 @@ def window_cost() -> str:
 
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
           "window_cost": window_cost, "truth": truth, "schema": schema, "components": component_table,
-          "queries": queries, "faults": faults, "engines": engines_table}
+          "queries": queries, "faults": faults, "engines": engines_table,
+          "run_folder": run_folder_files}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 
 

@@ -4,8 +4,8 @@
  * (BEGIN, or an autocommit statement) and its COMMIT/ROLLBACK or return
  * closes it; its syscalls take SQLite's components by file kind.
  */
-#ifndef __WS_SQLITE_H
-#define __WS_SQLITE_H
+#ifndef __WS_SQLITE_BPF_H
+#define __WS_SQLITE_BPF_H
 
 /* SQLite statement classes, from the first word of the SQL text */
 enum sql_class { SQL_OTHER, SQL_BEGIN, SQL_COMMIT, SQL_ROLLBACK };
@@ -168,4 +168,4 @@ static __always_inline void settle_pending(struct thread_state *t, __u16 kind)
 	t->rec.sys_in[WS_COMP_PENDING] = 0;
 }
 
-#endif /* __WS_SQLITE_H */
+#endif /* __WS_SQLITE_BPF_H */

@@ -37,43 +37,9 @@ enum ws_engine {
 	WS_ENGINE_POSTGRES = 3,
 };
 
-/*
- * Components of a RocksDB write (names are part of the interface:
- * Python lower-cases the name after the RC_ prefix).  RC_OTHER is the
- * residual and must stay 0.
- */
-enum ws_rocksdb_comp {
-	RC_OTHER = 0,
-	RC_QUEUE = 1,
-	RC_CRC = 2,
-	RC_WAL_APPEND = 3,
-	RC_WAL_WRITE_IO = 4,
-	RC_WAL_SYNC_IO = 5,
-	RC_MEMTABLE = 6,
-	RC_SCHED_RUNQ = 7,
-	RC_NR = 8,
-};
-
-/*
- * Components of a SQLite transaction (BEGIN ... COMMIT, or one autocommit
- * statement that wrote).  SC_OTHER is the residual (the application's time
- * between statements); SC_SCHED_RUNQ shares RC_SCHED_RUNQ's slot.
- */
-enum ws_sqlite_comp {
-	SC_OTHER = 0,
-	SC_SQL_EXEC = 1,		/* in sqlite3_step, not in a traced syscall */
-	SC_JOURNAL_WRITE_IO = 2,	/* writes to -journal or -wal */
-	SC_JOURNAL_SYNC_IO = 3,		/* fsync/fdatasync of -journal or -wal */
-	SC_DB_WRITE_IO = 4,		/* writes to the database file */
-	SC_DB_SYNC_IO = 5,
-	SC_DIR_SYNC_IO = 6,		/* directory open/fsync/close */
-	SC_SCHED_RUNQ = 7,
-	SC_JOURNAL_LIFECYCLE = 8,	/* open/close/unlink/ftruncate of the journal */
-	SC_CHECKPOINT = 9,		/* WAL checkpoint inside the transaction */
-	SC_LOCK_WAIT = 10,		/* fcntl/flock locks, busy-handler sleeps */
-	SC_NR = 11,
-};
-
+/* each engine's components and phase table (its unit's BPF part) */
+#include "rocksdb.h"
+#include "sqlite.h"
 #include "postgres.h"
 
 /* slot for syscall time whose component is known only at its exit */
@@ -101,12 +67,8 @@ enum ws_phase {
  * the BPF program's phase_comp() and Python (enum ws_phase_comp in BTF,
  * WS_PC_<phase> = component) both read this one table */
 #define WS_PHASE_COMPS(X)		\
-	X(PH_QUEUE, RC_QUEUE)		\
-	X(PH_CRC, RC_CRC)		\
-	X(PH_WAL, RC_WAL_APPEND)	\
-	X(PH_MEMTABLE, RC_MEMTABLE)	\
-	X(PH_SQL_STEP, SC_SQL_EXEC)	\
-	X(PH_CHECKPOINT, SC_CHECKPOINT)		\
+	WS_ROCKSDB_PHASE_COMPS(X)	\
+	WS_SQLITE_PHASE_COMPS(X)	\
 	WS_POSTGRES_PHASE_COMPS(X)
 
 #define WS_PC_ENUM(p, c)	WS_PC_##p = c,

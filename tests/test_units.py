@@ -40,10 +40,14 @@ def test_dtypes_match_header_sizes(tmp_path):
 
 
 def test_component_names_come_from_the_header():
-    header = (ROOT / "probes" / "walscope.h").read_text()
-    names = re.findall(r"\tRC_(\w+) = \d+,", header)
-    assert R.rocksdb_components() == [n.lower() for n in names if n != "NR"]
-    assert R.rocksdb_components()[0] == "other"
+    """Each engine's components are its header's enum, in slot order."""
+    import engines
+    for e in engines.ENGINES:
+        header = (ROOT / "probes" / f"{e.name}.h").read_text()
+        names = re.findall(rf"\t{e.comp_prefix}(\w+) = \d+,", header)
+        assert R.components(e.name) == [n.lower() for n in names if n != "NR"], e.name
+        assert R.components(e.name)[0] == "other"
+        assert R.components(e.name)[7] == "sched_runq"   # the scheduler's shared slot
 
 
 def test_phase_components_come_from_the_header():

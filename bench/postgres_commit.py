@@ -97,8 +97,9 @@ def fmt(xs: list[float], f: str = "{:.0f}") -> str:
     return f"{f.format(m)} [{f.format(lo)}, {f.format(hi)}]"
 
 
-def us(ns: float) -> str:
-    return f"{ns / 1e3:+.1f}" if ns else "0"
+def num(x: float) -> str:
+    """A table figure: whole from 100 up, else three significant digits."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def check_rows(arm: str, rows: int, processed: int, every_write: bool | None) -> str | None:
@@ -331,7 +332,7 @@ def render(res: dict[str, Any]) -> str:
         for c in CELLS:
             xs = [f(r) for r in arm_runs(runs, c, "full")]
             vals.append(fmt(xs, "{:.1f}") if name.endswith("(range)") else
-                        (f"{statistics.median(xs):.3g}" if xs else "-"))
+                        (num(statistics.median(xs)) if xs else "-"))
         L.append(f"| {name} | " + " | ".join(vals) + " |")
     row("rows (each run)", lambda r: r["rows"])
     row("pgbench processed", lambda r: r["processed"])

@@ -20,7 +20,7 @@ examples:
   sudo ./trace_wal.py --cpu-types P:0,E:1 -- taskset -c 1 db_bench --benchmarks=fillrandom
 """
 
-# trace_wal.py's exit status, as runners/trace.py decides it (a test holds
+# trace_wal.py's exit status, as runners/record.py decides it (a test holds
 # the numbers to its constants); --help and the man page's EXIT STATUS
 # (runners/docs.py) are this table
 EXIT_STATUS = [
@@ -105,7 +105,7 @@ def sampling_modes_text() -> str:
 
 
 def planned_rate_modes() -> list[str]:
-    """The modes whose sample rate planning chooses (runners/trace.py prepare)."""
+    """The modes whose sample rate planning chooses (runners/plan.py prepare)."""
     return [m.name for m in modes.MODES.values() if m.sample_hz is None]
 
 
@@ -235,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from runners.trace import TraceError, TraceOptions, trace
+    from runners.plan import TraceError, TraceOptions
+    from runners.trace import trace
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -33,7 +33,8 @@ if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve()
     os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve())] + sys.argv[1:])
 sys.path.insert(0, str(ROOT))
 
-from runners.trace import TraceError, TraceOptions, trace  # noqa: E402
+from runners.plan import TraceError, TraceOptions  # noqa: E402
+from runners.trace import trace  # noqa: E402
 from collectors.run_folder import RunFolder  # noqa: E402
 from collectors.session import RunAs, SessionError, chown_tree  # noqa: E402
 

@@ -32,7 +32,9 @@ import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from collectors import topology  # noqa: E402
-from runners.trace import TraceError, TraceOptions, cpu_model, trace  # noqa: E402
+from runners.plan import TraceError, TraceOptions  # noqa: E402
+from runners.record import cpu_model  # noqa: E402
+from runners.trace import trace  # noqa: E402
 from collectors.run_folder import REPORT_HTML, RunFolder  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
 from analysis import workload_output  # noqa: E402

@@ -31,7 +31,7 @@ from runners.studies import STUDIES  # noqa: E402
 from runners.studies.model import Study  # noqa: E402
 from runners.studies.results import collect  # noqa: E402
 from runners.studies.writeup import write  # noqa: E402
-from runners.trace import TraceError  # noqa: E402
+from runners.plan import TraceError  # noqa: E402
 from viz.export import ExportError  # noqa: E402
 
 

@@ -65,6 +65,18 @@ def test_layers_import_one_way(layer):
     assert not bad, "\n".join(bad)
 
 
+def test_a_traced_run_imports_one_way():
+    """runners/trace.py's steps: plan -> collect -> record; none imports a
+    later one (trace.py, the entry point, imports them all)."""
+    steps = ["runners.plan", "runners.collect", "runners.record", "runners.trace"]
+    for i, step in enumerate(steps):
+        found = [m for _, m in imports_of(ROOT / (step.replace(".", "/") + ".py"))]
+        later = [m for m in found for s in steps[i + 1:]
+                 if m == s or m.startswith(s + ".")]
+        assert not later, f"{step} imports {later}"
+    assert set(steps[:-1]) <= set(found)   # the entry point calls every step
+
+
 def test_the_import_rule_can_fail(tmp_path):
     """The checker sees a forbidden import (so the test above can fail)."""
     f = tmp_path / "x.py"

@@ -147,12 +147,11 @@ BEFORE = {
 @pytest.mark.parametrize("name", sorted(BEFORE))
 def test_collector_options_are_what_they_were(name, tmp_path):
     from collectors import topology
-    from runners import trace
+    from runners.plan import Plan, TraceOptions, collector_options
     (tmp_path / "calibration.json").write_text(json.dumps({"pair_ns": 1500}))
-    plan = trace.Plan(trace.TraceOptions(command=["true"], mode=name), None, [], None,
-                      topology.Topology(("U",), "uniform"), tmp_path, 0, "off", "off",
-                      False)
-    got = trace.collector_options(plan)
+    plan = Plan(TraceOptions(command=["true"], mode=name), None, [], None,
+                topology.Topology(("U",), "uniform"), tmp_path, 0, "off", "off", False)
+    got = collector_options(plan)
     assert {k: got[k] for k in BEFORE[name]} == BEFORE[name]
     assert (got["hit-ns"] is not None) == (name == "budget")
 
@@ -160,15 +159,15 @@ def test_collector_options_are_what_they_were(name, tmp_path):
 def test_emptiness_and_cost_warnings_are_what_they_were():
     """A sample run is empty when no engine was found; the others when no
     write was seen; an unknown mode's run is judged by its writes."""
-    from runners import trace
+    from runners.record import is_empty
 
     def summary(mode: str, writes: int, found: list[str]) -> dict:
         return {"mode": mode, "writes": {"count": writes}, "engines_found": found}
-    assert trace.is_empty(summary("sample", 0, []))
-    assert not trace.is_empty(summary("sample", 0, ["rocksdb"]))
+    assert is_empty(summary("sample", 0, []))
+    assert not is_empty(summary("sample", 0, ["rocksdb"]))
     for name in ("budget", "full", "writes", "window", "?"):
-        assert trace.is_empty(summary(name, 0, ["rocksdb"]))
-        assert not trace.is_empty(summary(name, 3, []))
+        assert is_empty(summary(name, 0, ["rocksdb"]))
+        assert not is_empty(summary(name, 3, []))
     assert {n for n, m in modes.MODES.items() if m.every_write} == {"full", "writes"}
     assert {n for n, m in modes.MODES.items() if m.sched} == set(modes.MODES) - {"sample"}
     assert {n for n, m in modes.MODES.items() if m.offcpu_stacks} == {"full"}

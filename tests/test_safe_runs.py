@@ -92,7 +92,7 @@ def test_more_records_than_written_or_no_report_is_partial(tmp_path, capsys):
 def test_claim_run_dir(tmp_path, monkeypatch):
     """A non-empty folder is refused; --force empties it (never the current
     folder, one above it, or the checkout); the default name never collides."""
-    from runners.trace import TraceError, claim_run_dir, unused_run_dir
+    from runners.plan import TraceError, claim_run_dir, unused_run_dir
     new = tmp_path / "a" / "b"
     claim_run_dir(new, force=False)
     assert new.is_dir()
@@ -124,7 +124,7 @@ def test_root_without_a_name_says_why():
     """Under sudo from root (SUDO_USER=root) the line does not claim there
     was no SUDO_USER."""
     from collectors.session import RunAs
-    from runners.trace import run_as_note
+    from runners.plan import run_as_note
     root = RunAs("root", 0, 0, (0,), "/root")
     assert run_as_note(root, None, "root") == \
         "running the workload as root (SUDO_USER is root; choose with --user)"
@@ -136,11 +136,11 @@ def test_root_without_a_name_says_why():
 
 def test_exit_status_is_the_codes():
     """--help's and the man page's EXIT STATUS name the numbers the tracer
-    returns (runners/trace.py), and the man page's table is generated."""
-    from runners import cli, docs, trace
+    returns (runners/record.py), and the man page's table is generated."""
+    from runners import cli, docs, record
     codes = [c for c, _ in cli.EXIT_STATUS]
     assert codes == ["0", "N", "1", "2", "3", "130", "143"]
-    assert str(trace.EMPTY_RUN) in codes and str(trace.INTERRUPTED) in codes
+    assert str(record.EMPTY_RUN) in codes and str(record.INTERRUPTED) in codes
     assert str(128 + 15) in codes
     assert "exit status:\n  0    the command exited 0" in cli.build_parser().format_help()
     man = (ROOT / "docs" / "trace_wal.8.md").read_text()
@@ -165,14 +165,14 @@ def test_sample_hz_help_is_what_prepare_does():
     import inspect
 
     from collectors import modes
-    from runners import cli, trace
+    from runners import cli, plan
     text = " ".join(cli.build_parser().format_help().split())
     m = re.search(r"--sample-hz HZ (.*?)\)", text)
     assert m and f"{modes.SAMPLE_MODE_HZ} in the sample, budget, window modes" in m.group(1)
     assert "in full and writes, " in m.group(1)
     assert {n for n, r in modes.MODES.items() if r.sample_hz == modes.SAMPLE_MODE_HZ} \
         == {"sample", "budget", "window"}
-    src = inspect.getsource(trace.prepare)
+    src = inspect.getsource(plan.prepare)
     assert "sample_hz = mode.sample_hz if mode.sample_hz is not None else" in src
 
 

@@ -205,6 +205,16 @@ def usdt_probes(path: str) -> list[UsdtProbe]:
         raise SymbolError(f"{path}: not a readable ELF object ({e})") from None
 
 
+def embedded(path: str, pattern: re.Pattern[bytes]) -> re.Match[bytes] | None:
+    """The first match of pattern in the object's bytes (the version string
+    a build embeds), None if none or the file cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return pattern.search(f.read())
+    except OSError:
+        return None
+
+
 def is_elf(path: str) -> bool:
     try:
         with open(path, "rb") as f:

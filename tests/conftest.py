@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -42,6 +43,18 @@ def trace_known_offcpu(out: Path, mode_args: list[str], sleeps: int, sleep_s: fl
     finally:
         hog.kill()
         hog.wait()
+
+
+def wait_attached(out: Path, tracer: subprocess.Popen, timeout: float = 120) -> None:
+    """Until a -p tracer writing to out has taken its process: the collector
+    records the threads' baseline (tasks.bin) once the pid is in."""
+    end = time.monotonic() + timeout
+    tasks = out / "tasks.bin"
+    while not (tasks.exists() and tasks.stat().st_size):
+        if time.monotonic() >= end or tracer.poll() is not None:
+            err = tracer.communicate()[1] if tracer.stderr else ""
+            raise AssertionError(f"never attached: {(err or '')[-2000:]}")
+        time.sleep(0.05)
 
 
 def run_trace(args: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:

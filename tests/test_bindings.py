@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, TRACE, db_bench_stats, run_trace
+from tests.conftest import ROOT, TRACE, db_bench_stats, run_trace, wait_attached
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 ENGINES = ROOT / "tests" / "engines"
@@ -278,11 +278,7 @@ def test_myrocks_server_attached_while_clients_commit(tmp_path, mariadb):
     tracer = subprocess.Popen([*TRACE, "-q", "-o", str(out), "-p", str(mariadb.proc.pid)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        end = time.monotonic() + 120
-        while not ((out / "tasks.bin").exists() and (out / "tasks.bin").stat().st_size):
-            assert time.monotonic() < end and tracer.poll() is None, \
-                f"never attached: {tracer.communicate()[1][-2000:]}"
-            time.sleep(0.05)
+        wait_attached(out, tracer)
         time.sleep(0.5)
         before = mariadb.counters()
         t0 = time.monotonic()

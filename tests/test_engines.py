@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, db_bench_stats, run_trace
+from tests.conftest import ROOT, db_bench_stats, run_trace, wait_attached
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 LIB = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
@@ -184,11 +184,7 @@ def test_attach_to_a_process_that_loads_rocksdb_later(tmp_path):
                                str(ROOT / "trace_wal.py"), "-q", "-o", str(out),
                                "-p", str(wl.pid)], stderr=subprocess.PIPE, text=True)
     try:
-        # the collector took the pid once its threads' baseline is recorded
-        end = time.monotonic() + 120
-        while not ((out / "tasks.bin").exists() and (out / "tasks.bin").stat().st_size):
-            assert time.monotonic() < end and tracer.poll() is None, "never attached"
-            time.sleep(0.05)
+        wait_attached(out, tracer)
         os.kill(wl.pid, signal.SIGUSR1)
         assert f"puts {n}" in wl.communicate(timeout=120)[0]
         _, err = tracer.communicate(timeout=300)

@@ -15,14 +15,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, TRACE, run_trace
+from tests.conftest import ROOT, TRACE, run_trace, wait_attached
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 HAVE_PG = (PG_BIN / "postgres").exists() and shutil.which("pgbench") is not None
@@ -155,11 +154,7 @@ def test_running_postmaster_attached_with_p(cluster, tmp_path):
     tracer = subprocess.Popen([*TRACE, "-q", "-o", str(out), "-p", str(pid)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        end = time.monotonic() + 120
-        while not ((out / "tasks.bin").exists() and (out / "tasks.bin").stat().st_size):
-            assert time.monotonic() < end and tracer.poll() is None, \
-                f"never attached: {tracer.communicate()[1][-2000:]}"
-            time.sleep(0.05)
+        wait_attached(out, tracer)
         port = next(line.split("=")[1].strip() for line in
                     (cluster / "postgresql.conf").read_text().splitlines()[::-1]
                     if line.startswith("port"))

@@ -10,7 +10,7 @@ import re
 
 from collectors.modes import Mode
 from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved, SymbolError,
-                                function_symbols, usdt_probes)
+                                embedded, function_symbols, usdt_probes)
 from engines.postgres import ENGINE
 
 # (function, phase, modes, return probe too)
@@ -40,11 +40,7 @@ _VERSION = re.compile(rb"PostgreSQL (\d+(?:\.\d+)*)[ (]")
 
 def postgres_version(path: str) -> str | None:
     """The server's version, from the PG_VERSION_STR it embeds."""
-    try:
-        with open(path, "rb") as f:
-            m = _VERSION.search(f.read())
-    except OSError:
-        return None
+    m = embedded(path, _VERSION)
     return m.group(1).decode() if m else None
 
 

@@ -10,7 +10,8 @@ import re
 
 from collectors.modes import Mode
 from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved,
-                                SymbolError, demangle, function_symbols, stepped_phases)
+                                SymbolError, demangle, embedded, function_symbols,
+                                stepped_phases)
 from engines.rocksdb import ENGINE
 
 PROBES: tuple[ProbeSpec, ...] = (
@@ -114,16 +115,15 @@ def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolu
     return res
 
 
+_BUILD_DATE = re.compile(rb"rocksdb_build_date:([ -~]{1,40})")
+_BUILD_SHA = re.compile(rb"rocksdb_build_git_sha:([0-9a-f]{1,40})")
+
+
 def _build(path: str) -> str | None:
     """What a RocksDB build says of itself where its file name does not
     carry the version (a static build): its build date and git sha."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    date = re.search(rb"rocksdb_build_date:([ -~]{1,40})", data)
-    sha = re.search(rb"rocksdb_build_git_sha:([0-9a-f]{1,40})", data)
+    date = embedded(path, _BUILD_DATE)
+    sha = embedded(path, _BUILD_SHA)
     parts = [f"built {date.group(1).decode()}" if date else "",
              f"git {sha.group(1).decode()}" if sha and sha.group(1) != b"0" else ""]
     return ", ".join(p for p in parts if p) or None

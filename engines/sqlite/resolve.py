@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from collectors.modes import Mode
-from collectors.symbols import BOTH, ProbeSpec, Resolution, Resolved, SymbolError, function_symbols
+from collectors.symbols import (BOTH, ProbeSpec, Resolution, Resolved, SymbolError, embedded,
+                                function_symbols)
 from engines.sqlite import ENGINE
 
 PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -35,14 +36,12 @@ def decode_sql_offset(path: str, offset: int) -> int:
     return 0
 
 
+_VERSION = re.compile(rb"\x00(3\.\d+\.\d+)\x00")
+
+
 def sqlite_version(path: str) -> str | None:
     """The version string the library embeds (sqlite3_libversion's)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    m = re.search(rb"\x00(3\.\d+\.\d+)\x00", data)
+    m = embedded(path, _VERSION)
     return m.group(1).decode() if m else None
 
 

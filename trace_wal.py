@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """trace_wal.py - where does each write's latency go?
 
-Traces a RocksDB or SQLite workload (a command it starts, or -p PID) with
+Traces a RocksDB, SQLite or PostgreSQL workload (a command it starts, or -p PID) with
 walscope's libbpf probes, splits every write (or transaction) into its
 components, prints a breakdown table and writes a run folder.  The man
 page is docs/trace_wal.8.md; `trace_wal.py --help` lists the options.
@@ -12,7 +12,12 @@ import sys
 from runners.entry import in_venv
 
 in_venv(__file__)
-from runners.cli import main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        from runners.cli import main
+        code = main()
+    except KeyboardInterrupt:   # Ctrl-C while Python was still loading walscope
+        print("walscope: interrupted before tracing began", file=sys.stderr)
+        code = 130
+    sys.exit(code)

@@ -27,7 +27,7 @@ ANALYSIS = "analysis"
 VIZ = "viz"
 WRITERS = {
     COLLECTOR: "walscope-collect, the C loader (collectors/*.c)",
-    TRACER: "the Python side that drives it (collectors/*.py, runners/trace.py)",
+    TRACER: "the Python side that drives it (collectors/*.py; runners/plan.py, record.py)",
     WORKLOAD: "the traced command itself, which finds the folder in $WALSCOPE_RUN_DIR",
     ANALYSIS: "analysis/ (again offline: `walscope analyse`)",
     VIZ: "viz/ (flame graphs, the report)",

@@ -128,8 +128,14 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 	}
 	free(line);
 	fclose(f);
-	if (err)
+	if (err) {	/* the command failed whole: none of its lines stay */
+		while (nr_probes > first) {
+			nr_probes--;
+			free(probes[nr_probes].name);
+			free(probes[nr_probes].path);
+		}
 		return err;
+	}
 	for (i = first; i < nr_probes; i++)
 		if (!env.window_ms || probes[i].loader)
 			attach_probe(skel, &probes[i]);
@@ -255,9 +261,18 @@ size_t attach_window_probes(struct walscope_bpf *skel, size_t first)
 		return 0;
 	}
 	for (i = first; i < nr_probes; i++) {
-		if (done[i] || probes[i].loader ||
-		    nr_multi == sizeof(multi_fds) / sizeof(multi_fds[0]))
+		if (done[i] || probes[i].loader)
 			continue;
+		if (nr_multi == sizeof(multi_fds) / sizeof(multi_fds[0])) {
+			/* no link left for it this window: said, and kept as
+			 * its error (collector.json counts it as failed) */
+			if (!probes[i].err)
+				fprintf(stderr, "walscope-collect: window: %s: no "
+					"uprobe_multi link left (%zu in use)\n",
+					probes[i].name, nr_multi);
+			probes[i].err = -EMFILE;
+			continue;
+		}
 		for (n = 0, j = i; j < nr_probes; j++)
 			if (!done[j] && !probes[j].loader && probes[j].ret == probes[i].ret &&
 			    !strcmp(probes[j].path, probes[i].path)) {

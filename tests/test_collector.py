@@ -57,6 +57,21 @@ def test_a_bad_attach_line_fails_the_start(tmp_path):
     assert f"{f}:2: not an attach line" in p.stderr
 
 
+def test_a_failed_attach_command_leaves_none_of_its_probes(tmp_path):
+    """"attach FILE" whose second line is bad fails whole: its first line's
+    probe is neither attached nor reported as attached (collector.json)."""
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("enter\t0\t4096\t/bin/true\tmain\nsideways\tx\n")
+    good = tmp_path / "good.tsv"
+    good.write_text("enter\t0\t1\t/nonexistent/lib.so\tg\n")
+    p = collect(["-o", str(tmp_path)], f"attach {bad}\nattach {good}\nquit\n")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[1].startswith(f"err attach {bad}")
+    assert p.stdout.splitlines()[2] == "ok attach 0 1"
+    rep = json.loads((tmp_path / "collector.json").read_text())
+    assert [a["probe"] for a in rep["attach"]] == ["enter g"]
+
+
 def test_probe_names_are_escaped_in_its_report(tmp_path):
     """A probe it cannot attach is reported, and its name (any bytes a
     demangled C++ name holds) stays valid JSON."""

@@ -174,3 +174,21 @@ def test_running_postmaster_attached_with_p(cluster, tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["writes"]["count"] == 46
     check_partition(out, 46)
+
+
+def test_a_busy_cluster_in_the_default_mode_keeps_whole_rows(cluster, tmp_path):
+    """Four clients with asynchronous commit: fast enough that the budget
+    may turn to windows.  Whatever it chose, every row it kept is a whole
+    transaction (begun inside a window, ended by its commit: none cut by
+    a window's close, none truncated), and it says what it chose: every
+    transaction, or fewer rows than pgbench processed and the windows."""
+    out = tmp_path / "run"
+    s, r = traced_run(cluster, out, 4, 1500, "-c synchronous_commit=off")
+    n = r["pgbench"]["processed"]
+    assert n == 6000
+    rows = s["writes"]["count"]
+    if s["budget"]["every_write"]:
+        assert rows == n
+    else:
+        assert 0 < rows < n and s["windows"]["count"] >= 1, s["windows"]
+    check_partition(out, rows)

@@ -106,6 +106,10 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
                 costs, sched, end_ns, budget, summary["windows"].get("writes", 0),
                 windows.read_budget(run_dir), rows["start_ns"].to_numpy(),
                 windows.read_write_syscalls(run_dir))
+            marks = S.collector_counters(run_dir)[0].get("row_marks", 0)
+            if marks and not summary["budget"]["every_write"]:
+                summary["budget"].update(windows.counted_share(
+                    summary["budget"]["recorded"], marks))
     summary["self_check"] = selfcheck.self_check(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),

@@ -107,9 +107,11 @@ def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
                 f"  every write cost {est} of throughput ({b['estimates']} estimates)"
                 + ("" if within else "; longer runs get windows")]
     total, share = b.get("estimated_total"), b.get("share")
-    how = "from write syscalls" if "syscall" in b.get("estimated_from", "") \
-        else "each gap at its window's rate"
-    of = f"of ~{total:,.0f} writes ({share * 100:.1f}%; {how})" \
+    source = b.get("estimated_from", "")
+    how = "counted" if source.startswith("counted") else \
+        "from write syscalls" if "syscall" in source else "each gap at its window's rate"
+    approx = "" if how == "counted" else "~"
+    of = f"of {approx}{total:,.0f} writes ({share * 100:.1f}%; {how})" \
         if total and share is not None else "writes (the total is unknown)"
     return [f"recorded: {b['recorded']} {of}",
             f"budget {b['budget'] * 100:g}%: every write would cost {est} of throughput;",

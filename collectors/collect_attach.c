@@ -56,6 +56,7 @@ static int add_probe(const char *kind, const char *name, const char *path,
 	p->cookie = cookie;
 	p->ret = !strcmp(kind, "exit");
 	p->loader = !strcmp(kind, "loader");
+	p->always = !strcmp(kind, "always");
 	nr_probes++;
 	return 0;
 }
@@ -71,6 +72,7 @@ static void attach_probe(struct walscope_bpf *skel, struct probe *p)
 	opts.bpf_cookie = p->cookie;
 	p->link = bpf_program__attach_uprobe_opts(p->loader ? skel->progs.ws_loader :
 						  p->ret ? skel->progs.ws_phase_exit :
+						  p->always ? skel->progs.ws_phase_always :
 						  skel->progs.ws_phase_enter,
 						  -1, p->path, p->offset, &opts);
 	p->err = p->link ? 0 : -errno;
@@ -82,8 +84,8 @@ static void attach_probe(struct walscope_bpf *skel, struct probe *p)
 /*
  * Read every line of the file into the probe list; attach them now unless
  * windows decide when (then a window open now, window_open, takes them at
- * once).  A loader hook (kind "loader", its cookie signed) is attached at
- * once in every mode.  A line that cannot be read, or memory running out,
+ * once).  A loader hook (kind "loader", its cookie signed) and an entry
+ * probe of kind "always" are attached at once in every mode.  A line that cannot be read, or memory running out,
  * fails the whole command.
  */
 int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open)
@@ -108,7 +110,7 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 		if (sscanf(line, "%15[^\t]\t%lld\t%llu\t%4095[^\t]\t%4095[^\n]",
 			   kind, &cookie, &offset, path, name) != 5 ||
 		    (strcmp(kind, "enter") && strcmp(kind, "exit") &&
-		     strcmp(kind, "loader")) ||
+		     strcmp(kind, "loader") && strcmp(kind, "always")) ||
 		    (strcmp(kind, "loader") && (cookie < 0 || cookie > UINT_MAX))) {
 			fprintf(stderr, "walscope-collect: %s:%d: not an attach "
 				"line: %s", file, lineno, line);
@@ -137,7 +139,7 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 		return err;
 	}
 	for (i = first; i < nr_probes; i++)
-		if (!env.window_ms || probes[i].loader)
+		if (!env.window_ms || probes[i].loader || probes[i].always)
 			attach_probe(skel, &probes[i]);
 	if (env.window_ms && window_open)	/* the open window's too */
 		attach_window_probes(skel, first);
@@ -261,7 +263,7 @@ size_t attach_window_probes(struct walscope_bpf *skel, size_t first)
 		return 0;
 	}
 	for (i = first; i < nr_probes; i++) {
-		if (done[i] || probes[i].loader)
+		if (done[i] || probes[i].loader || probes[i].always)
 			continue;
 		if (nr_multi == sizeof(multi_fds) / sizeof(multi_fds[0])) {
 			/* no link left for it this window: said, and kept as
@@ -274,7 +276,8 @@ size_t attach_window_probes(struct walscope_bpf *skel, size_t first)
 			continue;
 		}
 		for (n = 0, j = i; j < nr_probes; j++)
-			if (!done[j] && !probes[j].loader && probes[j].ret == probes[i].ret &&
+			if (!done[j] && !probes[j].loader && !probes[j].always &&
+			    probes[j].ret == probes[i].ret &&
 			    !strcmp(probes[j].path, probes[i].path)) {
 				idx[n++] = j;
 				done[j] = true;

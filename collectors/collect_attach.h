@@ -29,6 +29,9 @@ struct probe {
 	bool ret;
 	bool loader;		/* the dynamic loader's hook: attached for
 				 * the whole run, windows or not */
+	bool always;		/* kind "always": an entry probe attached for
+				 * the whole run, windows or not (an engine's
+				 * counting probe) */
 	struct bpf_link *link;
 	int err;		/* -errno of the last attach, 0 if it attached */
 };

@@ -36,6 +36,9 @@ class ProbeSpec:
     # of the same phase: not probed where one of them is (its time and
     # component are the same; only its hits would add)
     within: tuple[str, ...] = ()
+    # attached for the whole run, windows or not (entry only): an engine's
+    # counting probe, which the BPF side counts in CNT_ROW_MARKS
+    always: bool = False
 
 
 FULL = frozenset({modes.EVERY_PROBE})
@@ -336,7 +339,8 @@ def attach_lines(probes: list[Resolved]) -> list[str]:
         ph = enum_values(e.phase_enum)[p.spec.phase] | engine_ids[e.ws_engine] << 8 \
             | p.arg << 16
         short = p.name.split("(")[0]
-        lines.append(f"enter\t{ph}\t{p.offset}\t{p.path}\t{short}")
+        kind = "always" if p.spec.always else "enter"
+        lines.append(f"{kind}\t{ph}\t{p.offset}\t{p.path}\t{short}")
         if p.spec.ret:
             lines.append(f"exit\t{ph}\t{p.offset}\t{p.path}\t{short}")
     return lines

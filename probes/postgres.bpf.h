@@ -90,6 +90,13 @@ static __always_inline int pg_enter(struct thread_state *t, __u32 tgid,
 	case PGP_XACT_START:
 		pg_begin(t, tgid, tid, now);
 		return 0;
+	case PGP_XACT_RECORD:	/* attached for good: counts every row */
+		count(CNT_ROW_MARKS);
+		if (t->write_start) {
+			t->rec.flags |= WS_WF_LOGGED;
+			t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
+		}
+		return 0;
 	}
 	if (!t->write_start)
 		return 0;
@@ -99,10 +106,6 @@ static __always_inline int pg_enter(struct thread_state *t, __u32 tgid,
 		break;
 	case PGP_XACT_ABORT:
 		pg_end(t, now, WS_WF_ROLLBACK);
-		break;
-	case PGP_XACT_RECORD:
-		t->rec.flags |= WS_WF_LOGGED;
-		t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 		break;
 	case PGP_LOCK_START:
 		pg_lock_start(t, now);

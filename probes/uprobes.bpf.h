@@ -8,8 +8,8 @@
 #ifndef __WS_UPROBES_H
 #define __WS_UPROBES_H
 
-SEC("uprobe")
-int BPF_KPROBE(ws_phase_enter)
+/* a probe's entry, for both programs below */
+static __always_inline int phase_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -63,6 +63,23 @@ int BPF_KPROBE(ws_phase_enter)
 	}
 	push_phase(t, phase, now);
 	return 0;
+}
+
+/* every probe's entry: attached as a uprobe, or (windows) in a window's
+ * uprobe_multi links, which the loader sets its attach type for */
+SEC("uprobe")
+int BPF_KPROBE(ws_phase_enter)
+{
+	return phase_enter(ctx);
+}
+
+/* an entry attached for the whole run, windows or not (kind "always": an
+ * engine's counting probe): a classic uprobe while ws_phase_enter is
+ * loaded for uprobe_multi */
+SEC("uprobe")
+int BPF_KPROBE(ws_phase_always)
+{
+	return phase_enter(ctx);
 }
 
 SEC("uretprobe")

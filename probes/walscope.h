@@ -363,7 +363,10 @@ enum ws_counter {
 	CNT_OBJECTS_FULL = 16,	/* seen-objects map full: may be shown twice */
 	CNT_TRACEPOINT = 17,	/* syscall and scheduler tracepoint hits that
 				 * did a traced thread's work (the budget) */
-	CNT_NR = 18,
+	CNT_ROW_MARKS = 18,	/* rows an engine's counting probe saw, inside
+				 * windows or not (PostgreSQL: commit and
+				 * abort records written) */
+	CNT_NR = 19,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

@@ -15,8 +15,10 @@ from engines.postgres import ENGINE
 
 # (function, phase, modes, return probe too)
 FUNCTIONS: tuple[ProbeSpec, ...] = (
-    ProbeSpec("XactLogCommitRecord", "PGP_XACT_RECORD", BOTH, ret=False),
-    ProbeSpec("XactLogAbortRecord", "PGP_XACT_RECORD", BOTH, ret=False),
+    # attached for good: every row is counted, windows or not (the share
+    # recorded, exact)
+    ProbeSpec("XactLogCommitRecord", "PGP_XACT_RECORD", BOTH, ret=False, always=True),
+    ProbeSpec("XactLogAbortRecord", "PGP_XACT_RECORD", BOTH, ret=False, always=True),
     ProbeSpec("XLogFlush", "PGP_WAL_FLUSH", BOTH),
     ProbeSpec("LWLockAcquireOrWait", "PGP_WAL_LOCK", BOTH),
     ProbeSpec("XLogInsertRecord", "PGP_WAL_INSERT", FULL),

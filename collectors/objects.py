@@ -168,7 +168,7 @@ class ObjectFollower:
     found: list[symbols.Resolution] = field(default_factory=list)
     _seen: dict[tuple[int, int], ObjectInfo] = field(default_factory=dict)
     _queue: "queue.Queue[str | None]" = field(default_factory=queue.Queue)
-    stepped: set[str] = field(default_factory=set)   # phases at stepped sites
+    stepped: set[str] = field(default_factory=set)   # components with stepped sites
     _thread: threading.Thread | None = None
     _collector: Collector | None = None
     _attaches: int = 0
@@ -211,7 +211,7 @@ class ObjectFollower:
         if res is not None:
             self.found.append(res)
             # read now: a /proc/PID/map_files path lasts as long as its process
-            self.stepped |= symbols.stepped_phases(res.probes)
+            self.stepped |= symbols.stepped_components(res.probes)
 
     def follow(self, collector: Collector) -> None:
         """Tell the collector what was inspected already, then handle its

@@ -198,9 +198,6 @@ def phase_component(phase: str, engine: str = "rocksdb") -> str | None:
     WS_PHASE_COMPS table (enum ws_phase_comp); "other" if it has none; None
     for an entry-only marker (a phase value from WS_PH_MARKERS on)."""
     phases = enum_values(engines.get(engine).phase_enum)
-    if phase not in phases:   # another engine's phase: charged to its components
-        engine = next(e.name for e in engines.ENGINES if phase in enum_values(e.phase_enum))
-        phases = enum_values(engines.get(engine).phase_enum)
     if phases[phase] >= enum_values("ws_phase")["WS_PH_MARKERS"]:
         return None
     slot = enum_values("ws_phase_comp").get("WS_PC_" + phase, 0)

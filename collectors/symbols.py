@@ -19,7 +19,7 @@ import numpy as np
 
 import engines
 from collectors import modes
-from collectors.records import enum_values
+from collectors.records import enum_values, phase_component
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,22 @@ def usdt_probes(path: str) -> list[UsdtProbe]:
         raise SymbolError(f"{path}: not a readable ELF object ({e})") from None
 
 
+def first_defining(objects: list[str], token: re.Pattern[str], name: str,
+                   res: Resolution) -> tuple[str, dict[str, int]] | None:
+    """The first object that defines function name, with {function: file
+    offset} of its functions matching token; every object looked at is
+    recorded in res.objects_checked (an unreadable one is passed over)."""
+    for obj in objects:
+        res.objects_checked.append(obj)
+        try:
+            syms = dict(function_symbols(obj, token))
+        except SymbolError:
+            continue
+        if name in syms:
+            return obj, syms
+    return None
+
+
 def embedded(path: str, pattern: re.Pattern[bytes]) -> re.Match[bytes] | None:
     """The first match of pattern in the object's bytes (the version string
     a build embeds), None if none or the file cannot be read."""
@@ -321,6 +337,13 @@ def is_emulated_site(path: str, offset: int) -> bool:
     if b[0] == 0x90 or b[:2] in (b"\x0f\x1f", b"\x66\x90"):
         return True
     return 0x50 <= b[0] <= 0x57 or (b[0] == 0x41 and len(b) == 2 and 0x50 <= b[1] <= 0x57)
+
+
+def stepped_components(probes: list[Resolved]) -> set[str]:
+    """Components with at least one probe at a single-stepped site (each
+    phase read in its own engine's table; markers open none)."""
+    stepped = [p for p in probes if not is_emulated_site(p.path, p.offset)]
+    return {c for c in (phase_component(p.spec.phase, p.engine) for p in stepped) if c}
 
 
 def stepped_phases(probes: list[Resolved]) -> set[str]:

@@ -229,19 +229,13 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	window_done();
 }
 
-/* a phase opens (a uprobe, or a USDT probe opening a wait): its time, and
- * that of the probe's inside, leaves the component that was current */
-static __always_inline void push_phase(struct thread_state *t, __u8 phase,
+/* a phase opens: from now its time is its component's */
+static __always_inline void open_phase(struct thread_state *t, __u8 phase,
 				       __u64 now)
 {
-	__u8 parent = cur_comp(t), comp;
+	__u8 parent = cur_comp(t);
 
 	charge(t, now);
-	comp = phase_comp(phase);
-	barrier_var(comp);	/* keep the masks: the verifier's bound */
-	barrier_var(parent);
-	t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
-	t->rec.hits_in[comp & (WS_MAX_COMP - 1)]++;
 	if (t->depth >= WS_MAX_DEPTH) {
 		count(CNT_DEPTH_OVERFLOW);
 		t->rec.flags |= WS_WF_TRUNC;
@@ -250,7 +244,21 @@ static __always_inline void push_phase(struct thread_state *t, __u8 phase,
 	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = phase;
 	t->depth++;
 	if (!t->in_sys)
-		comp_switch(t, parent, comp, now);
+		comp_switch(t, parent, phase_comp(phase), now);
+}
+
+/* a probe pair's phase opens: the pair's inside is charged to the phase,
+ * its outside to the component that was current */
+static __always_inline void push_phase(struct thread_state *t, __u8 phase,
+				       __u64 now)
+{
+	__u8 parent = cur_comp(t), comp = phase_comp(phase);
+
+	barrier_var(comp);	/* keep the masks: the verifier's bound */
+	barrier_var(parent);
+	t->rec.hits_par[parent & (WS_MAX_COMP - 1)]++;
+	t->rec.hits_in[comp & (WS_MAX_COMP - 1)]++;
+	open_phase(t, phase, now);
 }
 
 /* the phase on top of the stack, 0xff if none */
@@ -261,22 +269,29 @@ static __always_inline __u8 top_phase(struct thread_state *t)
 	return t->stack[(t->depth - 1) & (WS_MAX_DEPTH - 1)];
 }
 
-/* the phase on top closes; any other phase there desynchronised the stack */
-static __always_inline void pop_phase(struct thread_state *t, __u8 phase,
-				      __u64 now)
+/* the phase on top closes: the time goes back to the one below */
+static __always_inline void close_phase(struct thread_state *t, __u64 now)
 {
 	__u8 old;
 
-	if (top_phase(t) != phase) {
-		count(CNT_PHASE_MISMATCH);
-		t->rec.flags |= WS_WF_TRUNC;
-		return;
-	}
 	charge(t, now);
 	old = cur_comp(t);
 	t->depth--;
 	if (!t->in_sys)
 		comp_switch(t, old, cur_comp(t), now);
+}
+
+/* a probe pair's return: its phase closes; any other phase on top
+ * desynchronised the stack */
+static __always_inline void pop_phase(struct thread_state *t, __u8 phase,
+				      __u64 now)
+{
+	if (top_phase(t) != phase) {
+		count(CNT_PHASE_MISMATCH);
+		t->rec.flags |= WS_WF_TRUNC;
+		return;
+	}
+	close_phase(t, now);
 }
 
 /* a probe hit: cold if the thread's previous one was long enough ago */

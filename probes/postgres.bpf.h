@@ -41,27 +41,19 @@ static __always_inline void pg_end(struct thread_state *t, __u64 now,
 	end_write(t, now, flags);
 }
 
-/* a heavyweight lock wait, bracketed by two USDT probes */
+/* a heavyweight lock wait, bracketed by two USDT probes (entry-only
+ * hits: each counted where it fired) */
 static __always_inline void pg_lock_start(struct thread_state *t, __u64 now)
 {
 	t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
-	charge(t, now);
-	if (t->depth >= WS_MAX_DEPTH) {
-		count(CNT_DEPTH_OVERFLOW);
-		t->rec.flags |= WS_WF_TRUNC;
-		return;
-	}
-	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = PGP_LOCK;
-	t->depth++;
+	open_phase(t, PGP_LOCK, now);
 }
 
 static __always_inline void pg_lock_done(struct thread_state *t, __u64 now)
 {
 	t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
-	if (top_phase(t) != PGP_LOCK)	/* its start was not seen */
-		return;
-	charge(t, now);
-	t->depth--;
+	if (top_phase(t) == PGP_LOCK)	/* else its start was not seen */
+		close_phase(t, now);
 }
 
 /* PGSemaphoreLock: a lightweight-lock wait, unless it is the WALWriteLock

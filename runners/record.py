@@ -112,9 +112,7 @@ def write_calibration(plan: Plan) -> None:
         cal = calibration.get(refresh=plan.opts.recalibrate)
     except calibration.CalibrationError as e:
         raise TraceError(f"calibration: {e}") from None
-    engine = plan.objects.merged().engine
-    cal["stepped_components"] = sorted(
-        c for c in (R.phase_component(p, engine) for p in plan.objects.stepped) if c)
+    cal["stepped_components"] = sorted(plan.objects.stepped)
     plan.folder.calibration_json.write_text(json.dumps(cal, indent=1))
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from collectors.modes import Mode
-from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved, SymbolError,
-                                embedded, function_symbols, usdt_probes)
+from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved, embedded,
+                                first_defining, usdt_probes)
 from engines.postgres import ENGINE
 
 # (function, phase, modes, return probe too)
@@ -52,41 +52,36 @@ def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolu
     not an extension)."""
     res = Resolution(engine=ENGINE.name)
     probe_set = mode.probe_set
-    for obj in objects:
-        res.objects_checked.append(obj)
-        try:
-            syms = dict(function_symbols(obj, _TOKENS))
-        except SymbolError:
-            continue
-        if "XLogInsertRecord" not in syms:
-            continue
-        usdt = {}
-        for p in usdt_probes(obj):
-            if p.provider == "postgresql":
-                usdt.setdefault(p.name, []).append(p.offset)
-        res.object_path = obj
-        res.version = postgres_version(obj)
-        if "transaction__start" not in usdt:
-            res.notes.append("no transaction USDT probes (a build without --enable-dtrace): "
-                             "transactions cannot be delimited")
-        if probe_set is None:
-            return res
-        for spec in FUNCTIONS:
-            if probe_set not in spec.modes:
-                continue
-            if spec.prefix not in syms:
-                res.missing.append(spec.prefix)
-                continue
-            res.probes.append(Resolved(spec, spec.prefix, obj, syms[spec.prefix],
-                                       engine=ENGINE.name))
-        for name, (phase, modes) in MARKERS.items():
-            if probe_set not in modes:
-                continue
-            if name not in usdt:
-                res.missing.append(name)
-                continue
-            spec = ProbeSpec(name, phase, modes, ret=False)
-            res.probes += [Resolved(spec, name, obj, off, engine=ENGINE.name)
-                           for off in sorted(usdt[name])]
+    found = first_defining(objects, _TOKENS, "XLogInsertRecord", res)
+    if found is None:
         return res
+    obj, syms = found
+    usdt: dict[str, list[int]] = {}
+    for p in usdt_probes(obj):
+        if p.provider == "postgresql":
+            usdt.setdefault(p.name, []).append(p.offset)
+    res.object_path = obj
+    res.version = postgres_version(obj)
+    if "transaction__start" not in usdt:
+        res.notes.append("no transaction USDT probes (a build without --enable-dtrace): "
+                         "transactions cannot be delimited")
+    if probe_set is None:
+        return res
+    for spec in FUNCTIONS:
+        if probe_set not in spec.modes:
+            continue
+        if spec.prefix not in syms:
+            res.missing.append(spec.prefix)
+            continue
+        res.probes.append(Resolved(spec, spec.prefix, obj, syms[spec.prefix],
+                                   engine=ENGINE.name))
+    for name, (phase, modes) in MARKERS.items():
+        if probe_set not in modes:
+            continue
+        if name not in usdt:
+            res.missing.append(name)
+            continue
+        spec = ProbeSpec(name, phase, modes, ret=False)
+        res.probes += [Resolved(spec, name, obj, off, engine=ENGINE.name)
+                       for off in sorted(usdt[name])]
     return res

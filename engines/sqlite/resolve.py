@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from collectors.modes import Mode
-from collectors.symbols import (BOTH, ProbeSpec, Resolution, Resolved, SymbolError, embedded,
-                                function_symbols)
+from collectors.symbols import (BOTH, ProbeSpec, Resolution, Resolved, embedded,
+                                first_defining)
 from engines.sqlite import ENGINE
 
 PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -49,31 +49,25 @@ def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolu
     """Probe points of mode's probe set in the first object that defines
     sqlite3_step."""
     res = Resolution(engine=ENGINE.name)
-    for obj in objects:
-        res.objects_checked.append(obj)
-        try:
-            syms = dict(function_symbols(obj, _TOKENS))
-        except SymbolError:
-            continue
-        if "sqlite3_step" not in syms:
-            continue
-        res.object_path = obj
-        res.version = sqlite_version(obj)
-        sql_off = decode_sql_offset(obj, syms["sqlite3_sql"]) \
-            if "sqlite3_sql" in syms else 0
-        if not sql_off:
-            res.notes.append("cannot read statement text (sqlite3_sql not "
-                             "decodable): every statement is its own transaction")
-        if mode.probe_set is None:
-            return res
-        for name, phase, fallbacks in PROBES:
-            use = next((n for n in (name,) + fallbacks if n in syms), None)
-            if use is None:
-                res.missing.append(name)
-                continue
-            spec = ProbeSpec(use, phase, BOTH)
-            res.probes.append(Resolved(spec, use, obj, syms[use],
-                                       sql_off if phase == "PH_SQL_STEP" else 0,
-                                       engine=ENGINE.name))
+    found = first_defining(objects, _TOKENS, "sqlite3_step", res)
+    if found is None:
         return res
+    obj, syms = found
+    res.object_path = obj
+    res.version = sqlite_version(obj)
+    sql_off = decode_sql_offset(obj, syms["sqlite3_sql"]) if "sqlite3_sql" in syms else 0
+    if not sql_off:
+        res.notes.append("cannot read statement text (sqlite3_sql not "
+                         "decodable): every statement is its own transaction")
+    if mode.probe_set is None:
+        return res
+    for name, phase, fallbacks in PROBES:
+        use = next((n for n in (name,) + fallbacks if n in syms), None)
+        if use is None:
+            res.missing.append(name)
+            continue
+        spec = ProbeSpec(use, phase, BOTH)
+        res.probes.append(Resolved(spec, use, obj, syms[use],
+                                   sql_off if phase == "PH_SQL_STEP" else 0,
+                                   engine=ENGINE.name))
     return res

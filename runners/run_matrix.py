@@ -4,11 +4,14 @@
     sudo ./runners/run_matrix.py runners/scenarios/smoke.toml [-o DIR] [--cpu-types P:0,E:1]
 
 Each cell gets `repeats` untraced runs and one traced run (trace_wal.py's
-machinery, same run-folder format, in DIR/<cell>/traced).  db_bench's own
-report is parsed into DIR/matrix.parquet (one row per run), with tracing
-overhead per cell; DIR/report.html compares all cells at the end.  A
-finished cell leaves DIR/<cell>/cell.json: rerunning resumes, and an
-interrupt keeps what finished.
+machinery, same run-folder format, in DIR/<cell>/traced), run in rounds:
+every cell once per round, in a shuffled order, plus a second untraced run
+of the first cell (the A/A pair: the matrix's own noise floor); the traced
+runs join the middle round.  The workload's own report is parsed into
+DIR/matrix.parquet (one row per run), with tracing overhead per cell;
+DIR/report.html compares all cells at the end.  Each finished run leaves
+DIR/<cell>/<kind><round>.json: rerunning resumes, and an interrupt keeps
+what finished.
 """
 from __future__ import annotations
 
@@ -18,8 +21,12 @@ import os
 import shutil
 import sqlite3
 import statistics
+import random
 import subprocess
 import sys
+import time
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -129,87 +136,167 @@ def rows_for(cell: Cell, kind: str, rep: int, out: str, extra: dict[str, Any]) -
     return rows
 
 
-def run_cell(sc: Scenario, cell: Cell, out: Path, topo: topology.Topology,
-             run_as: RunAs) -> list[dict]:
-    cdir = out / cell.name
-    shutil.rmtree(cdir, ignore_errors=True)
-    cdir.mkdir(parents=True)
-    prefix = pin_prefix(cell, topo)
-    tpcc = "runners.sqlite_tpcc" in sc.command
-    cache = out / "cache"
-    rows: list[dict] = []
+def db_sizes(db: Path) -> dict[str, int]:
+    """What the workload left on disk when it exited (the files' sizes, not
+    their blocks): in all, in SST files and in WAL files (RocksDB's *.log):
+    space amplification's numerator."""
+    files = [f for f in db.rglob("*") if f.is_file()]
+    size = {f: f.stat().st_size for f in files}
+    return {"db_bytes": sum(size.values()),
+            "db_sst_bytes": sum(v for f, v in size.items() if f.suffix == ".sst"),
+            "db_wal_bytes": sum(v for f, v in size.items() if f.suffix == ".log")}
 
-    def baseline(rep: int) -> None:
-        db = cdir / f"db-base{rep}"
-        logs = cdir / f"baseline{rep}"
+
+@dataclass(frozen=True)
+class Unit:
+    """One run of the schedule: a cell's untraced baseline of a round, the
+    A/A cell's second untraced run of a round, or a cell's traced run."""
+    cell: Cell
+    kind: str       # BASELINE, AA or TRACED
+    rep: int        # the round (0 for the traced run)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}{self.rep}"
+
+
+BASELINE, AA, TRACED = "baseline", "aa", "traced"
+
+
+def schedule(cells: list[Cell], repeats: int, seed: int) -> list[Unit]:
+    """Every run of the matrix, in the order they run: `repeats` rounds, each
+    running every cell's baseline once plus the A/A pair's second run
+    (cells[0] again), shuffled within the round; the traced runs join the
+    middle round, so the baselines of every cell sandwich them.  Machine
+    drift over minutes then lands on every cell alike instead of on
+    whichever ran last, and the A/A pair measures it."""
+    rng = random.Random(seed)
+    units: list[Unit] = []
+    mid = repeats // 2
+    for r in range(max(repeats, 1)):
+        rnd = [Unit(c, TRACED, 0) for c in cells] if r == mid else []
+        if repeats:
+            rnd += [Unit(c, BASELINE, r) for c in cells] + [Unit(cells[0], AA, r)]
+        rng.shuffle(rnd)
+        units += rnd
+    return units
+
+
+def order_seed(sc: Scenario) -> int:
+    """The schedule's seed: fixed per scenario, so a rerun repeats the order."""
+    return zlib.crc32(sc.name.encode())
+
+
+class Runner:
+    """Runs units of one matrix folder; each finished unit leaves
+    DIR/<cell>/<kind><rep>.json (its rows), so an interrupted matrix resumes
+    where it stopped."""
+
+    def __init__(self, sc: Scenario, out: Path, topo: topology.Topology, run_as: RunAs):
+        self.sc, self.out, self.topo, self.run_as = sc, out, topo, run_as
+        self.tpcc = "runners.sqlite_tpcc" in sc.command
+        self.cache = out / "cache"
+
+    def unit_file(self, u: Unit) -> Path:
+        return self.out / u.cell.name / f"{u.key}.json"
+
+    def done(self, u: Unit) -> bool:
+        return self.unit_file(u).exists()
+
+    def run(self, u: Unit, seq: int) -> None:
+        cdir = self.out / u.cell.name
+        cdir.mkdir(exist_ok=True)
+        started = time.time()
+        rows = self.traced(u.cell, cdir) if u.kind == TRACED else self.untraced(u, cdir)
+        for r in rows:
+            r.update(seq=seq, started_s=started)
+        self.unit_file(u).write_text(json.dumps(rows, default=str, indent=1))
+
+    def untraced(self, u: Unit, cdir: Path) -> list[dict]:
+        db = cdir / f"db-{u.key}"
+        logs = cdir / u.key
         for d in (db, logs):
+            shutil.rmtree(d, ignore_errors=True)
             d.mkdir()
-            chown_tree(d, run_as)
-        text = run_untraced(prefix + sc.argv(cell, str(db), str(cache)), run_as,
-                            cdir / f"baseline{rep}.log", sc.timeout_s, logs)
-        rows.extend(tpcc_rows(cell, "baseline", rep, logs, {}) if tpcc else
-                    rows_for(cell, "baseline", rep, text, {}))
+            chown_tree(d, self.run_as)
+        argv = pin_prefix(u.cell, self.topo) + self.sc.argv(u.cell, str(db), str(self.cache))
+        text = run_untraced(argv, self.run_as, cdir / f"{u.key}.log", self.sc.timeout_s, logs)
+        sizes = db_sizes(db)
         shutil.rmtree(db, ignore_errors=True)
+        return (tpcc_rows(u.cell, u.kind, u.rep, logs, sizes) if self.tpcc else
+                rows_for(u.cell, u.kind, u.rep, text, sizes))
 
-    # the baselines sandwich the traced run (half before, half after), so a
-    # machine that drifts over minutes moves both sides of the ratio alike
-    before = (sc.repeats + 1) // 2
-    for rep in range(before):
-        baseline(rep)
-    db = cdir / "db-traced"
-    db.mkdir()
-    chown_tree(db, run_as)
-    res = trace(TraceOptions(command=prefix + sc.argv(cell, str(db), str(cache)),
-                             output=cdir / "traced", cwd=str(ROOT),
-                             mode=sc.mode, cpu_types=None if topo.source != "declared"
-                             else ",".join(f"{t}:{i}" for i, t in enumerate(topo.types)
-                                           if t in "PE"),
-                             user=run_as.name, echo=False, print_table=False,
-                             allow_empty=True))   # a cell may only read
-    shutil.rmtree(db, ignore_errors=True)
-    for rep in range(before, sc.repeats):
-        baseline(rep)
-    if res.exit_code != 0:
-        raise MatrixError(f"cell {cell.name}: traced run exited {res.exit_code}")
-    s = res.summary
-    extra = {"run_dir": str(res.run_dir.relative_to(out)),
-             "traced_writes": s["writes"]["count"],
-             **{f"mean_{c}_ns": v["mean_ns"] for c, v in s["components"].items()},
-             "lost_events": sum(s["lost_events"].values())}
+    def traced(self, cell: Cell, cdir: Path) -> list[dict]:
+        db = cdir / "db-traced"
+        for d in (db, cdir / "traced"):
+            shutil.rmtree(d, ignore_errors=True)
+        db.mkdir()
+        chown_tree(db, self.run_as)
+        topo = self.topo
+        res = trace(TraceOptions(
+            command=pin_prefix(cell, topo) + self.sc.argv(cell, str(db), str(self.cache)),
+            output=cdir / "traced", cwd=str(ROOT), mode=self.sc.mode,
+            cpu_types=None if topo.source != "declared"
+            else ",".join(f"{t}:{i}" for i, t in enumerate(topo.types) if t in "PE"),
+            user=self.run_as.name, echo=False, print_table=False,
+            allow_empty=True))   # a cell may only read
+        sizes = db_sizes(db)
+        shutil.rmtree(db, ignore_errors=True)
+        if res.exit_code != 0:
+            raise MatrixError(f"cell {cell.name}: traced run exited {res.exit_code}")
+        s = res.summary
+        extra = {"run_dir": str(res.run_dir.relative_to(self.out)),
+                 "traced_writes": s["writes"]["count"],
+                 **{f"mean_{c}_ns": v["mean_ns"] for c, v in s["components"].items()},
+                 "lost_events": sum(s["lost_events"].values()), **sizes}
+        if self.tpcc:
+            return tpcc_rows(cell, TRACED, 0, res.run_dir, extra, s.get("by_type"))
+        return rows_for(cell, TRACED, 0, RunFolder(res.run_dir).command_log.read_text(), extra)
+
+    def finish(self, cell: Cell) -> list[dict]:
+        """The cell's rows from its units, with the traced/untraced ratios;
+        written to cell.json."""
+        cdir = self.out / cell.name
+        rows: list[dict] = []
+        for f in sorted(cdir.glob("*.json")):
+            if f.name != "cell.json":
+                rows += json.loads(f.read_text())
+        compare_traced(rows, self.tpcc)
+        (cdir / "cell.json").write_text(json.dumps({"values": cell.values, "rows": rows},
+                                                   default=str, indent=1))
+        return rows
+
+
+def compare_traced(rows: list[dict], tpcc: bool) -> None:
+    """Each row of a cell gets the traced run against the median of the
+    cell's baselines (not the A/A runs): throughput, and for sqlite_tpcc the
+    compensated traced latency against the untraced runs' own (mean, and
+    p50, which lock-wait outliers spare)."""
     if tpcc:
-        rows += tpcc_rows(cell, "traced", 0, res.run_dir, extra, s.get("by_type"))
-        # compensated traced latency against the untraced runs' own (medians
-        # of the repeats, the mean of the middle two when even): mean, and
-        # p50, which lock-wait outliers spare
         for stat, traced_col in (("mean_us", "traced_adj_mean_us"),
                                  ("p50_us", "traced_adj_p50_us")):
             base: dict[str, list[float]] = {}
             for r in rows:
-                if r["kind"] == "baseline":
+                if r["kind"] == BASELINE:
                     base.setdefault(r["benchmark"], []).append(r[stat])
             for r in rows:
                 b = base.get(r["benchmark"], [])
-                if r["kind"] == "traced" and r.get(traced_col) and b:
+                if r["kind"] == TRACED and r.get(traced_col) and b:
                     r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / statistics.median(b)
-    else:
-        rows += rows_for(cell, "traced", 0, RunFolder(res.run_dir).command_log.read_text(),
-                         extra)
-    base = [r["ops_sec"] for r in rows if r["kind"] == "baseline" and r.get("ops_sec")]
-    traced_ops = [r["ops_sec"] for r in rows if r["kind"] == "traced" and r.get("ops_sec")]
+    base = [r["ops_sec"] for r in rows if r["kind"] == BASELINE and r.get("ops_sec")]
+    traced_ops = [r["ops_sec"] for r in rows if r["kind"] == TRACED and r.get("ops_sec")]
     if base and traced_ops:
         ratio = traced_ops[0] / statistics.median(base)
         for r in rows:
             r["overhead_ratio"] = ratio
-    (cdir / "cell.json").write_text(json.dumps({"values": cell.values, "rows": rows},
-                                               default=str, indent=1))
-    return rows
 
 
 def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None = None,
-        report: bool = True, quiet: bool = False) -> pd.DataFrame:
-    """Every cell of sc into the matrix folder out (resuming finished cells);
-    returns matrix.parquet's frame.  Raises MatrixError, ScenarioError,
-    TraceError or TopologyError with a one-line message."""
+        report: bool = True, quiet: bool = False, seed: int | None = None) -> pd.DataFrame:
+    """Every run of sc into the matrix folder out, in the schedule's
+    interleaved order (resuming finished runs); returns matrix.parquet's
+    frame.  Raises MatrixError, ScenarioError, TraceError or TopologyError
+    with a one-line message."""
     topo = topology.resolve(cpu_types)
     run_as = RunAs.lookup(user)
     out.mkdir(parents=True, exist_ok=True)
@@ -218,21 +305,26 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
     cells = sc.cells()
     for c in cells:  # refuse impossible pinning before running anything
         pin_prefix(c, topo)
+    seed = order_seed(sc) if seed is None else seed
     (out / "environment.json").write_text(json.dumps(
         {**environment(out, topo), "scenario": str(sc.path), "command": sc.command,
-         "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes},
+         "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes,
+         "order_seed": seed, "aa_cell": cells[0].name},
         indent=1, default=str))
-    rows: list[dict] = []
-    done = [c for c in cells if (out / c.name / "cell.json").exists()]
-    for c in done:   # finished by an earlier, interrupted run: resumed
-        rows += json.loads((out / c.name / "cell.json").read_text())["rows"]
-        print(f"run_matrix: {c.name}: done earlier", file=sys.stderr)
-    todo = [c for c in cells if c not in done]
-    with tqdm(todo, desc=sc.name, unit="cell", file=sys.stderr, dynamic_ncols=True,
+    runner = Runner(sc, out, topo, run_as)
+    units = schedule(cells, sc.repeats, seed)
+    todo = [(i, u) for i, u in enumerate(units) if not runner.done(u)]
+    if len(todo) < len(units):
+        print(f"run_matrix: {len(units) - len(todo)} of {len(units)} runs done earlier",
+              file=sys.stderr)
+    with tqdm(todo, desc=sc.name, unit="run", file=sys.stderr, dynamic_ncols=True,
               disable=quiet) as bar:
-        for cell in bar:
-            bar.set_postfix_str(cell.name)
-            rows += run_cell(sc, cell, out, topo, run_as)
+        for seq, u in bar:
+            bar.set_postfix_str(f"{u.cell.name} {u.key}")
+            runner.run(u, seq)
+    rows: list[dict] = []
+    for c in cells:
+        rows += runner.finish(c)
     df = pd.DataFrame(rows)
     df.to_parquet(out / "matrix.parquet", index=False)
     if report:
@@ -249,13 +341,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu-types", help="declare core types, e.g. P:0,E:1")
     ap.add_argument("--user", help="run workloads as this user (default SUDO_USER)")
     ap.add_argument("--no-report", action="store_true")
+    ap.add_argument("--seed", type=int,
+                    help="seed of the run order (default: fixed per scenario)")
     a = ap.parse_args(argv)
     from analysis.heap import keep_heap_small
     keep_heap_small()
     try:
         sc = load(a.scenario)
         out = a.output or ROOT / "runs" / f"matrix-{sc.name}"
-        df = run(sc, out, a.cpu_types, a.user, report=not a.no_report)
+        df = run(sc, out, a.cpu_types, a.user, report=not a.no_report, seed=a.seed)
         cols = [c for c in ("cell", "kind", "benchmark", "ops_sec", "mean_us", "p99_us",
                             "overhead_ratio", "adj_vs_baseline_mean",
                             "adj_vs_baseline_p50") if c in df]

@@ -16,7 +16,9 @@ from viz import matrix
 
 
 def stat(v: float, spread: float = 0.02) -> Stat:
-    return Stat(v, v * (1 - spread), v * (1 + spread), 3)
+    """Five rounds within +-spread, an A/A band of +-5%."""
+    rounds = [v * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)]
+    return Stat(v, v * (1 - spread), v * (1 + spread), 5, rounds, [0.95, 1.05])
 
 
 def disable_wal(on_ops: float, off_ops: float) -> Results:

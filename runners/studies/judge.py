@@ -3,19 +3,78 @@ of the repeats, and numbers written the same way everywhere."""
 from __future__ import annotations
 
 import math
+import statistics
+from dataclasses import dataclass
 
 from runners.studies.results import CellResult, Stat
 
 
-def order(a: Stat | None, b: Stat | None) -> str:
-    """'>' or '<' when the repeats' ranges do not overlap, else '~'."""
+MIN_ROUNDS = 5        # rounds a comparison needs before it may call a difference
+COVERAGE = 0.90       # of the interval of the median per-round ratio
+
+
+@dataclass
+class Comparison:
+    """Two cells' metric, compared round by round (a / b of the untraced runs
+    of the same round), against the matrix's A/A band."""
+    sign: str                    # ">", "<", "~" (within the noise) or "?"
+    ratio: float = math.nan      # median of the per-round ratios
+    lo: float = math.nan         # its distribution-free interval
+    hi: float = math.nan
+    band: tuple[float, float] | None = None   # the A/A band
+    rounds: int = 0
+    why: str = ""                # for "?": what is missing
+
+    def text(self) -> str:
+        if self.sign == "?":
+            return self.why
+        aa = f"; A/A {self.band[0]:.2f}-{self.band[1]:.2f}" if self.band else ""
+        return f"{self.ratio:.2f}x [{self.lo:.2f}-{self.hi:.2f}] over {self.rounds} rounds{aa}"
+
+
+def median_interval(q: list[float], coverage: float = COVERAGE) -> tuple[float, float]:
+    """Order statistics (k-th smallest, k-th largest) bracketing the median
+    with at least this coverage, k as large as that allows: no assumption on
+    the ratios' distribution (for 5 rounds, min and max: 94%)."""
+    q = sorted(q)
+    n, k = len(q), 1
+    while k + 1 <= n // 2 and 1 - 2 * _binom_cdf(k + 1, n) >= coverage:
+        k += 1
+    return q[k - 1], q[n - k]
+
+
+def _binom_cdf(k: int, n: int) -> float:
+    """P(Bin(n, 1/2) < k)."""
+    return sum(math.comb(n, i) for i in range(k)) / 2 ** n
+
+
+def compare(a: Stat | None, b: Stat | None) -> Comparison:
+    """The verdict rule (docs/matrices.md): the per-round ratios a/b; their
+    median's interval must lie wholly outside the A/A band for a
+    difference to count."""
     if a is None or b is None:
-        return "?"
-    if a.lo > b.hi:
-        return ">"
-    if a.hi < b.lo:
-        return "<"
-    return "~"
+        return Comparison("?", why="no untraced runs")
+    q = [x / y for x, y in zip(a.rounds, b.rounds)
+         if x == x and y == y and y]   # NaN: a round without one of the two
+    band = tuple(a.aa or b.aa) or None
+    if len(q) < MIN_ROUNDS:
+        return Comparison("?", rounds=len(q), why=f"{len(q)} paired rounds "
+                          f"(the rule needs {MIN_ROUNDS})")
+    lo, hi = median_interval(q)
+    c = Comparison("~", statistics.median(q), lo, hi, band, len(q))  # type: ignore[arg-type]
+    if band is None:
+        c.sign, c.why = "?", "no A/A pair in the matrix"
+    elif lo > band[1]:
+        c.sign = ">"
+    elif hi < band[0]:
+        c.sign = "<"
+    return c
+
+
+def order(a: Stat | None, b: Stat | None) -> str:
+    """'>' or '<' when a differs from b above the noise (compare), '~' when
+    not, '?' when the runs cannot tell."""
+    return compare(a, b).sign
 
 
 def x(a: float, b: float) -> str:

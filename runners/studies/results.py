@@ -24,6 +24,12 @@ class Stat:
     lo: float
     hi: float
     n: int
+    # the untraced repeats by round (NaN where a round has none): a
+    # comparison of two cells pairs them round by round
+    rounds: list[float] = field(default_factory=list)
+    # the A/A band of this metric: [min, max] of the matrix's A/A ratios
+    # (first cell's two untraced runs of each round); empty if none ran
+    aa: list[float] = field(default_factory=list)
 
     def spread(self) -> float:
         """(max - min) / median: how far the repeats disagree."""
@@ -101,14 +107,41 @@ class Results:
 METRICS = ("ops_sec", "micros_op", "p99_us", "mean_us", "p50_us", "write_amplification",
            "sst_write_amplification",
            "last_level_byte_ratio", "last_level_stored_ratio", "tpmC", "flush_bytes",
-           "compaction_bytes", "wal_bytes", "bytes_written", "count")
+           "compaction_bytes", "wal_bytes", "bytes_written", "count",
+           "space_amplification", "db_bytes", "db_sst_bytes")
 
 
-def stat(xs: list[float]) -> Stat | None:
+def stat(xs: list[float], rounds: list[float] | None = None,
+         aa: list[float] | None = None) -> Stat | None:
     xs = [float(x) for x in xs if x is not None and not pd.isna(x)]
     if not xs:
         return None
-    return Stat(statistics.median(xs), min(xs), max(xs), len(xs))
+    return Stat(statistics.median(xs), min(xs), max(xs), len(xs), rounds or [], aa or [])
+
+
+def by_round(runs: pd.DataFrame, metric: str) -> list[float]:
+    """A metric's value per round (the rep column), NaN where missing."""
+    if not len(runs) or metric not in runs:
+        return []
+    vals = runs.groupby("rep")[metric].median()
+    return [float(vals.get(r, np.nan)) for r in range(int(runs["rep"].max()) + 1)]
+
+
+def aa_bands(df: pd.DataFrame, cell: str) -> dict[str, dict[str, list[float]]]:
+    """Per benchmark and metric, the A/A band: min and max over rounds of
+    the A/A cell's baseline over its second untraced run of the same round."""
+    g = df[df["cell"] == cell]
+    out: dict[str, dict[str, list[float]]] = {}
+    for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
+        base, aa = gb[gb["kind"] == "baseline"], gb[gb["kind"] == "aa"]
+        per = {}
+        for m in METRICS:
+            a, b = by_round(base, m), by_round(aa, m)
+            q = [x / y for x, y in zip(a, b) if x == x and y == y and y]
+            if q:
+                per[m] = [min(q), max(q)]
+        out["all" if pd.isna(bench) else str(bench)] = per
+    return out
 
 
 def attribution(cr: CellResult, run: Run) -> None:
@@ -182,8 +215,15 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
     if {"flush_bytes", "compaction_bytes", "bytes_written"} <= set(df.columns):
         df["sst_write_amplification"] = (df["flush_bytes"] + df["compaction_bytes"]) \
             / df["bytes_written"].where(df["bytes_written"] > 0)
+        if "db_bytes" in df:   # what stayed on disk over what the writes carried
+            df["space_amplification"] = df["db_bytes"] \
+                / df["bytes_written"].where(df["bytes_written"] > 0)
     env = json.loads((matrix_dir / "environment.json").read_text())
     axes = [c for c in df.columns if c.startswith("axis_")]
+    # the A/A band of a metric, from the A/A cell's same benchmark where it
+    # ran it, else from its only (or first) benchmark
+    bands = aa_bands(df, env["aa_cell"]) if env.get("aa_cell") else {}
+    fallback = next(iter(bands.values()), {})
     cells = []
     for name, g in df.groupby("cell", sort=False):
         first = g.iloc[0]
@@ -191,8 +231,10 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
         for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
             key = "all" if pd.isna(bench) else str(bench)
             base = gb[gb["kind"] == "baseline"]
+            band = bands.get(key, fallback)
             per = {m: st for m in METRICS if m in gb
-                   for st in [stat(base[m].tolist())] if st is not None}
+                   for st in [stat(base[m].tolist(), by_round(base, m), band.get(m))]
+                   if st is not None}
             cr.metrics[key] = per
             tr = gb[gb["kind"] == "traced"]
             if len(tr) and "ops_sec" in tr and not pd.isna(tr["ops_sec"].iloc[0]):

@@ -115,7 +115,7 @@ STUDY = Study(
               "(the OS spreads work onto idle cores).", pinning_limits),
     ],
     findings=findings,
-    full={"fixed": {"num": 20000}, "repeats": 3},
+    full={"fixed": {"num": 20000}, "repeats": 5},
     quick={"fixed": {"num": 5000}, "repeats": 1, "axes": {"sync": [True, False], "pin": ["none", "P"]}},
     cpu_types="P:0,E:1",
     flames=lambda r: [r.cell(sync=True, pin="none").name, r.cell(sync=False, pin="P").name],

@@ -111,7 +111,7 @@ STUDY = Study(
               "manual_wal_flush has no effect.", no_effect_under_sync),
     ],
     findings=findings,
-    full={"fixed": {"num": 20000}, "repeats": 3},
+    full={"fixed": {"num": 20000}, "repeats": 5},
     quick={"fixed": {"num": 50000}, "repeats": 1,
            "axes": {"manual_wal_flush": [True, False], "benchmarks": ["fillrandom"],
                     "sync": [False]}},

@@ -100,7 +100,7 @@ STUDY = Study(
         Claim("The WAL's cost is its I/O: WriteToWAL ends in write/pwrite calls.", wal_is_io),
     ],
     findings=findings,
-    full={"fixed": {"num": 400000, "write_buffer_size": 4 << 20}, "repeats": 3},
+    full={"fixed": {"num": 400000, "write_buffer_size": 4 << 20}, "repeats": 5},
     quick={"fixed": {"num": 50000}, "repeats": 1,
            "axes": {"disable_wal": [True, False], "benchmarks": ["fillrandom"]}},
     flames=lambda r: [cell(r, False, "fillrandom").name, cell(r, True, "fillrandom").name],

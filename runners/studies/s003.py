@@ -137,7 +137,7 @@ STUDY = Study(
               "less so at high alpha.", preclude_lowers_waf),
     ],
     findings=findings,
-    full={"repeats": 3},
+    full={"repeats": 5},
     mode="full",
     quick={"fixed": {"keys": 20000, "writes": 100000}, "repeats": 1,
            "axes": {"alpha": [0.9], "preclude_last_level_data_seconds": [0, 5],

@@ -99,7 +99,7 @@ STUDY = Study(
               "transaction and writes data twice; WAL appends once.", io_is_the_cause),
     ],
     findings=findings,
-    full={"repeats": 3},
+    full={"repeats": 5},
     quick={"fixed": {"duration": 2}, "repeats": 1, "axes": {"clients": [1]}},
     flames=lambda r: [cell(r, "delete", 1).name, cell(r, "wal", 1).name],
 )

@@ -1,0 +1,89 @@
+"""The matrices' run order and the studies' verdict rule, on constructed
+rounds: a difference counts only when the interval of the per-round ratios
+lies wholly outside the matrix's A/A band (docs/matrices.md)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from runners.run_matrix import AA, BASELINE, TRACED, schedule
+from runners.scenario import Cell
+from runners.studies.judge import MIN_ROUNDS, compare, median_interval
+from runners.studies.results import Stat
+
+CELLS = [Cell({"sync": s, "pin": p}) for s in (True, False) for p in ("P", "E", "none")]
+
+
+def test_schedule_runs_every_cell_once_a_round_in_shuffled_order():
+    units = schedule(CELLS, 5, seed=1)
+    assert Counter(u.kind for u in units) == {BASELINE: 30, AA: 5, TRACED: 6}
+    per_round = len(CELLS) + 1
+    rounds = []
+    pos = 0
+    for r in range(5):
+        size = per_round + (len(CELLS) if r == 2 else 0)   # traced runs: middle round
+        chunk = units[pos:pos + size]
+        pos += size
+        assert {u.rep for u in chunk if u.kind != TRACED} == {r}
+        assert sorted(u.cell.name for u in chunk if u.kind == BASELINE) == \
+            sorted(c.name for c in CELLS)
+        assert [u.cell for u in chunk if u.kind == AA] == [CELLS[0]]
+        assert all(u.kind != TRACED for u in chunk) == (r != 2)
+        rounds.append([u.key + u.cell.name for u in chunk if u.kind == BASELINE])
+    assert len({tuple(r) for r in rounds}) > 1          # not the same order each round
+    assert schedule(CELLS, 5, seed=1) == units          # but the same for a seed
+    assert schedule(CELLS, 5, seed=2) != units
+    assert [u.kind for u in schedule(CELLS, 0, seed=1)] == [TRACED] * 6
+
+
+def stat(rounds: list[float], aa: tuple[float, float] | None = (0.9, 1.1)) -> Stat:
+    return Stat(sorted(rounds)[len(rounds) // 2], min(rounds), max(rounds), len(rounds),
+                list(rounds), list(aa) if aa else [])
+
+
+def test_median_interval_coverage():
+    assert median_interval([5, 1, 4, 2, 3]) == (1, 5)      # n = 5: min and max, 94%
+    assert median_interval(list(range(8))) == (1, 6)       # n = 8: 2nd, 7th: 93%
+    assert median_interval(list(range(12))) == (2, 9)
+
+
+def test_a_difference_above_the_noise_counts():
+    a = stat([130, 125, 140, 128, 135])
+    b = stat([100, 101, 99, 100, 102])
+    c = compare(a, b)
+    assert c.sign == ">" and c.lo > 1.1 and compare(b, a).sign == "<"
+    assert "over 5 rounds; A/A 0.90-1.10" in c.text()
+
+
+def test_a_difference_inside_the_aa_band_does_not():
+    # every round 8% apart, consistently: real perhaps, but no larger than
+    # what two runs of one cell differ by here
+    a = stat([108, 108, 108, 108, 108])
+    b = stat([100] * 5)
+    assert compare(a, b).sign == "~"
+    # the same 8% on a quieter machine (A/A within 2%) counts
+    assert compare(stat([108] * 5, (0.98, 1.02)), stat([100] * 5, (0.98, 1.02))).sign == ">"
+
+
+def test_one_bad_round_keeps_the_interval_open():
+    a = stat([130, 130, 130, 130, 95])     # drift in one round
+    b = stat([100] * 5)
+    assert compare(a, b).sign == "~"
+
+
+def test_rounds_are_paired_not_pooled():
+    # the machine drifts 40% over the rounds; a is 20% faster in every round
+    drift = [1.0, 1.1, 1.2, 1.3, 1.4]
+    a = stat([120 * d for d in drift])
+    b = stat([100 * d for d in drift])
+    assert a.lo < b.hi                      # the old rule (ranges overlap): no difference
+    assert compare(a, b).sign == ">"
+
+
+def test_too_few_rounds_or_no_aa_cannot_tell():
+    c = compare(stat([130] * (MIN_ROUNDS - 1)), stat([100] * (MIN_ROUNDS - 1)))
+    assert c.sign == "?" and "needs 5" in c.text()
+    c = compare(stat([130] * 5, None), stat([100] * 5, None))
+    assert c.sign == "?" and "A/A" in c.text()
+    # a round missing from one cell is left out of the pairs
+    assert compare(stat([130, 130, 130, 130, 130, float("nan")]),
+                   stat([100] * 6)).rounds == 5

@@ -227,6 +227,44 @@ def truth() -> str:
     return "\n".join(rows)
 
 
+IDENTICAL_CORES = ROOT / "studies" / "000-wal-sync-pe" / "results.json"
+
+
+def verdict_noise() -> str:
+    """The verdict rule on two cells that cannot differ: study 000's cells
+    pinned to CPU 0 ("P") and to CPU 1 ("E") of this VM's identical cores,
+    each metric and benchmark; beside it the rule before (repeats' ranges
+    do not overlap), on the same runs."""
+    from runners.studies.judge import compare
+    from runners.studies.results import Results
+    if not IDENTICAL_CORES.exists():
+        return "(study 000 not run yet: `sudo ./runners/study.py 000`)"
+    r = Results.load(IDENTICAL_CORES)
+    if not r.environment.get("aa_cell"):
+        return "(study 000's results predate the rule: `sudo ./runners/study.py 000`)"
+    rows = ["| sync | benchmark | metric | P / E, per round | this rule | ranges overlap? |",
+            "|---|---|---|---|---|---|"]
+    new = old = n = 0
+    for sync in (True, False):
+        p, e = r.cell(sync=sync, pin="P"), r.cell(sync=sync, pin="E")
+        for bench in p.metrics:
+            for metric in ("ops_sec", "micros_op", "p99_us"):
+                a, b = p.stat(metric, bench), e.stat(metric, bench)
+                if a is None or b is None:
+                    continue
+                c = compare(a, b)
+                differs_old = a.lo > b.hi or a.hi < b.lo
+                n, new, old = n + 1, new + (c.sign in "<>"), old + differs_old
+                rows.append(f"| {str(sync).lower()} | {bench} | {metric} | {c.text()} | "
+                            f"{'differ' if c.sign in '<>' else 'same' if c.sign == '~' else '?'}"
+                            f" | {'differ' if differs_old else 'same'} |")
+    rows += ["", f"False positives on identical cores: **{new} of {n}** comparisons by "
+             f"this rule, {old} of {n} by the old one (the repeats' ranges do not "
+             f"overlap) on the same runs (study 000, "
+             f"{r.environment.get('repeats')} rounds)."]
+    return "\n".join(rows)
+
+
 def window_cost() -> str:
     """bench/window_cost.py's table, from its results."""
     import importlib.util
@@ -241,7 +279,7 @@ def window_cost() -> str:
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
           "window_cost": window_cost, "truth": truth, "schema": schema, "components": component_table,
           "queries": queries, "faults": faults, "engines": engines_table,
-          "run_folder": run_folder_files}
+          "run_folder": run_folder_files, "verdict_noise": verdict_noise}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 
 

@@ -70,7 +70,10 @@ def sample_run(tmp_path: Path, syscall: str, *args: str,
                            capture_output=True, text=True, timeout=300)
         own = bpf_run_ns(f"sys_enter_{syscall}")
         bt.send_signal(2)
-        out, _ = bt.communicate(timeout=30)
+        # bpftrace prints its maps and detaches before it exits: wait for
+        # that, as long as the traced run itself may take (it once took
+        # over 30 s in a fresh CI clone)
+        out, _ = bt.communicate(timeout=300)
     assert p.returncode == 0, p.stderr
     ns = int(re.search(r"@ns: (\d+)", out).group(1))
     n = int(re.search(r"@n: (\d+)", out).group(1))

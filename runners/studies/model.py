@@ -15,6 +15,9 @@ class Verdict:
     outcome: str            # one of HELD, NOT_HELD, PARTLY, UNTESTABLE
     evidence: str           # the figures that decide it, in a sentence or two
     figure: str | None = None   # the picture that shows it (a file of the study)
+    # the cells it compares, (A, B) by name: the write-up explains each gap
+    # with walscope diff of their traced runs (B - A, component by component)
+    pairs: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +51,11 @@ class Study:
     mode: str | None = None   # None: trace_wal's default mode
     # cells whose flame graphs are kept: Results -> [cell names]
     flames: Callable[[Any], list[str]] | None = None
+    # what the seed itself did and found, quoted correctly: its setup, how
+    # many runs it averaged, its numbers, its hypothesis against its finding
+    seed_says: str = ""
+    # the question answered in one paragraph from these results
+    answer: Callable[[Any], str] | None = None
 
     @property
     def folder(self) -> str:

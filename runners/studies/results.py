@@ -51,6 +51,7 @@ class CellResult:
     comp_mean_us: dict[str, float] = field(default_factory=dict)
     comp_tail_us: dict[str, float] = field(default_factory=dict)   # writes >= p99
     extra: dict[str, Any] = field(default_factory=dict)   # study-specific facts
+    no_rows: str = ""                # why the traced run holds no row, if it does not
 
     def stat(self, metric: str, benchmark: str | None = None) -> Stat | None:
         per = self.metrics.get(benchmark) if benchmark else \
@@ -73,6 +74,13 @@ class Results:
     quick: bool
     environment: dict[str, Any]
     cells: list[CellResult]
+    # "A vs B" -> walscope diff of the two cells' traced runs (study.py
+    # attach_diffs): {"a", "b", "text" (the diff table), "delta_mean_ns",
+    # "residual_ns", "delta_p99_ns"}
+    diffs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def diff(self, a: str, b: str) -> dict[str, Any] | None:
+        return self.diffs.get(f"{a} vs {b}")
 
     def cell(self, **values: Any) -> CellResult:
         """The one cell whose axes have these values."""
@@ -101,7 +109,8 @@ class Results:
             c["metrics"] = {b: {m: Stat(**s) for m, s in per.items()}
                             for b, per in c["metrics"].items()}
             cells.append(CellResult(**c))
-        return Results(raw["study"], raw["quick"], raw["environment"], cells)
+        return Results(raw["study"], raw["quick"], raw["environment"], cells,
+                       raw.get("diffs", {}))
 
 
 METRICS = ("ops_sec", "micros_op", "p99_us", "mean_us", "p50_us", "write_amplification",
@@ -151,6 +160,7 @@ def attribution(cr: CellResult, run: Run) -> None:
     cr.mode = s.get("mode", "")
     cr.writes = s["writes"]["count"]
     if not cr.writes or not len(w):
+        cr.no_rows = no_rows_reason(s)
         return
     d = s["writes"]["duration_adj"]
     cr.mean_us, cr.p99_us = d["mean_ns"] / 1e3, d["p99_ns"] / 1e3
@@ -182,6 +192,19 @@ def attribution(cr: CellResult, run: Run) -> None:
                             "components_us": {c: n / 1e3 for c, n in v["components"].items()}}
                         for t, v in s["by_type"].items()}
     cr.extra = x
+
+
+def no_rows_reason(s: dict[str, Any]) -> str:
+    """Why a traced run recorded no write, from its summary."""
+    if not s.get("engines"):
+        return "walscope found no engine in the traced run"
+    win = s.get("windows") or {}
+    if win:
+        n = win.get("count", 0)
+        return (f"the traced run ended before its first window opened ({s.get('mode')} mode)"
+                if not n else f"none of its {n} window{'s' if n != 1 else ''} "
+                "held a write")
+    return "the workload wrote nothing the engine's probes saw (it only read?)"
 
 
 def sst_overlap(w: pd.DataFrame, bg: pd.DataFrame) -> dict[str, float]:

@@ -329,3 +329,26 @@ def test_runs_compare_without_a_build(tmp_path, monkeypatch, capsys):
     assert {r["component"] for r in d["mean"]["components"]} == set(COMPS)
     assert abs(d["mean"]["residual_ns"]) < 1e-6
     assert d["io"]["A"]["by_kind"][0]["syncs"] == pytest.approx(1 / 300)
+
+
+def test_the_report_of_two_runs_has_the_diff(tmp_path):
+    """report.html given two runs shows what walscope diff prints: B - A by
+    component, adding up to the delta with the residual; not for three."""
+    from types import SimpleNamespace
+
+    from viz.report import diff_section
+    rng = np.random.default_rng(3)
+    a = make_run(tmp_path / "a", exp_comps(rng, 4000))
+    b = make_run(tmp_path / "b", exp_comps(rng, 4000, shift_sync=30_000))
+    runs = [SimpleNamespace(path=a, name="a"), SimpleNamespace(path=b, name="b")]
+    page, d = diff_section(runs)
+    assert d is not None and d == D.diff_runs(a, b)
+    assert "<h2 id=diff>" in page and "wal_sync_io" in page and "residual" in page
+    m = d["mean"]
+    assert m["delta_ns"] == pytest.approx(sum(c["delta_ns"] for c in m["components"])
+                                          + m["residual_ns"])
+    assert VD.signed(m["delta_ns"]) in page
+    assert diff_section(runs + runs[:1]) == ("", None)
+    other = make_run(tmp_path / "s", {"sql_exec": np.ones(10) * 1000}, engine="sqlite")
+    page, d = diff_section([runs[0], SimpleNamespace(path=other, name="s")])
+    assert d is None and "Not compared" in page

@@ -57,8 +57,9 @@ def run_line(tag: str, r: dict[str, Any], width: int = 80) -> str:
     """Which run, how it was recorded, and what its intervals resample;
     a long path loses its beginning."""
     if r["unit"] == "windows":
-        how = (f"{r['windows_with_writes']} windows" if r["interval"] else
-               f"{r['windows_with_writes']} windows: too few for an interval")
+        n = r["windows_with_writes"]
+        wins = f"{n} window{'s' if n != 1 else ''}"
+        how = wins if r["interval"] else f"{wins}: too few for an interval"
     else:
         how = "every write" if r.get("every_write") else "writes"
     tail = f" ({r['mode']}, {r['writes']} writes; {how})"
@@ -153,6 +154,44 @@ def io_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         label = f"{kind} ({'in writes' if inw else 'outside'})"
         lines.append(f"{label:<20}{cells[0]}  |{cells[1]}")
     return lines
+
+
+def html_section(d: dict[str, Any]) -> str:
+    """The diff for report.html: which runs, the mean and the p99 by
+    component with their intervals and residuals, the I/O per write."""
+    import html as h
+    ra, rb = d["runs"]["A"], d["runs"]["B"]
+
+    def table(rows: list[dict[str, Any]], total: tuple[str, float, float, float, str],
+              residual: tuple[str, float, str]) -> str:
+        body = "".join(
+            f"<tr><td>{h.escape(r['component'])}</td><td>{fmt_ns(r['a_ns'])}</td>"
+            f"<td>{fmt_ns(r['b_ns'])}</td><td>{signed(r['delta_ns'])}</td>"
+            f"<td>{span(r['lo_ns'], r['hi_ns'])}</td></tr>"
+            for r in sorted(rows, key=lambda r: -abs(r["delta_ns"]))
+            if r["a_ns"] or r["b_ns"])
+        name, a, b, delta, iv = total
+        body += (f"<tr><th>{name}</th><th>{fmt_ns(a)}</th><th>{fmt_ns(b)}</th>"
+                 f"<th>{signed(delta)}</th><th>{iv}</th></tr>")
+        body += (f"<tr><td colspan=3>{residual[0]}</td><td>{signed(residual[1])}</td>"
+                 f"<td>{residual[2]}</td></tr>")
+        return ("<table><tr><th>component</th><th>A</th><th>B</th><th>B - A</th>"
+                "<th>95% interval</th></tr>" + body + "</table>")
+
+    m, p = d["mean"], d["p99"]
+    runs = "".join(f"<li>{h.escape(run_line(t, r, 200))}</li>" for t, r in (("A", ra), ("B", rb)))
+    return (f"<ul>{runs}</ul><h3>Mean write latency (compensated)</h3>"
+            + table(m["components"], ("mean", m["a_ns"], m["b_ns"], m["delta_ns"],
+                                      span(m["lo_ns"], m["hi_ns"])),
+                    ("residual (B - A less the sum)", m["residual_ns"], ""))
+            + f"<h3>p99, by the writes ranked around it (p{(d['quantile'] - d['band']) * 100:g}"
+            f"-p{(d['quantile'] + d['band']) * 100:g})</h3>"
+            + table(p["components"], ("p99", p["a_ns"], p["b_ns"], p["delta_ns"],
+                                     span(p["lo_ns"], p["hi_ns"])),
+                    ("residual (p99 less the band mean)", p["residual_ns"],
+                     span(p["residual_lo_ns"], p["residual_hi_ns"])))
+            + "<h3>I/O per write</h3><pre>"
+            + h.escape("\n".join(io_lines(d["io"]["A"], d["io"]["B"]))) + "</pre>")
 
 
 def to_json(d: dict[str, Any]) -> str:

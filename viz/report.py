@@ -114,6 +114,28 @@ def all_figures(runs: list[Run], mats: list[tuple[str, Any]],
     return out
 
 
+DIFF_CAPTION = ("Two runs: B - A of the mean and of the p99 write latency, component by "
+                "component, each with a 95% bootstrap interval over writes (over windows "
+                "where rows come from windows), and the residual the components leave; as "
+                "`walscope diff A B` prints it.")
+
+
+def diff_section(runs: list[Run]) -> tuple[str, dict[str, Any] | None]:
+    """walscope diff of exactly two runs (A the first given), or nothing."""
+    if len(runs) != 2:
+        return "", None
+    from analysis.diff import DiffError, diff_runs
+    from viz.diff import html_section
+    try:
+        d = diff_runs(runs[0].path, runs[1].path)
+    except (DiffError, OSError, ValueError) as e:
+        return (f"<h2>A against B</h2><p class=how>Not compared: "
+                f"{html.escape(str(e))}</p>"), None
+    return (f"<h2 id=diff>A against B: {html.escape(runs[0].name)} and "
+            f"{html.escape(runs[1].name)}</h2><p class=how>{DIFF_CAPTION}</p>"
+            + html_section(d)), d
+
+
 def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
           png_dir: Path | None = None) -> dict[str, Any]:
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -141,6 +163,7 @@ def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
     banner = ("<p class=warn>PARTIAL: not every record the run wrote is here, "
               "so counts and shares are of what is: "
               + "<br>".join(html.escape(p) for p in partial) + "</p>" if partial else "")
+    diff_html, diff = diff_section(runs)
     payload = {"scenarios": data,
                "figures": [t for t, _, _ in figs],
                "headline": [headline.row(r) for r in runs],
@@ -149,6 +172,11 @@ def build(runs: list[Run], out: Path, paths: list[Path] | None = None,
                              for r in runs},
                "thread_time": {r.name: r.summary.get("thread_time", {}).get("roles", {})
                                for r in runs}}
+    if diff is not None:
+        payload["diff"] = {k: diff[k]["delta_ns"] for k in ("mean", "p99")} | {
+            "residual_ns": diff["mean"]["residual_ns"],
+            "components_ns": {c["component"]: c["delta_ns"]
+                              for c in diff["mean"]["components"]}}
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>walscope report</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:1500px}}
@@ -161,6 +189,7 @@ iframe.flame{{width:100%;border:1px solid #ccc;box-sizing:border-box}}</style>
 <p class=how>Latencies are compensated for probe overhead (the "removed" column); see the
 overhead table at the end before trusting small components.</p>
 {''.join(parts)}
+{diff_html}
 <h2 id="flames">Flame graphs</h2>{flames(runs, out.parent)}
 <h2>Tracing overhead and compensation</h2>{overhead_table(runs)}
 <script id="walscope-data" type="application/json">{json.dumps(payload)}</script>

@@ -6,6 +6,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from analysis.selfcheck import HIGH_MEAN, HIGH_P99
 from runners.studies.results import CellResult, Stat
 
 
@@ -123,6 +124,19 @@ def traced_note(c: CellResult) -> str:
     w = c.extra.get("windows")
     return (f"{c.writes:,} rows traced in {c.mode} mode"
             + (f" over {w} window{'s' if w != 1 else ''}" if w else ""))
+
+
+def trust_note(c: CellResult) -> str:
+    """A sentence when the cell's traced run's self-check says its latencies
+    read high (probes lengthened waits: analysis/selfcheck.py), else ''."""
+    sc = c.extra.get("self_check") or {}
+    if not sc.get("high"):
+        return ""
+    return (f"(The traced run of `{c.name}` failed its self-check: probes lengthened its "
+            f"writes {100 * sc['inflation']:.0f}% and waits are "
+            f"{100 * sc['wait_share']:.0f}% of its latency, where bench/truth.py measured "
+            f"traced means {HIGH_MEAN} and p99s {HIGH_P99} the untraced ones: its "
+            "microseconds read high.)")
 
 
 def missing_rows(*cells: CellResult) -> str | None:

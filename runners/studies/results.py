@@ -171,6 +171,8 @@ def attribution(cr: CellResult, run: Run) -> None:
                          "wal_syncs": s.get("wal", {}).get("sync", {}).get("count"),
                          "wal_writes": s.get("wal", {}).get("write", {}).get("count"),
                          "windows": (s.get("windows") or {}).get("count"),
+                         # how far the run's latencies can be trusted (analysis/selfcheck.py)
+                         "self_check": s.get("self_check"),
                          "row_step": run.step}   # 1 in this many writes loaded
     if "leader" in w and (~w["leader"]).any() and "queue_behind_sync_ns" in w:
         f = w[~w["leader"]]

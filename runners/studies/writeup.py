@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.run_folder import RunFolder
-from runners.studies.judge import COVERAGE, MIN_ROUNDS
+from runners.studies.judge import COVERAGE, MIN_ROUNDS, trust_note
 from runners.studies.model import UNTESTABLE, Study, Verdict
 from runners.studies.results import Results
 from viz import export, figures, matrix
@@ -110,10 +110,10 @@ def table(study: Study, res: Results) -> str:
             row.append(traced + (" (all its benchmarks)" if len(c.metrics) > 1 else "")
                        if i == 0 else "")
             lines.append("| " + " | ".join(row) + " |")
-    empty = [c for c in res.cells if not c.writes]
-    lines += [""] + [f"No rows in `{c.name}`: {c.no_rows or 'see its traced run'}."
-                     for c in empty] if empty else []
-    return "\n".join(lines)
+    notes = [f"No rows in `{c.name}`: {c.no_rows or 'see its traced run'}."
+             for c in res.cells if not c.writes]
+    notes += [n for c in res.cells if (n := trust_note(c))]
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 def rule_text(env: dict[str, Any]) -> str:

@@ -25,10 +25,11 @@ def opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFra
         "pid": opens["pid"].astype(np.int64),
         "fd": opens["ret"].astype(np.int64),
         "path": [p.decode(errors="replace") for p in opens["path"]],
+        "open_ino": opens["ino"].astype(np.int64),
     })
     if seeded:
-        pre = pd.DataFrame([(0, pid, fd, path) for (pid, fd), path in seeded.items()],
-                           columns=["ts_ns", "pid", "fd", "path"])
+        pre = pd.DataFrame([(0, pid, fd, path, 0) for (pid, fd), path in seeded.items()],
+                           columns=["ts_ns", "pid", "fd", "path", "open_ino"])
         df = pd.concat([pre, df], ignore_index=True)
     return df.sort_values("ts_ns", kind="stable")
 
@@ -77,6 +78,20 @@ def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame
         df = pd.merge_asof(df, opens, on="ts_ns", by=["pid", "fd"],
                            direction="backward")
         df["path"] = df["path"].fillna("")
+        # an fd that now names another file than the one opened at that
+        # number (dup2, or a close and reopen nothing saw): the path of the
+        # last open of the file the syscall used, by its inode
+        moved = df["open_ino"].fillna(0).ne(df["ino"]) & df["open_ino"].fillna(0).gt(0) \
+            & df["ino"].gt(0)
+        if moved.any():
+            by_ino = opens[opens["open_ino"] > 0].rename(
+                columns={"open_ino": "ino", "path": "ino_path"})[["ts_ns", "pid", "ino",
+                                                                  "ino_path"]]
+            got = pd.merge_asof(df.loc[moved, ["ts_ns", "pid", "ino"]].reset_index(),
+                                by_ino.sort_values("ts_ns", kind="stable"), on="ts_ns",
+                                by=["pid", "ino"], direction="backward").set_index("index")
+            df.loc[moved, "path"] = got["ino_path"].fillna("")
+        df = df.drop(columns=["open_ino"])
     else:
         df["path"] = ""
     # openat/unlink rows: the path their own record carries

@@ -109,22 +109,31 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		t->sys_fd = (__s32)BPF_CORE_READ(regs, di);
 		key = (__u64)tgid << 32 | (__u32)t->sys_fd;
 		fi = bpf_map_lookup_elem(&fds, &key);
-		if (fi) {
-			t->sys_kind = fi->kind;
-			t->sys_ino = fi->ino;
-		} else if (t->sys_fd >= 0) {
-			/* opened where nothing saw it (before -p attach, in a
-			 * parent before fork, outside --mode window's windows):
-			 * its kind from its name, once */
-			struct fd_info nfi = {};
+		if (t->sys_fd >= 0) {
 			bool is_dir;
+			__u64 ino = fd_inode(t->sys_fd, &is_dir);
 
-			nfi.kind = fd_kind(bpf_get_current_task_btf(), t->sys_fd);
-			nfi.ino = fd_inode(t->sys_fd, &is_dir);
-			if (bpf_map_update_elem(&fds, &key, &nfi, BPF_NOEXIST) == -E2BIG)
-				count(CNT_FDS_FULL);
-			t->sys_kind = nfi.kind;
-			t->sys_ino = nfi.ino;
+			/* an entry whose inode is not the fd's own: the fd was
+			 * closed and reused where nothing saw it (between
+			 * windows), so its kind is the old file's */
+			if (fi && fi->ino != ino)
+				fi = NULL;
+			if (fi) {
+				t->sys_kind = fi->kind;
+				t->sys_ino = fi->ino;
+			} else {
+				/* opened where nothing saw it (before -p attach, in
+				 * a parent before fork, between windows): its kind
+				 * from its name, once */
+				struct fd_info nfi = {};
+
+				nfi.kind = fd_kind(bpf_get_current_task_btf(), t->sys_fd);
+				nfi.ino = ino;
+				if (bpf_map_update_elem(&fds, &key, &nfi, BPF_ANY) == -E2BIG)
+					count(CNT_FDS_FULL);
+				t->sys_kind = nfi.kind;
+				t->sys_ino = nfi.ino;
+			}
 		}
 	} else if (nr == WS_NR_unlink) {
 		t->sys_arg = BPF_CORE_READ(regs, di);

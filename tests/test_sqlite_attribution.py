@@ -128,3 +128,37 @@ def test_tpcc_labels_and_latency(tmp_path):
     html = (out / "report.html").read_text()
     assert "SQLite transactions by type" in html
     assert (out / "phase.folded").read_text().count("new_order") > 3
+
+
+FD_REUSE = """
+import os, sys
+d = sys.argv[1]
+a = os.open(os.path.join(d, "t.db"), os.O_CREAT | os.O_RDWR)       # a database file
+os.write(a, b"x" * 10)
+w = os.open(os.path.join(d, "t.db-wal"), os.O_CREAT | os.O_RDWR)   # SQLite's WAL
+os.dup2(w, a)    # fd a now names the WAL, and no close of it was seen
+for _ in range(5):
+    os.write(a, b"y" * 100)
+    os.fsync(a)
+"""
+
+
+@pytest.mark.root
+def test_a_reused_fd_takes_its_new_files_kind(tmp_path):
+    """An fd that comes to name another file where no close was seen
+    (dup2 here; a close between windows in the default mode): its I/O is
+    the new file's, kind and path (the kind was the old file's: a WAL
+    labelled as the database in study 004)."""
+    ensure_tracefs()
+    (tmp_path / "w.py").write_text(FD_REUSE)
+    p = run_trace(["-q", "--allow-empty", "-o", str(tmp_path / "o"), "--",
+                   "python3", str(tmp_path / "w.py"), str(tmp_path)])
+    assert p.returncode == 0, p.stderr
+    io = pd.read_parquet(tmp_path / "o" / "io.parquet")
+    mine = io[io["path"].str.startswith(str(tmp_path / "t.db"))]
+    first = mine[(mine["syscall"] == "write") & (mine["bytes"] == 10)]
+    later = mine[(mine["syscall"].isin(["write", "fsync"])) & (mine["bytes"] != 10)]
+    assert len(first) == 1 and first["kind"].iloc[0] == "db"
+    assert len(later) == 10 and (later["kind"] == "wal").all(), later
+    assert (later["path"] == str(tmp_path / "t.db-wal")).all()
+    assert later["ino"].nunique() == 1 and later["ino"].iloc[0] != first["ino"].iloc[0]

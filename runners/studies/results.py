@@ -193,7 +193,27 @@ def attribution(cr: CellResult, run: Run) -> None:
         x["by_type"] = {t: {"mean_us": v["mean_adj_ns"] / 1e3,
                             "components_us": {c: n / 1e3 for c, n in v["components"].items()}}
                         for t, v in s["by_type"].items()}
+        by_type_tails(w, x["by_type"])
     cr.extra = x
+
+
+def by_type_tails(w: pd.DataFrame, by_type: dict[str, dict[str, Any]]) -> None:
+    """Each transaction type's own p99 and the mean components of the rows
+    at or above it; how many of its rows ran a checkpoint (SQLite)."""
+    if "txn_type" not in w:
+        return
+    lat = col(w, "dur")
+    ck = col(w, "checkpoint") > 0 if "checkpoint_ns" in w else pd.Series(False, index=w.index)
+    for t, g in w.groupby("txn_type"):
+        bt = by_type.get(str(t))
+        if bt is None or not len(g):
+            continue
+        lt = lat[g.index]
+        p99 = float(np.percentile(lt, 99))
+        tail = g[lt >= p99]
+        bt.update(rows=len(g), checkpoints=int(ck[g.index].sum()), p99_us=p99 / 1e3,
+                  tail_components_us={c: float(col(tail, c).mean()) / 1e3
+                                      for c in bt["components_us"]})
 
 
 def no_rows_reason(s: dict[str, Any]) -> str:

@@ -28,15 +28,14 @@ def pictures(study: Study, res: Results, matrix_dir: Path, out: Path) -> list[st
     if df is not None:
         f = matrix.comparison_figure(df)
         if f is not None:
-            export.write_png(f, out / "throughput.png", PNG_WIDTH, 520,
+            export.write_png(f, out / "throughput.png", PNG_WIDTH, None,
                              title="throughput and latency per cell (untraced medians)")
             made.append("throughput.png")
     runs = [Run(matrix_dir / c.run_dir, c.name) for c in res.cells
             if c.run_dir and RunFolder(matrix_dir / c.run_dir).writes_parquet.exists()]
     if runs:
         fig, _ = figures.breakdown_figure(runs)
-        fig.update_layout(xaxis_tickangle=30, xaxis2_tickangle=30)
-        export.write_png(fig, out / "breakdown.png", PNG_WIDTH, 600,
+        export.write_png(fig, out / "breakdown.png", PNG_WIDTH, None,
                          title="where the write goes: shares of the mean and of the p99 tail")
         made.append("breakdown.png")
         for name, make, title in (
@@ -44,7 +43,7 @@ def pictures(study: Study, res: Results, matrix_dir: Path, out: Path) -> list[st
                 ("types.png", figures.types_figure, "transactions by type and component")):
             g = make(runs)
             if g is not None:
-                export.write_png(g, out / name, PNG_WIDTH, 520, title=title)
+                export.write_png(g, out / name, PNG_WIDTH, None, title=title)
                 made.append(name)
     return made
 
@@ -135,22 +134,28 @@ def rule_text(env: dict[str, Any]) -> str:
 
 
 def gap_sections(vs: list[Verdict], res: Results) -> str:
-    """For each claim that compares two cells, walscope diff of their traced
-    runs: the gap in the mean and in the p99, component by component."""
+    """For each pair of cells a claim compares, walscope diff of their
+    traced runs: the gap in the mean and in the p99, component by
+    component (a pair several claims compare, once)."""
     by_name = {c.name: c for c in res.cells}
-    out = []
+    claims: dict[tuple[str, str], list[int]] = {}
     for i, v in enumerate(vs, 1):
-        for a, b in v.pairs:
-            out.append(f"**Claim {i}**: A = `{a}`, B = `{b}` (B - A).")
-            d = res.diff(a, b)
-            empty = [by_name[n] for n in (a, b) if n in by_name and not by_name[n].writes]
-            if empty:
-                out.append("Not decomposed: " + "; ".join(
-                    f"`{c.name}` has no traced rows ({c.no_rows})" for c in empty) + ".")
-            elif d is None or "text" not in d:
-                out.append("Not decomposed: " + (d or {}).get("error", "no diff made") + ".")
-            else:
-                out.append("```text\n" + d["text"].rstrip() + "\n```")
+        for pair in v.pairs:
+            claims.setdefault(tuple(pair), []).append(i)   # type: ignore[arg-type]
+    out = []
+    for (a, b), nums in claims.items():
+        which = ", ".join(map(str, nums))
+        out.append(f"**Claim{'s' if len(nums) > 1 else ''} {which}**: A = `{a}`, "
+                   f"B = `{b}` (B - A).")
+        d = res.diff(a, b)
+        empty = [by_name[n] for n in (a, b) if n in by_name and not by_name[n].writes]
+        if empty:
+            out.append("Not decomposed: " + "; ".join(
+                f"`{c.name}` has no traced rows ({c.no_rows})" for c in empty) + ".")
+        elif d is None or "text" not in d:
+            out.append("Not decomposed: " + (d or {}).get("error", "no diff made") + ".")
+        else:
+            out.append("```text\n" + d["text"].rstrip() + "\n```")
     return "\n\n".join(out) if out else "No claim compares two traced cells."
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from runners.run_matrix import AA, BASELINE, TRACED, schedule
 from runners.scenario import Cell
 from runners.studies.judge import MIN_ROUNDS, compare, median_interval
@@ -51,7 +53,8 @@ def test_a_difference_above_the_noise_counts():
     b = stat([100, 101, 99, 100, 102])
     c = compare(a, b)
     assert c.sign == ">" and c.lo > 1.1 and compare(b, a).sign == "<"
-    assert "over 5 rounds; A/A 0.90-1.10" in c.text()
+    # the band either way: ratios 0.9-1.1 stray from 1 by up to 1/0.9
+    assert "over 5 rounds; A/A 0.90-1.11" in c.text()
 
 
 def test_a_difference_inside_the_aa_band_does_not():
@@ -77,6 +80,15 @@ def test_rounds_are_paired_not_pooled():
     b = stat([100 * d for d in drift])
     assert a.lo < b.hi                      # the old rule (ranges overlap): no difference
     assert compare(a, b).sign == ">"
+
+
+def test_the_aa_band_is_taken_either_way():
+    # an A/A pair whose second run was always the faster: 0.76-0.96; which
+    # run is "A" is arbitrary, so the noise reaches 1/0.76 = 1.32 too
+    a, b = stat([99, 100, 101, 98, 102], (0.76, 0.96)), stat([100] * 5, (0.76, 0.96))
+    c = compare(a, b)
+    assert c.band == pytest.approx((0.76, 1 / 0.76)) and c.sign == "~"
+    assert compare(stat([140] * 5, (0.76, 0.96)), stat([100] * 5, (0.76, 0.96))).sign == ">"
 
 
 def test_too_few_rounds_or_no_aa_cannot_tell():

@@ -49,6 +49,16 @@ def _binom_cdf(k: int, n: int) -> float:
     return sum(math.comb(n, i) for i in range(k)) / 2 ** n
 
 
+def symmetric(aa: list[float]) -> tuple[float, float] | None:
+    """The A/A band either way: which run of the pair is "A" is arbitrary,
+    so a pair whose ratios ranged lo..hi strays from 1 by up to
+    m = max(hi, 1/lo) in either direction: [1/m, m]."""
+    if not aa or min(aa) <= 0:
+        return None
+    m = max(max(aa), 1 / min(aa), 1.0)
+    return 1 / m, m
+
+
 def compare(a: Stat | None, b: Stat | None) -> Comparison:
     """The verdict rule (docs/matrices.md): the per-round ratios a/b; their
     median's interval must lie wholly outside the A/A band for a
@@ -57,7 +67,7 @@ def compare(a: Stat | None, b: Stat | None) -> Comparison:
         return Comparison("?", why="no untraced runs")
     q = [x / y for x, y in zip(a.rounds, b.rounds)
          if x == x and y == y and y]   # NaN: a round without one of the two
-    band = tuple(a.aa or b.aa) or None
+    band = symmetric(a.aa or b.aa)
     if len(q) < MIN_ROUNDS:
         return Comparison("?", rounds=len(q), why=f"{len(q)} paired rounds "
                           f"(the rule needs {MIN_ROUNDS})")
@@ -137,6 +147,27 @@ def trust_note(c: CellResult) -> str:
             f"{100 * sc['wait_share']:.0f}% of its latency, where bench/truth.py measured "
             f"traced means {HIGH_MEAN} and p99s {HIGH_P99} the untraced ones: its "
             "microseconds read high.)")
+
+
+# the traced mean may differ from the untraced one by this much before a
+# study says its microseconds are not the workload's (bench/truth.py's
+# tolerance for the mean)
+TRUTH_TOLERANCE = 0.15
+
+
+def truth_note(c: CellResult) -> str:
+    """A sentence when the traced run's compensated mean, per transaction
+    type, is off its untraced runs' own by more than TRUTH_TOLERANCE."""
+    got = c.extra.get("traced_vs_untraced_mean") or {}
+    off = {b: r for b, r in got.items() if abs(r - 1) > TRUTH_TOLERANCE}
+    if not off:
+        return ""
+    worst = max(off, key=lambda b: abs(off[b] - 1))
+    return (f"(The traced run of `{c.name}` is off its untraced runs' own latency: "
+            + ", ".join(f"{b} {r:.2f}x" for b, r in off.items())
+            + f" (compensated traced mean over the untraced median). Its per-transaction "
+            f"microseconds, {worst}'s most, are not the untraced workload's; its I/O counts "
+            "and which components there are still are.)")
 
 
 def missing_rows(*cells: CellResult) -> str | None:

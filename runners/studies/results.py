@@ -273,6 +273,7 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
     for name, g in df.groupby("cell", sort=False):
         first = g.iloc[0]
         cr = CellResult(name=str(name), values={a[5:]: first[a] for a in axes})
+        truth_ratio: dict[str, float] = {}
         for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
             key = "all" if pd.isna(bench) else str(bench)
             base = gb[gb["kind"] == "baseline"]
@@ -284,12 +285,19 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
             tr = gb[gb["kind"] == "traced"]
             if len(tr) and "ops_sec" in tr and not pd.isna(tr["ops_sec"].iloc[0]):
                 cr.traced_ops[key] = float(tr["ops_sec"].iloc[0])
+            # the compensated traced latency over the untraced runs' own
+            # (sqlite_tpcc's clock): external truth for the traced rows
+            if len(tr) and "adj_vs_baseline_mean" in tr \
+                    and not pd.isna(tr["adj_vs_baseline_mean"].iloc[0]):
+                truth_ratio[key] = float(tr["adj_vs_baseline_mean"].iloc[0])
         runs = g["run_dir"].dropna() if "run_dir" in g else []
         if len(runs):
             cr.run_dir = str(runs.iloc[0])
             path = matrix_dir / cr.run_dir
             if RunFolder(path).writes_parquet.exists():
                 attribution(cr, Run(path, cr.name))
+        if truth_ratio:
+            cr.extra["traced_vs_untraced_mean"] = truth_ratio
         cells.append(cr)
     return Results(study, quick, env, cells)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.run_folder import RunFolder
-from runners.studies.judge import COVERAGE, MIN_ROUNDS, trust_note
+from runners.studies.judge import COVERAGE, MIN_ROUNDS, trust_note, truth_note
 from runners.studies.model import UNTESTABLE, Study, Verdict
 from runners.studies.results import Results
 from viz import export, figures, matrix
@@ -112,6 +112,7 @@ def table(study: Study, res: Results) -> str:
     notes = [f"No rows in `{c.name}`: {c.no_rows or 'see its traced run'}."
              for c in res.cells if not c.writes]
     notes += [n for c in res.cells if (n := trust_note(c))]
+    notes += [n for c in res.cells if (n := truth_note(c))]
     return "\n".join(lines + ([""] + notes if notes else []))
 
 

@@ -152,7 +152,7 @@ class Unit:
     """One run of the schedule: a cell's untraced baseline of a round, the
     A/A cell's second untraced run of a round, or a cell's traced run."""
     cell: Cell
-    kind: str       # BASELINE, AA or TRACED
+    kind: str       # BASELINE, AA, TRACED or WARMUP
     rep: int        # the round (0 for the traced run)
 
     @property
@@ -160,7 +160,7 @@ class Unit:
         return f"{self.kind}{self.rep}"
 
 
-BASELINE, AA, TRACED = "baseline", "aa", "traced"
+BASELINE, AA, TRACED, WARMUP = "baseline", "aa", "traced", "warmup"
 
 
 def schedule(cells: list[Cell], repeats: int, seed: int) -> list[Unit]:
@@ -171,7 +171,9 @@ def schedule(cells: list[Cell], repeats: int, seed: int) -> list[Unit]:
     drift over minutes then lands on every cell alike instead of on
     whichever ran last, and the A/A pair measures it."""
     rng = random.Random(seed)
-    units: list[Unit] = []
+    # one untraced run first, kept out of every figure: a matrix's very
+    # first run meets cold caches (study 001's read 0.77 of the next)
+    units: list[Unit] = [Unit(cells[0], WARMUP, 0)] if repeats else []
     mid = repeats // 2
     for r in range(max(repeats, 1)):
         rnd = [Unit(c, TRACED, 0) for c in cells] if r == mid else []

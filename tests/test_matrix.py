@@ -61,11 +61,12 @@ def test_smoke_matrix_end_to_end(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     df = pd.read_parquet(out / "matrix.parquet")
     # one round: each cell's baseline, the A/A cell's second run, the traced runs
-    assert set(df["kind"]) == {"baseline", "aa", "traced"}
+    assert set(df["kind"]) == {"warmup", "baseline", "aa", "traced"}
     env = json.loads((out / "environment.json").read_text())
     assert df.loc[df["kind"] == "aa", "cell"].tolist() == [env["aa_cell"]] == ["sync-true"]
-    assert len(df) == 5 and (df["ops_sec"] > 0).all() and (df["p99_us"] > 0).all()
-    assert sorted(df["seq"]) == list(range(5))   # each run once, in the schedule's order
+    assert len(df) == 6 and (df["ops_sec"] > 0).all() and (df["p99_us"] > 0).all()
+    assert sorted(df["seq"]) == list(range(6))   # each run once, in the schedule's order
+    assert df.loc[df["seq"] == 0, "kind"].tolist() == ["warmup"]
     for _, r in df.iterrows():  # parsed numbers equal what db_bench printed
         cell = out / r["cell"]
         log = (cell / ("traced/command.log" if r["kind"] == "traced"
@@ -83,7 +84,7 @@ def test_smoke_matrix_end_to_end(tmp_path):
     # resume: finished cells are not run again
     p2 = subprocess.run(RUN_MATRIX + [str(ROOT / "runners" / "scenarios" / "smoke.toml"),
                                       "-o", str(out)], capture_output=True, text=True, timeout=300)
-    assert p2.returncode == 0 and "5 of 5 runs done earlier" in p2.stderr
+    assert p2.returncode == 0 and "6 of 6 runs done earlier" in p2.stderr
 
 
 PIN = """name = "pin"
@@ -140,7 +141,7 @@ def test_sqlite_matrix_delete_vs_wal(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     df = pd.read_parquet(out / "matrix.parquet")
     assert set(df["axis_journal_mode"]) == {"delete", "wal"}
-    assert set(df["kind"]) == {"baseline", "aa", "traced"}
+    assert set(df["kind"]) == {"warmup", "baseline", "aa", "traced"}
     traced = df[df["kind"] == "traced"]
     assert set(traced["benchmark"]) >= {"new_order", "payment"}
     assert (traced["traced_adj_mean_us"] > 0).all()
@@ -187,7 +188,7 @@ def test_tiered_zipf_matrix(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     df = pd.read_parquet(out / "matrix.parquet")
     fill = df[df["benchmark"] == "fillzipf"]
-    assert len(fill) == 5 and (fill["ops_sec"] > 0).all()   # 2 baselines, A/A, 2 traced
+    assert len(fill) == 6 and (fill["ops_sec"] > 0).all()   # warm-up, 2 baselines, A/A, 2 traced
     assert (fill["operations"] == 20000).all()
     traced = fill[fill["kind"] == "traced"]
     assert (traced["traced_writes"] == 20000).all()       # one WriteImpl per Put

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analysis.components import QUEUE_PARTS
+from viz.matrix import add_note, cell_labels
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
                       component_means, components_of)
 
@@ -19,15 +20,22 @@ def duration_label(us: float) -> str:
     return f"{us / 1e3:.2g} ms" if us >= 1000 else f"{us:.3g} us"
 
 
+def rows_height(n: int, per: int = 26, least: int = 420) -> int:
+    """A figure's height for n rows of horizontal bars."""
+    return max(least, 160 + per * n)
+
+
 def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
     """What each component takes of the mean write and of the p99 tail (the
     mean of the writes at or above p99), as shares, per scenario: runs
     whose latencies differ 100-fold stay readable side by side; the bars'
-    labels and the hover give the microseconds."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "share of the mean write", "share of the p99 tail (writes >= p99)"))
+    labels and the hover give the microseconds. One row per scenario (the
+    first on top), named by what differs between them, never cut."""
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=("share of the mean write",
+                                        "share of the p99 tail (writes >= p99)"))
     data: dict[str, Any] = {}
-    names = [r.name for r in runs]
+    names, note = cell_labels([r.name for r in runs])
     means: dict[str, list[float]] = {}
     tails: dict[str, list[float]] = {}
     comps = components_of(runs)
@@ -41,15 +49,17 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
         total = [sum(v[i] for v in part.values()) for i in range(len(runs))]
         for c, v in part.items():
             share = [100 * x / t if t else 0.0 for x, t in zip(v, total)]
-            fig.add_bar(x=names, y=share, name=c, marker_color=COLORS[c], legendgroup=c,
-                        showlegend=column == 1, customdata=v,
-                        hovertemplate=f"{c}: %{{customdata:.2f}} us (%{{y:.0f}}%)"
-                                      "<extra>%{x}</extra>", row=1, col=column)
-        fig.add_scatter(x=names, y=[101] * len(runs), mode="text", showlegend=False,
-                        text=[duration_label(t) for t in total], textposition="top center",
-                        hoverinfo="skip", row=1, col=column)
-    fig.update_layout(barmode="stack", height=480, yaxis_title="% of the latency",
-                      yaxis_range=[0, 112], yaxis2_range=[0, 112])
+            fig.add_bar(y=names, x=share, orientation="h", name=c, marker_color=COLORS[c],
+                        legendgroup=c, showlegend=column == 1, customdata=v,
+                        hovertemplate=f"{c}: %{{customdata:.2f}} us (%{{x:.0f}}%)"
+                                      "<extra>%{y}</extra>", row=1, col=column)
+        fig.add_scatter(y=names, x=[101] * len(runs), mode="text", showlegend=False,
+                        text=[duration_label(t) for t in total], textposition="middle right",
+                        hoverinfo="skip", cliponaxis=False, row=1, col=column)
+    fig.update_layout(barmode="stack", height=rows_height(len(runs)), bargap=0.2)
+    fig.update_xaxes(range=[0, 118], title_text="% of the latency")
+    fig.update_yaxes(autorange="reversed", type="category")
+    add_note(fig, note)
     return fig, data
 
 
@@ -163,7 +173,9 @@ def types_figure(runs: list[Run]) -> go.Figure | None:
             for t, d in r.writes[r.writes["txn_type"] != ""].groupby("txn_type")]
     if not rows:
         return None
-    x = [[r.name for r, _, _ in rows], [str(t) for _, t, _ in rows]]
+    labels, note = cell_labels(list(dict.fromkeys(r.name for r, _, _ in rows)), sep="<br>")
+    label_of = dict(zip(dict.fromkeys(r.name for r, _, _ in rows), labels))
+    x = [[label_of[r.name] for r, _, _ in rows], [str(t) for _, t, _ in rows]]
     fig = go.Figure()
     for c in components_of([r for r, _, _ in rows]):
         fig.add_bar(x=x, y=[float(col(d, c).mean()) / 1e3 for _, _, d in rows],
@@ -173,33 +185,58 @@ def types_figure(runs: list[Run]) -> go.Figure | None:
                                                 color="black", line=dict(width=3)),
                     name="workload's own mean latency")
     fig.update_layout(barmode="stack", height=480, yaxis_title="us")
+    add_note(fig, note)
     return fig
 
 
+# what a follower waited behind: the leader's WAL sync, its WAL write, other
+QUEUE_COLORS = dict(zip(QUEUE_PARTS, (COLORS["wal_sync_io"], COLORS["wal_write_io"],
+                                      COLORS["other"])))
+
+
 def groups_figure(runs: list[Run]) -> go.Figure | None:
+    """Leaders' and followers' mean latency side by side per scenario (two
+    bars, never stacked: their sum means nothing), and what the followers
+    waited behind while queued, stacked (those parts do add up)."""
     # a run whose group roles are unknown (--mode writes without a WAL)
     runs = [r for r in runs if "queue_ns" in r.writes
             and r.summary.get("groups", {}).get("leaders") is not None]
-    if not any(r.summary["groups"].get("followers") for r in runs):
+    if not runs or not any(r.summary["groups"].get("followers") for r in runs):
         return None   # no group had a follower: nothing to compare
-    if not runs:
-        return None
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "mean latency: leaders vs followers", "followers' queue: what the leader did"))
-    names = [r.name for r in runs]
-    for lead, label in ((True, "leader"), (False, "follower")):
-        fig.add_bar(x=names, y=[float(r.writes.loc[r.writes["leader"] == lead, "dur_adj_ns"]
-                                      .mean() or 0) / 1e3 if len(r.writes) else 0
-                                for r in runs], name=label, row=1, col=1)
-    for part in QUEUE_PARTS:
+    # the same rows on two y axes: one shared axis would give the queue's
+    # bars a third slot beside the leader's and the follower's
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.05,
+                        subplot_titles=("mean latency, us: leaders and followers",
+                                        "followers' queue, ms total: what the leader did"))
+    names, note = cell_labels([r.name for r in runs])
+
+    def mean_us(r: Run, lead: bool) -> float | None:
+        if not len(r.writes):
+            return None
+        w = r.writes[r.writes["leader"] == lead]
+        return float(col(w, "dur").mean()) / 1e3 if len(w) else None
+
+    for lead, label, color in ((True, "leader", "#1f3b73"), (False, "follower", "#7fb3e0")):
+        fig.add_bar(y=names, x=[mean_us(r, lead) for r in runs], orientation="h",
+                    name=label, marker_color=color, offsetgroup=label,
+                    hovertemplate=f"{label}s: %{{x:.1f}} us<extra>%{{y}}</extra>",
+                    row=1, col=1)
+    base = [0.0] * len(runs)
+    for part in QUEUE_PARTS:   # stacked by hand: the left pair stays grouped
         vals = []
         for r in runs:
             f = r.writes[~r.writes["leader"]] if len(r.writes) else r.writes
-            vals.append(r.step * float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0)
-        fig.add_bar(x=names, y=vals, name=part, row=1, col=2)
-    fig.update_layout(height=420, yaxis_title="us", yaxis2_title="ms total",
-                      barmode="group")
-    fig.update_layout(barmode="stack")
+            vals.append(r.step * float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0.0)
+        fig.add_bar(y=names, x=vals, base=base, orientation="h", name=part,
+                    marker_color=QUEUE_COLORS[part], offsetgroup="queue",
+                    hovertemplate=f"{part}: %{{x:.1f}} ms<extra>%{{y}}</extra>",
+                    row=1, col=2)
+        base = [b + v for b, v in zip(base, vals)]
+    fig.update_layout(barmode="group", height=rows_height(len(runs)), bargap=0.25)
+    fig.update_yaxes(autorange="reversed", type="category", categoryorder="array",
+                     categoryarray=names)
+    fig.update_yaxes(showticklabels=False, row=1, col=2)
+    add_note(fig, note)
     return fig
 
 
@@ -223,8 +260,8 @@ BREAKDOWN = "Where the latency goes: mean and p99 tail"
 # (title, how to read it, builder): the report's single-run figures in order
 FIGURES = (
     (BREAKDOWN,
-     "Each bar is one scenario, split into the shares its components take of the mean "
-     "write (left) and of the slowest 1% (right); the label on top is the total in us. "
+     "Each row is one scenario, split into the shares its components take of the mean "
+     "write (left) and of the slowest 1% (right); the label at its end is the total. "
      "A component that grows from left to right is what makes the tail.",
      lambda runs: breakdown_figure(runs)[0]),
     ("Latency distribution",
@@ -245,7 +282,8 @@ FIGURES = (
      "per 1000 writes, by direction.",
      cores_figure),
     ("Group commit: leaders and followers",
-     "Left: mean latency of the writes that led a group and of those that followed; "
+     "Left: mean latency of the writes that led a group and of those that followed, "
+     "side by side (two means: their sum is nothing); "
      "right: what followers waited behind while queued (the leader's WAL sync, its WAL "
      "write, or other work).",
      groups_figure),

@@ -5,17 +5,93 @@ latency per cell against its untraced repeats, with the traced/untraced
 ratio."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-CAPTION = ("Each cell's throughput (left; log scale when cells differ 30-fold) and "
-           "latency (right, log scale) as the workload reported them: bars are the median "
-           "of the untraced repeats, whiskers their range, and the label over a bar the "
-           "traced run's throughput over that median. Compare cells on the bars; the "
-           "labels show what tracing cost.")
+CAPTION = ("Each cell (a row, named by the axis values that differ between cells) with "
+           "its throughput (left; log scale when cells differ 30-fold; tpmC for a TPC-C "
+           "matrix) and latency (right, log scale) as the workload reported them: bars are "
+           "the median of the untraced repeats, whiskers their range, and the label beside "
+           "a bar the traced run's throughput over that median. Compare cells on the bars; "
+           "the labels show what tracing cost.")
+SHORT = 24     # names this long or shorter are shown as they are
+KEY = 12       # an axis name longer than this is shortened to its first word(s)
+WRAP = 28      # a name that is no cell's is broken into lines of about this
+
+
+def _segments(name: str) -> list[tuple[str, str]] | None:
+    """A cell's name (runners/scenario.py Cell.name: key-value pairs joined
+    by '_', values stripped to [A-Za-z0-9.]) as (key, value) pairs; None
+    for a name that is not one."""
+    out, key = [], []
+    for tok in name.split("_"):
+        if "-" in tok:
+            k, v = tok.split("-", 1)
+            if not re.fullmatch(r"[A-Za-z0-9.]*", v):
+                return None
+            out.append(("_".join(key + [k]), v))
+            key = []
+        else:
+            key.append(tok)
+    return out if out and not key else None
+
+
+def wrap(name: str, width: int = WRAP, sep: str = "<br>") -> str:
+    """A long name broken after '_' or '-' into lines of about width
+    characters: every character kept."""
+    parts = re.findall(r"[^_-]+[_-]?|[_-]", name)
+    lines, cur = [], ""
+    for p in parts:
+        if cur and len(cur) + len(p) > width:
+            lines.append(cur)
+            cur = ""
+        cur += p
+    return sep.join(lines + [cur]) if cur or not lines else sep.join(lines)
+
+
+def cell_labels(names: list[str], sep: str = " ") -> tuple[list[str], str]:
+    """Labels a figure can print whole at 1000 px: matrix cells by the axes
+    whose values differ between them ('alpha=0.5 preclude=2'), an axis name
+    longer than KEY characters by its first word(s); names that are short,
+    or not cells, as they are (wrapped with <br> when long). Returns the
+    labels and a note spelling out the shortened axis names ('' if none)."""
+    names = [str(n) for n in names]
+    segs = [_segments(n) for n in names]
+    if max((len(n) for n in names), default=0) <= SHORT or None in segs or \
+            len({tuple(k for k, _ in s) for s in segs}) != 1:   # type: ignore[union-attr]
+        return [n if len(n) <= SHORT else wrap(n) for n in names], ""
+    keys = [k for k, _ in segs[0]]   # type: ignore[index]
+    vary = [i for i in range(len(keys)) if len({s[i][1] for s in segs}) > 1]  # type: ignore
+    if not vary:
+        return [wrap(n) for n in names], ""
+    short = {}
+    for i in vary:
+        words = keys[i].split("_")
+        k = 1
+        others = [keys[j].split("_") for j in vary if j != i]
+        while len(keys[i]) > KEY and k < len(words) and \
+                any(o[:k] == words[:k] for o in others):
+            k += 1
+        short[keys[i]] = keys[i] if len(keys[i]) <= KEY else "_".join(words[:k])
+    labels = [sep.join(f"{short[keys[i]]}={s[i][1]}" for i in vary) for s in segs]  # type: ignore
+    if len(set(labels)) != len(labels):   # two cells alike: their whole names
+        return [wrap(n) for n in names], ""
+    note = "; ".join(f"{v} = {k}" for k, v in short.items() if k != v)
+    return labels, note
+
+
+def add_note(fig: go.Figure, note: str) -> None:
+    """The shortened axis names, under the plot."""
+    if not note:
+        return
+    fig.add_annotation(text=note, showarrow=False, xref="paper", yref="paper", x=0,
+                       y=0, yshift=-62, xanchor="left", yanchor="top",
+                       font=dict(size=11))
+    fig.update_layout(margin=dict(b=90))
 
 
 def read(folder: Path) -> pd.DataFrame | None:
@@ -47,29 +123,79 @@ def per_cell(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def comparison_figure(df: pd.DataFrame) -> go.Figure | None:
+    """Cells as rows (the first on top): throughput bars with the untraced
+    range, the traced/untraced ratio beside each; the latencies as marks.
+    A TPC-C matrix (a tpmC column) shows tpmC, the unit its tables use:
+    one bar per cell, as every transaction type of a run shares it."""
     t = per_cell(df)
     if not len(t):
         return None
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "throughput, ops/s (untraced median, range; traced/untraced)",
-        "latency, us: mean and p99 (untraced medians)"))
-    for bench, g in t.groupby("benchmark", sort=False, dropna=False):
-        label = "" if pd.isna(bench) else str(bench)
+    tpcc = "tpmC" in df and df["tpmC"].notna().any()
+    unit = "tpmC" if tpcc else "ops/s"
+    labels, note = cell_labels(list(dict.fromkeys(t["cell"])))
+    label_of = dict(zip(dict.fromkeys(t["cell"]), labels))
+    t["label"] = t["cell"].map(label_of)
+    # two y axes with the same rows (not one shared axis: the marks' groups
+    # would take slots beside the bars)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.04,
+                        subplot_titles=(
+                            f"throughput, {unit}: untraced median, range<br>"
+                            "(beside: traced / untraced)",
+                            "latency, us: mean and p99<br>(untraced medians)"))
+    if tpcc:
+        bars = per_cell_metric(df, "tpmC")
+        bars["label"] = bars["cell"].map(label_of)
+        groups = [("tpmC", bars)]
+    else:
+        groups = [("" if pd.isna(b) else str(b), g)
+                  for b, g in t.groupby("benchmark", sort=False, dropna=False)]
+    for label, g in groups:
         ratio = [f"{tr / o:.2f}x" if tr and o else "" for tr, o in
                  zip(g["traced_ops"], g["ops"])]
-        fig.add_bar(x=g["cell"], y=g["ops"], name=f"{label} untraced",
-                    error_y=dict(type="data", symmetric=False,
+        fig.add_bar(y=g["label"], x=g["ops"], orientation="h",
+                    name=f"{label} untraced".strip(),
+                    error_x=dict(type="data", symmetric=False,
                                  array=g["ops_hi"] - g["ops"],
                                  arrayminus=g["ops"] - g["ops_lo"]),
-                    text=ratio, textposition="outside", row=1, col=1)
-        for stat, sym in (("mean_us", "circle"), ("p99_us", "triangle-up")):
+                    text=ratio, textposition="outside", cliponaxis=False,
+                    textfont=dict(size=10), constraintext="none",
+                    hovertemplate=f"%{{y}}: %{{x:,.0f}} {unit}<extra>{label}</extra>",
+                    row=1, col=1)
+    for bench, g in t.groupby("benchmark", sort=False, dropna=False):
+        label = "" if pd.isna(bench) else str(bench)
+        for stat, sym in (("mean_us", "circle"), ("p99_us", "triangle-right")):
             if g[stat].notna().any():
-                fig.add_scatter(x=g["cell"], y=g[stat], mode="markers",
-                                marker=dict(symbol=sym, size=9),
-                                name=f"{label} {stat[:-3]}", row=1, col=2)
-    fig.update_layout(barmode="group", height=480)
+                # each benchmark on its own line within the cell's row
+                fig.add_scatter(y=g["label"], x=g[stat], mode="markers", orientation="h",
+                                offsetgroup=label or "all", marker=dict(symbol=sym, size=9),
+                                name=f"{label} {stat[:-3]}".strip(), row=1, col=2)
+    n = len(labels)
+    fig.update_layout(barmode="group", height=max(480, 140 + 26 * n), bargap=0.25,
+                      scattermode="group", scattergap=0.25)
+    fig.update_yaxes(autorange="reversed", type="category", categoryorder="array",
+                     categoryarray=labels)
+    fig.update_yaxes(showticklabels=False, row=1, col=2)
     lo, hi = t["ops"].min(), t["ops"].max()
+    if tpcc:
+        lo, hi = bars["ops"].min(), bars["ops"].max()
     if lo > 0 and hi / lo > 30:   # cells 100x apart: a linear axis hides the slow ones
-        fig.update_yaxes(type="log", row=1, col=1)
-    fig.update_yaxes(type="log", row=1, col=2)
+        fig.update_xaxes(type="log", row=1, col=1)
+    fig.update_xaxes(type="log", row=1, col=2)
+    add_note(fig, note)
     return fig
+
+
+def per_cell_metric(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per cell: the untraced median, min and max of a per-run metric (the
+    same in every benchmark row of a run: its first is taken) and the traced
+    run's, in per_cell's column names."""
+    rows = []
+    for cell, g in df.groupby("cell", sort=False):
+        runs = g.drop_duplicates(subset=[c for c in ("kind", "rep") if c in g])
+        base, traced = runs[runs["kind"] == "baseline"], runs[runs["kind"] == "traced"]
+        if not len(base):
+            continue
+        rows.append({"cell": cell, "ops": base[metric].median(), "ops_lo": base[metric].min(),
+                     "ops_hi": base[metric].max(),
+                     "traced_ops": traced[metric].iloc[0] if len(traced) else None})
+    return pd.DataFrame(rows)

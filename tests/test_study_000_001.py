@@ -1,0 +1,251 @@
+"""Studies 000 (WAL sync x P/E pinning) and 001 (manual_wal_flush): each
+claim decided on constructed results that make it hold and not hold (a
+verdict that cannot fail checks nothing), a comparison the rule cannot make
+gives "cannot be tested here", and figures that were not measured are not
+printed."""
+from __future__ import annotations
+
+from runners.studies import STUDIES, s000, s001
+from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.studies.results import CellResult, Results, Stat
+
+DECLARED = {"cpu_types": "PE", "cpu_types_source": "declared"}
+HYBRID = {"cpu_types": "PPEE", "cpu_types_source": "intel-hybrid-pmu"}
+
+
+def stat(v: float, rounds: int = 5) -> Stat:
+    """rounds within +-2% (the same drift in every cell), an A/A band of +-5%."""
+    rs = [v * (1 + 0.02 * k) for k in (-1, -0.5, 0, 0.5, 1)][:rounds]
+    return Stat(v, min(rs), max(rs), len(rs), rs, [0.95, 1.05])
+
+
+def pe_results(ops: dict[tuple[bool, str], float], env: dict = DECLARED, rounds: int = 5,
+               sync_share: float = 0.8, writes: int = 1000) -> Results:
+    """Study 000's six cells; ops: (sync, pin) -> fillrandom and overwrite ops/s."""
+    cells = []
+    for (sync, pin), v in ops.items():
+        wait = 100.0 * sync_share if sync else 0.0
+        cells.append(CellResult(
+            name=f"sync-{str(sync).lower()}_pin-{pin}",
+            values={"sync": str(sync).lower(), "pin": pin},
+            metrics={b: {"ops_sec": stat(v, rounds)} for b in ("fillrandom", "overwrite")},
+            writes=writes, mean_us=100.0, p99_us=300.0,
+            comp_mean_us={"wal_sync_io": wait / 2, "queue": wait / 2, "memtable": 10.0,
+                          "sched_runq": 90.0 - wait},
+            comp_tail_us={"queue": 200.0, "memtable": 20.0, "sched_runq": 80.0}))
+    return Results("000", False, dict(env), cells)
+
+
+def pe_ops(on: float = 9_000, off: float = 200_000, p_e_sync: float = 1.0,
+           p_e_async: float = 1.0, free_over_p: float = 1.3) -> dict:
+    """Unpinned sync=true `on`, sync=false `off`; P = unpinned / free_over_p;
+    E = P / p_e."""
+    out = {}
+    for sync, base, pe in ((True, on, p_e_sync), (False, off, p_e_async)):
+        p = base / free_over_p
+        out |= {(sync, "none"): base, (sync, "P"): p, (sync, "E"): p / pe}
+    return out
+
+
+def claim(sid: str, i: int):
+    return STUDIES[sid].claims[i].decide
+
+
+def test_000_sync_collapse_holds_and_fails():
+    decide = claim("000", 0)
+    v = decide(pe_results(pe_ops()))
+    assert v.outcome == HELD and "over 5 rounds; A/A 0.95-1.05" in v.evidence
+    assert v.pairs == [("sync-false_pin-none", "sync-true_pin-none")]
+    # sync=true as fast as sync=false, and the sync a small part of the write
+    v = decide(pe_results(pe_ops(on=200_000), sync_share=0.1))
+    assert v.outcome == NOT_HELD and "not above the A/A noise" in v.evidence
+    # faster without sync, but not a collapse; the sync still dominates
+    assert decide(pe_results(pe_ops(on=150_000))).outcome == PARTLY
+    # three rounds: the rule cannot tell, and says why
+    v = decide(pe_results(pe_ops(), rounds=3))
+    assert v.outcome == UNTESTABLE and "3 paired rounds" in v.evidence
+
+
+def test_000_declared_cores_are_untestable_with_the_measured_gap():
+    r = pe_results(pe_ops(p_e_sync=1.0, p_e_async=1.3))
+    for i in (1, 2):
+        v = claim("000", i)(r)
+        assert v.outcome == UNTESTABLE and "declared" in v.evidence
+        assert "over 5 rounds; A/A" in v.evidence and len(v.pairs) == 1
+    # the same runs on identical cores: the rule's false-positive check
+    assert "as it should" in claim("000", 1)(r).evidence
+    assert "false positive" in claim("000", 2)(r).evidence
+
+
+def test_000_kernel_named_cores_are_judged():
+    sync_hides, async_shows = claim("000", 1), claim("000", 2)
+    alike = pe_results(pe_ops(), env=HYBRID)
+    assert sync_hides(alike).outcome == HELD
+    assert async_shows(alike).outcome == NOT_HELD
+    assert "not above the A/A noise" in async_shows(alike).evidence
+    differ = pe_results(pe_ops(p_e_sync=1.3, p_e_async=1.6), env=HYBRID)
+    assert async_shows(differ).outcome == HELD
+    assert sync_hides(differ).outcome == PARTLY      # a gap, smaller than unsynced
+    worse = pe_results(pe_ops(p_e_sync=1.6, p_e_async=1.3), env=HYBRID)
+    assert sync_hides(worse).outcome == NOT_HELD
+    assert async_shows(pe_results(pe_ops(p_e_async=1 / 1.6), env=HYBRID)).outcome == NOT_HELD
+    assert s000.types_untestable(pe_results(pe_ops(), env={
+        "cpu_types": "PE", "cpu_types_source": "cpufreq-max"})) is not None
+
+
+def test_000_pinning_claim():
+    decide = claim("000", 3)
+    # declared: only the unpinned-over-pinned half can hold
+    v = decide(pe_results(pe_ops()))
+    assert v.outcome == PARTLY and "cannot be tested here" in v.evidence
+    assert decide(pe_results(pe_ops(free_over_p=1.0))).outcome == NOT_HELD
+    assert decide(pe_results(pe_ops(p_e_sync=1.3, p_e_async=1.3), env=HYBRID)).outcome == HELD
+    assert decide(pe_results(pe_ops(), env=HYBRID)).outcome == PARTLY
+    assert decide(pe_results(pe_ops(), rounds=1)).outcome == UNTESTABLE
+    assert len(v.pairs) == 2
+
+
+def test_000_never_prints_unmeasured_migrations():
+    r = pe_results(pe_ops())
+    text = " ".join(STUDIES["000"].findings(r))
+    assert "per 1000 writes" not in text and "not recorded" in text
+    for c in r.cells:
+        c.extra["migrations_per_1000"] = 2.5
+    assert "2.5 per 1000 writes unpinned" in " ".join(STUDIES["000"].findings(r))
+
+
+def test_000_a_cell_without_rows_says_why():
+    r = pe_results(pe_ops())
+    on = r.cell(sync=True, pin="none")
+    on.writes, on.comp_mean_us, on.no_rows = 0, {}, "none of its 2 windows held a write"
+    assert "none of its 2 windows held a write" in " ".join(STUDIES["000"].findings(r))
+    v = claim("000", 0)(r)
+    assert v.outcome == PARTLY and "none of its 2 windows" in v.evidence
+    assert "0%" not in STUDIES["000"].answer(r)
+
+
+def test_000_answer_reads_the_rule():
+    a = STUDIES["000"].answer(pe_results(pe_ops()))
+    assert "over 5 rounds" in a and "cannot be answered on this machine" in a
+    assert "cannot be answered" not in STUDIES["000"].answer(pe_results(pe_ops(), env=HYBRID))
+
+
+def flush_results(ops: dict[tuple[bool, str, bool], float], rounds: int = 5,
+                  comps: dict[tuple[bool, str, bool], dict[str, float]] | None = None
+                  ) -> Results:
+    """Study 001's eight cells; ops: (manual_wal_flush, benchmark, sync) -> ops/s."""
+    cells = []
+    for (flush, bench, sync), v in ops.items():
+        c = (comps or {}).get((flush, bench, sync)) or (
+            {"wal_sync_io": 100.0, "queue": 100.0, "wal_write_io": 4.0, "memtable": 6.0}
+            if sync else {"wal_write_io": 0.0 if flush else 1.5, "queue": 1.0,
+                          "memtable": 2.0})
+        cells.append(CellResult(
+            name=f"f{flush}_{bench}_s{sync}",
+            values={"manual_wal_flush": str(flush).lower(), "benchmarks": bench,
+                    "sync": str(sync).lower()},
+            metrics={bench: {"ops_sec": stat(v, rounds), "micros_op": stat(2e6 / v, rounds)}},
+            writes=1000, mean_us=sum(c.values()), comp_mean_us=dict(c),
+            extra={"wal_writes": 0 if flush and not sync else 900}))
+    return Results("001", False, {}, cells)
+
+
+def flush_ops(seq_t: float = 600_000, seq_f: float = 340_000, rnd_t: float = 360_000,
+              rnd_f: float = 360_000, sync_t: float = 7_000, sync_f: float = 7_000) -> dict:
+    return {(True, "fillseq", False): seq_t, (False, "fillseq", False): seq_f,
+            (True, "fillrandom", False): rnd_t, (False, "fillrandom", False): rnd_f,
+            (True, "fillseq", True): sync_t, (False, "fillseq", True): sync_f,
+            (True, "fillrandom", True): sync_t, (False, "fillrandom", True): sync_f}
+
+
+def test_001_true_worse_async():
+    decide = claim("001", 0)
+    assert decide(flush_results(flush_ops(seq_t=200_000, rnd_t=200_000))).outcome == HELD
+    assert decide(flush_results(flush_ops(seq_t=200_000))).outcome == PARTLY
+    v = decide(flush_results(flush_ops()))           # true faster on fillseq
+    assert v.outcome == NOT_HELD and "true faster" in v.evidence
+    v = decide(flush_results(flush_ops(seq_t=340_000)))
+    assert v.outcome == NOT_HELD and "not above the A/A noise" in v.evidence
+    assert decide(flush_results(flush_ops(), rounds=4)).outcome == UNTESTABLE
+    assert v.pairs == [("fFalse_fillseq_sFalse", "fTrue_fillseq_sFalse"),
+                       ("fFalse_fillrandom_sFalse", "fTrue_fillrandom_sFalse")]
+
+
+def test_001_fillseq_faster_and_alike():
+    decide = claim("001", 1)
+    alike = flush_ops(seq_t=500_000, seq_f=500_000, rnd_t=300_000, rnd_f=300_000)
+    assert decide(flush_results(alike)).outcome == HELD
+    assert decide(flush_results(flush_ops())).outcome == PARTLY   # the option: not alike
+    slower = flush_ops(seq_t=300_000, seq_f=300_000, rnd_t=500_000, rnd_f=300_000)
+    assert decide(flush_results(slower)).outcome == NOT_HELD
+    assert decide(flush_results(alike, rounds=2)).outcome == UNTESTABLE
+
+
+def test_001_no_effect_under_sync():
+    decide = claim("001", 2)
+    v = decide(flush_results(flush_ops()))
+    assert v.outcome == HELD and "WSL" not in v.evidence and "~3000 us/op" in v.evidence
+    v = decide(flush_results(flush_ops(sync_t=8_400)))   # true 1.2x faster, every round
+    assert v.outcome == PARTLY and "above the A/A noise" in v.evidence
+    spread = {k: {"wal_sync_io": 5.0, "queue": 5.0, "memtable": 90.0}
+              for k in flush_ops() if k[2]}
+    assert decide(flush_results(flush_ops(sync_t=8_400), comps=spread)).outcome == NOT_HELD
+    assert decide(flush_results(flush_ops(), rounds=3)).outcome == UNTESTABLE
+
+
+def test_001_gap_explained_or_not():
+    r = flush_results(flush_ops())          # fillseq: the write(2) and its queue go
+    r.cell(manual_wal_flush=True, benchmarks="fillseq", sync=False).comp_mean_us["queue"] = 0.2
+    r.cell(manual_wal_flush=True, benchmarks="fillseq", sync=False).mean_us = 2.2
+    assert "that is the gap" in s001.explain_gap(r, "fillseq")
+    t = r.cell(manual_wal_flush=True, benchmarks="fillseq", sync=False)
+    t.comp_mean_us = {"wal_write_io": 1.4, "queue": 1.0, "memtable": 0.5}
+    t.mean_us = 2.9
+    assert "not explained by the option's mechanism" in s001.explain_gap(r, "fillseq")
+    t.comp_mean_us, t.mean_us = {"wal_write_io": 1.5, "queue": 1.0, "memtable": 3.0}, 5.5
+    assert "do not show the untraced gap's direction" in s001.explain_gap(r, "fillseq")
+    t.writes, t.no_rows = 0, "the traced run ended before its first window opened"
+    assert "ended before its first window opened" in s001.explain_gap(r, "fillseq")
+    assert "ended before its first window opened" in " ".join(STUDIES["001"].findings(r))
+
+
+def test_both_studies_quote_their_seed_and_answer():
+    for sid, r in (("000", pe_results(pe_ops())), ("001", flush_results(flush_ops()))):
+        s = STUDIES[sid]
+        assert s.seed_says and s.answer is not None
+        assert "over 5 rounds" in s.answer(r)
+    assert "five times" in STUDIES["001"].seed_says
+    assert "WSL" not in STUDIES["001"].setup + STUDIES["001"].seed_says
+
+
+def test_000_identical_cores_whose_median_gap_the_rule_does_not_call():
+    r = pe_results(pe_ops())
+    e = r.cell(sync=True, pin="E").metrics["fillrandom"]["ops_sec"]
+    p = r.cell(sync=True, pin="P").metrics["fillrandom"]["ops_sec"]
+    e.rounds = [x / y for x, y in zip(p.rounds, [0.7, 0.7, 0.72, 0.7, 0.98])]
+    v = claim("000", 1)(r)
+    assert v.outcome == UNTESTABLE and "0.70x [0.70-0.98]" in v.evidence
+    assert "median ratio lies outside the A/A band" in v.evidence
+
+
+def test_001_a_gap_the_traced_pair_loses_is_unexplained():
+    r = flush_results(flush_ops())          # untraced: true 1.76x faster on fillseq
+    t = r.cell(manual_wal_flush=True, benchmarks="fillseq", sync=False)
+    f = r.cell(manual_wal_flush=False, benchmarks="fillseq", sync=False)
+    t.traced_ops, f.traced_ops = {"fillseq": 270_000.0}, {"fillseq": 300_000.0}
+    text = s001.explain_gap(r, "fillseq")
+    assert "does not reproduce the gap" in text and "unexplained here" in text
+    assert "0.45 of its untraced median" in text
+
+
+def test_001_alike_is_overlapping_effects():
+    decide = claim("001", 1)
+    r = flush_results(flush_ops(seq_t=600_000, seq_f=400_000, rnd_t=570_000, rnd_f=400_000))
+    assert "not alike" in decide(r).evidence    # 1.50x against 1.43x, every round
+    t = r.cell(manual_wal_flush=True, benchmarks="fillrandom", sync=False)
+    f = r.cell(manual_wal_flush=False, benchmarks="fillrandom", sync=False)
+    base = f.metrics["fillrandom"]["ops_sec"].rounds
+    t.metrics["fillrandom"]["ops_sec"].rounds = [
+        q * x for q, x in zip((1.3, 1.4, 1.43, 1.5, 1.6), base)]
+    v = decide(r)                        # 1.43x [1.30-1.60] reaches 1.50x
+    assert "the intervals overlap, alike" in v.evidence and v.outcome == PARTLY

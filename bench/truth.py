@@ -41,6 +41,9 @@ WORKLOADS = {   # db_bench fillrandom, ~1-2 s untraced; the SQLite driver 4 s
     "sync-on-1t": ["--sync=true", "--threads=1", "--num=6000"],
     "sync-on-4t": ["--sync=true", "--threads=4", "--num=3000"],
     "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
+    # two writers that take turns at the database lock (study 004's cell
+    # read 51x in the default mode)
+    "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
 }
 STATS = ("mean", "p50", "p99")
 # the SQLite driver's transactions that write, as walscope labels them

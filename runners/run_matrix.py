@@ -22,6 +22,7 @@ import shutil
 import sqlite3
 import statistics
 import random
+import re
 import subprocess
 import sys
 import time
@@ -65,6 +66,29 @@ def pin_prefix(cell: Cell, topo: topology.Topology) -> list[str]:
     return ["taskset", "-c", ",".join(map(str, cpus))]
 
 
+# interrupt lines of block devices in /proc/interrupts (virtio-blk,
+# NVMe, AHCI/SATA, SCSI)
+BLOCK_IRQ = re.compile(r"virtio\d+-req|nvme|ahci|ata_piix|scsi|mmc|xhci_hcd")
+
+
+def block_irq_cpus(text: str) -> dict[str, list[int]]:
+    """Per block-device interrupt line of /proc/interrupts, its count on
+    each CPU so far: where a synced write's completion wakes its waiter."""
+    lines = text.splitlines()
+    if not lines:
+        return {}
+    ncpu = len(lines[0].split())
+    out = {}
+    for line in lines[1:]:
+        f = line.split()
+        if len(f) > ncpu + 1 and BLOCK_IRQ.search(line):
+            try:
+                out[f[-1]] = [int(x) for x in f[1:ncpu + 1]]
+            except ValueError:
+                continue
+    return out
+
+
 def environment(db_dir: Path, topo: topology.Topology) -> dict[str, Any]:
     df = subprocess.run(["df", "-T", str(db_dir)], capture_output=True, text=True).stdout
     fs = df.splitlines()[-1].split() if df else []
@@ -73,7 +97,8 @@ def environment(db_dir: Path, topo: topology.Topology) -> dict[str, Any]:
             "db_device": fs[0] if fs else None, "db_fs": fs[1] if len(fs) > 1 else None,
             "rocksdb": subprocess.run(["db_bench", "--version"], capture_output=True,
                                       text=True).stdout.strip() or None,
-            "sqlite": sqlite3.sqlite_version}
+            "sqlite": sqlite3.sqlite_version,
+            "block_irqs": block_irq_cpus(Path("/proc/interrupts").read_text())}
 
 
 def run_untraced(argv: list[str], run_as: RunAs, log: Path, timeout: int,

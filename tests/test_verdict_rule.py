@@ -101,3 +101,14 @@ def test_too_few_rounds_or_no_aa_cannot_tell():
     # a round missing from one cell is left out of the pairs
     assert compare(stat([130, 130, 130, 130, 130, float("nan")]),
                    stat([100] * 6)).rounds == 5
+
+
+def test_the_disks_interrupt_cpus_are_recorded():
+    from runners.run_matrix import block_irq_cpus
+    text = ("           CPU0       CPU1       \n"
+            " 34:        225          0 PCI-MSIX-0000:00:05.0   1-edge      virtio4-input\n"
+            " 36:          0   32401191 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"
+            " 40:         12          3 PCI-MSIX-0000:00:04.0   0-edge      nvme0q0\n"
+            "NMI:          0          0   Non-maskable interrupts\n")
+    assert block_irq_cpus(text) == {"virtio1-req.0": [0, 32401191], "nvme0q0": [12, 3]}
+    assert block_irq_cpus("") == {}

@@ -71,21 +71,37 @@ def judged(label: str, c: Comparison, faster: str, slower: str) -> str:
     return f"{label} {c.text()} ({said(c, faster, slower)})"
 
 
-def identical(c: Comparison) -> str:
+def irq_cpus(r: Results) -> str:
+    """Where the disk's interrupts landed (run_matrix's block_irqs), e.g.
+    ' (the disk's interrupts, virtio1-req.0, land on CPU 1: 0 and 32,401,191)'."""
+    irqs = r.environment.get("block_irqs") or {}
+    if not irqs:
+        return ""
+    name, counts = max(irqs.items(), key=lambda kv: sum(kv[1]))
+    if not sum(counts):
+        return ""
+    top = max(range(len(counts)), key=counts.__getitem__)
+    return (f"; the disk's interrupts ({name}) land on CPU {top} "
+            f"({', '.join(f'{n:,}' for n in counts)} by CPU when the matrix began), so a "
+            f"synced write's completion wakes its waiter there")
+
+
+def identical(c: Comparison, r: Results | None = None) -> str:
     """A P/E comparison on identical cores: what the rule makes of two cells
     that cannot differ by core type (its false-positive check)."""
     if c.sign == "?":
         return ""
+    irq = irq_cpus(r) if r is not None else ""
     if c.sign in "<>":
         return ("; the rule calls a difference between two cores of one kind: a false "
                 "positive, or something other than core type that differs between the two "
-                "CPUs (what else runs there, where the disk's interrupts land)")
+                "CPUs (what else runs there, where the disk's interrupts land)" + irq)
     lo, hi = c.band or (1.0, 1.0)
     if lo <= c.ratio <= hi:
         return "; two cores of one kind, and the rule calls no difference, as it should"
     return ("; the rule calls no difference, though the median ratio lies outside the A/A "
             "band: only the interval reaches into it. Whatever separates the two CPUs "
-            "here is not their type")
+            "here is not their type" + irq)
 
 
 def pe(r: Results, sync: bool) -> tuple[CellResult, CellResult, Comparison]:
@@ -144,7 +160,7 @@ def sync_hides_cores(r: Results) -> Verdict:
     why = types_untestable(r)
     if why:
         return Verdict(UNTESTABLE, f"{why[0].upper()}{why[1:]}. What two such cores differ by: "
-                       f"{pe_text(r, True)}{identical(c)}.", "throughput.png", pairs)
+                       f"{pe_text(r, True)}{identical(c, r)}.", "throughput.png", pairs)
     if c.sign == "?":
         return Verdict(UNTESTABLE, f"{pe_text(r, True)}.",
                        "throughput.png", pairs)
@@ -178,7 +194,7 @@ def async_shows_cores(r: Results) -> Verdict:
     why = types_untestable(r)
     if why:
         return Verdict(UNTESTABLE, f"{why[0].upper()}{why[1:]}. What two such cores differ by: "
-                       f"{pe_text(r, False)}{identical(c)}. What a core's speed would act "
+                       f"{pe_text(r, False)}{identical(c, r)}. What a core's speed would act "
                        f"on: {cpu}.", "breakdown.png", pairs)
     if c.sign == "?":
         return Verdict(UNTESTABLE, f"{pe_text(r, False)}.",

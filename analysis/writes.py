@@ -190,9 +190,11 @@ def label_transactions(writes: pd.DataFrame, txlog: pd.DataFrame) -> pd.DataFram
     writes = writes.copy()
     writes["txn_type"] = ""
     writes["app_latency_ns"] = np.int64(0)
+    writes["app_ok"] = True
     if not len(writes) or not len(txlog):
         return writes
-    t = txlog[list(TXLOG_COLUMNS)].dropna().copy()
+    cols = list(TXLOG_COLUMNS) + (["ok"] if "ok" in txlog else [])
+    t = txlog[cols].dropna().copy()
     t = t.astype({"tid": np.int64, "start_ns": np.int64, "end_ns": np.int64})
     t = t.sort_values("start_ns").rename(columns={"start_ns": "tx_start"})
     w = writes.reset_index().sort_values("start_ns")
@@ -204,6 +206,8 @@ def label_transactions(writes: pd.DataFrame, txlog: pd.DataFrame) -> pd.DataFram
     writes.loc[m["index"], "txn_type"] = m["type"].astype(str).to_numpy()
     writes.loc[m["index"], "app_latency_ns"] = \
         (m["end_ns"] - m["tx_start"]).astype(np.int64).to_numpy()
+    if "ok" in m:   # the workload's own verdict: a transaction that failed
+        writes.loc[m["index"], "app_ok"] = m["ok"].astype(bool).to_numpy()
     return writes
 
 
@@ -213,9 +217,16 @@ def by_type(writes: pd.DataFrame) -> dict[str, Any]:
     comps = [c[:-len("_adj_ns")] for c in writes.columns
              if c.endswith("_adj_ns") and c != "dur_adj_ns"]
     out: dict[str, Any] = {}
-    for typ, d in writes[writes["txn_type"] != ""].groupby("txn_type"):
+    labelled = writes[writes["txn_type"] != ""]
+    # as the workload counts them: its failed transactions (a BEGIN that
+    # found the database locked past the busy timeout) apart
+    ok = labelled["app_ok"].astype(bool) if "app_ok" in labelled \
+        else pd.Series(True, index=labelled.index)
+    failed = labelled[~ok].groupby("txn_type").size()
+    for typ, d in labelled[ok].groupby("txn_type"):
         out[str(typ)] = {
             "count": int(len(d)),
+            "failed": int(failed.get(typ, 0)),
             "mean_ns": float(d["dur_ns"].mean()),
             "mean_adj_ns": float(d["dur_adj_ns"].mean()),
             "p50_adj_ns": float(np.percentile(d["dur_adj_ns"], 50)),

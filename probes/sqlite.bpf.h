@@ -86,6 +86,13 @@ static __always_inline int sql_step_enter(struct pt_regs *ctx,
 }
 
 #define SQLITE_BUSY	5
+#define SQLITE_ROW	100
+#define SQLITE_DONE	101
+
+static __always_inline bool sql_step_ok(int rc)
+{
+	return rc == 0 || rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
 
 /* sqlite3_step return: close the transaction after COMMIT or autocommit */
 static __always_inline int sql_step_exit(struct pt_regs *ctx,
@@ -107,6 +114,12 @@ static __always_inline int sql_step_exit(struct pt_regs *ctx,
 			end_write(t, now, t->txn_end_flags);
 	} else if (t->depth == 0 && !(t->rec.flags & WS_WF_EXPLICIT)) {
 		end_write(t, now, 0);
+	} else if (t->depth == 0 && t->rec.nr_calls == 1 &&
+		   !sql_step_ok((int)PT_REGS_RC(ctx))) {
+		/* the BEGIN itself failed (SQLITE_BUSY once the busy timeout
+		 * ran out): no transaction began, and no COMMIT or ROLLBACK
+		 * will end this one; the row is its wait, not a commit */
+		end_write(t, now, WS_WF_ROLLBACK);
 	}
 	return 0;
 }

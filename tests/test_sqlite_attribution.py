@@ -162,3 +162,53 @@ def test_a_reused_fd_takes_its_new_files_kind(tmp_path):
     assert len(later) == 10 and (later["kind"] == "wal").all(), later
     assert (later["path"] == str(tmp_path / "t.db-wal")).all()
     assert later["ino"].nunique() == 1 and later["ino"].iloc[0] != first["ino"].iloc[0]
+
+
+LOCKED_OUT = """
+import os, sqlite3, sys, time
+db = sys.argv[1]
+con = sqlite3.connect(db, isolation_level=None)
+con.execute("CREATE TABLE IF NOT EXISTS t(x)")
+r, w = os.pipe()
+if os.fork() == 0:                 # the holder: the write lock for 1 s
+    h = sqlite3.connect(db, isolation_level=None)
+    h.execute("BEGIN IMMEDIATE")
+    h.execute("INSERT INTO t VALUES (1)")
+    os.write(w, b"x")
+    time.sleep(1.0)
+    h.execute("COMMIT")
+    os._exit(0)
+os.read(r, 1)
+con.execute("PRAGMA busy_timeout = 300")
+try:
+    con.execute("BEGIN IMMEDIATE")  # fails: the holder keeps the lock past 300 ms
+    sys.exit("BEGIN did not fail")
+except sqlite3.OperationalError as e:
+    assert "locked" in str(e), e
+os.wait()
+con.execute("BEGIN IMMEDIATE")      # then a transaction that commits
+con.execute("INSERT INTO t VALUES (2)")
+con.execute("COMMIT")
+"""
+
+
+@pytest.mark.root
+def test_a_begin_that_found_the_database_locked_is_a_row_of_its_own(tmp_path):
+    """BEGIN IMMEDIATE that gives up after the busy timeout starts no
+    transaction and no COMMIT or ROLLBACK follows it: its row ends there
+    (flagged rollback: nothing committed), and the next transaction is a
+    row of its own, not merged into one spanning both."""
+    ensure_tracefs()
+    (tmp_path / "w.py").write_text(LOCKED_OUT)
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--",
+                   "python3", str(tmp_path / "w.py"), str(tmp_path / "t.db")])
+    assert p.returncode == 0, p.stderr
+    w = pd.read_parquet(tmp_path / "o" / "writes.parquet").sort_values("start_ns")
+    waiter = w[w["pid"] == w["pid"].min()]         # the parent: forked first, lower pid
+    failed = waiter[waiter["rollback"]]
+    assert len(failed) == 1, waiter
+    f = failed.iloc[0]
+    assert 0.25e9 < f["dur_ns"] < 0.9e9 and f["lock_wait_ns"] > 0.2e9, f
+    after = waiter[waiter["start_ns"] > f["start_ns"]]
+    assert len(after) >= 1 and not after["rollback"].any()
+    assert (after["dur_ns"] < 0.2e9).all(), after[["dur_ns", "lock_wait_ns"]]

@@ -258,10 +258,12 @@ def verdict_noise() -> str:
                 rows.append(f"| {str(sync).lower()} | {bench} | {metric} | {c.text()} | "
                             f"{'differ' if c.sign in '<>' else 'same' if c.sign == '~' else '?'}"
                             f" | {'differ' if differs_old else 'same'} |")
-    rows += ["", f"False positives on identical cores: **{new} of {n}** comparisons by "
-             f"this rule, {old} of {n} by the old one (the repeats' ranges do not "
-             f"overlap) on the same runs (study 000, "
-             f"{r.environment.get('repeats')} rounds)."]
+    rows += ["", f"Differences called between two cores of one type: **{new} of {n}** "
+             f"comparisons by this rule, {old} of {n} by the old one (the repeats' ranges "
+             f"do not overlap) on the same runs (study 000, "
+             f"{r.environment.get('repeats')} rounds). The unsynced rows, where nothing "
+             "but the core differs, are the rule's false-positive check; the synced rows "
+             "are not (below)."]
     return "\n".join(rows)
 
 

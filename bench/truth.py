@@ -106,9 +106,11 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
         raise SystemExit(f"truth: traced {wl} ({mode}) failed: {p.stderr[-800:]}")
     s = json.loads((rd / "summary.json").read_text())
     if wl.startswith("sqlite"):   # the driver's transactions of one type
-        t = s["by_type"][SQLITE_TYPE]
+        t = (s.get("by_type") or {}).get(SQLITE_TYPE)
+        # the default's windows may hold none of that type: no figure
         out: dict[str, Any] = {"mean": t["mean_adj_ns"], "p50": t["p50_adj_ns"],
-                               "p99": t["p99_adj_ns"], "raw_mean": t["mean_ns"]}
+                               "p99": t["p99_adj_ns"], "raw_mean": t["mean_ns"]} if t \
+            else {k: None for k in (*STATS, "raw_mean")}
     else:
         adj, raw = s["writes"]["duration_adj"], s["writes"]["duration"]
         out = {k: adj[f"{k}_ns"] for k in STATS}
@@ -131,7 +133,8 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     ref = {k: statistics.median(r[k] for r in runs["untraced"]) for k in STATS}
     out: dict[str, Any] = {"reference": ref}
     for arm, rs in runs.items():
-        ratios = {k: [r[k] / ref[k] for r in rs if ref[k]] for k in STATS}
+        ratios = {k: [r[k] / ref[k] for r in rs if ref[k] and r.get(k) is not None]
+                  for k in STATS}
         out[arm] = {k: {"median": statistics.median(v), "lo": min(v), "hi": max(v)}
                     for k, v in ratios.items() if v}
     return out
@@ -148,8 +151,8 @@ def table(results: dict[str, Any], modes: list[str], reps: int) -> str:
         u = s["reference"]
 
         def c(arm: str, k: str) -> str:
-            v = s[arm][k]
-            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+            v = s[arm].get(k)
+            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
         lines.append(f"| {wl} | {u['mean'] / 1e3:.1f} / {u['p99'] / 1e3:.1f} us | "
                      f"{c('untraced', 'mean')} | "
                      + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')}" for m in modes) + " |")
@@ -184,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
                 for arm in arms:
                     got = untraced(wl, tmp) if arm == "untraced" else traced(wl, arm, tmp)
                     runs[arm].append(got)
-                    print(f"truth: {wl} round {rep + 1} {arm}: mean {got['mean'] / 1e3:.1f} "
-                          f"p99 {got['p99'] / 1e3:.1f} us", file=sys.stderr)
+                    print(f"truth: {wl} round {rep + 1} {arm}: " + (
+                        f"mean {got['mean'] / 1e3:.1f} p99 {got['p99'] / 1e3:.1f} us"
+                        if got["mean"] is not None else "no rows of that type"),
+                        file=sys.stderr)
             results[wl] = {"runs": runs, "summary": summarize(runs),
                            "args": WORKLOADS[wl], "reps": a.reps}
     a.output.mkdir(parents=True, exist_ok=True)

@@ -309,6 +309,10 @@ static void open_window(struct walscope_bpf *skel)
 	unsigned long long t0 = now_ns(), t1;
 	size_t i, attached = 0;
 
+	/* a new window: rows still in flight from an earlier one (its drain
+	 * gave up) no longer hold this one's probes (drop_cut_row) */
+	__atomic_add_fetch(&skel->bss->window_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&skel->bss->window_in_flight, 0, __ATOMIC_SEQ_CST);
 	for (i = 0; i < NR_WINDOW_PROGS; i++) {
 		if (!bpf_program__autoload(window_prog(skel, i)))
 			continue;

@@ -37,6 +37,8 @@ const volatile bool groups_unprobed = false;
 const volatile bool window_mode = false;
 __u32 window_open = 0;
 __s64 window_in_flight = 0;
+/* the window's number: a row counts in flight only in its own window */
+__u32 window_gen = 0;
 /* stop a traced process at each executable object it maps or execs for the
  * first time, and report it (objects.bpf.h) */
 const volatile bool follow_objects = false;
@@ -157,6 +159,25 @@ static __always_inline __u8 cpu_type(__u32 cpu)
 	return cpu_types[cpu & (WS_MAX_CPUS - 1)];
 }
 
+/*
+ * A row whose window's probes left while it was in flight (the drain gives
+ * up after a second): its end, and what it did meanwhile, were never seen.
+ * Let go at the thread's first hit in a later window, before that hit
+ * could extend it; the collector stopped counting it when that window
+ * opened (window_in_flight is reset with each window_gen).
+ */
+static __always_inline void drop_cut_row(struct thread_state *t)
+{
+	if (!window_mode || !t->write_start || t->win_gen == window_gen)
+		return;
+	count(CNT_ROWS_CUT);
+	t->write_start = 0;
+	t->depth = 0;
+	t->write_depth = 0;
+	t->txn_end_depth = 0;
+	t->txn_end_flags = 0;
+}
+
 static __always_inline struct thread_state *get_thread(__u32 tid, __u32 tgid,
 						       bool create)
 {
@@ -164,7 +185,11 @@ static __always_inline struct thread_state *get_thread(__u32 tid, __u32 tgid,
 	__u32 zero = 0;
 
 	t = bpf_map_lookup_elem(&threads, &tid);
-	if (t || !create)
+	if (t) {
+		drop_cut_row(t);
+		return t;
+	}
+	if (!create)
 		return t;
 	t = bpf_map_lookup_elem(&zero_state, &zero);
 	if (!t)

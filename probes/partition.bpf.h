@@ -169,9 +169,9 @@ static __always_inline bool window_admits(void)
 	return true;
 }
 
-static __always_inline void window_done(void)
+static __always_inline void window_done(struct thread_state *t)
 {
-	if (window_mode)
+	if (window_mode && t->win_gen == window_gen)
 		__sync_fetch_and_add(&window_in_flight, -1);
 }
 
@@ -189,6 +189,7 @@ static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 		t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
 	t->rec.cold_hits = t->hit_cold;	/* the hit that begins it */
 	t->write_start = now;
+	t->win_gen = window_gen;
 	t->last_ts = now;
 	t->depth = 0;
 	if (!t->oncpu_since) {	/* first sight of this thread */
@@ -226,7 +227,7 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	t->write_depth = 0;
 	t->txn_end_depth = 0;
 	t->txn_end_flags = 0;
-	window_done();
+	window_done(t);
 }
 
 /* a phase opens: from now its time is its component's */

@@ -20,7 +20,7 @@ static __always_inline void pg_begin(struct thread_state *t, __u32 tgid,
 	if (t->write_start) {	/* its end was never seen: dropped */
 		t->write_start = 0;
 		t->depth = 0;
-		window_done();
+		window_done(t);
 	}
 	if (!window_admits())
 		return;

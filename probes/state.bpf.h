@@ -63,6 +63,8 @@ struct thread_state {
 	__u8 hit_cold;		/* the current probe hit is a cold one */
 	__u64 last_hit;		/* the thread's previous probe hit */
 	__u64 pg_ckpt_seq;	/* PostgreSQL: checkpoints begun when the row did */
+	__u32 win_gen;		/* window_gen when the row began */
+	__u32 __pad2;
 	__u8 stack[WS_MAX_DEPTH];	/* phase ids */
 	struct ws_write_rec rec;
 };

@@ -366,7 +366,10 @@ enum ws_counter {
 	CNT_ROW_MARKS = 18,	/* rows an engine's counting probe saw, inside
 				 * windows or not (PostgreSQL: commit and
 				 * abort records written) */
-	CNT_NR = 19,
+	CNT_ROWS_CUT = 19,	/* rows let go: their window's probes left
+				 * while they were in flight (the drain gave
+				 * up), seen again in a later window */
+	CNT_NR = 20,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

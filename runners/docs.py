@@ -209,8 +209,8 @@ def truth() -> str:
         s, ref = r["summary"], r["summary"]["reference"]
 
         def c(arm: str, k: str) -> str:
-            v = s[arm][k]
-            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+            v = s[arm].get(k)
+            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
 
         def risk(arm: str) -> str:
             got = [x["self_check"]["risk"] for x in r["runs"][arm] if x.get("self_check")]

@@ -166,16 +166,22 @@ static __always_inline __u8 cpu_type(__u32 cpu)
  * could extend it; the collector stopped counting it when that window
  * opened (window_in_flight is reset with each window_gen).
  */
-static __always_inline void drop_cut_row(struct thread_state *t)
+/* the thread is in no row from now (its row ended or was let go) */
+static __always_inline void clear_row(struct thread_state *t)
 {
-	if (!window_mode || !t->write_start || t->win_gen == window_gen)
-		return;
-	count(CNT_ROWS_CUT);
 	t->write_start = 0;
 	t->depth = 0;
 	t->write_depth = 0;
 	t->txn_end_depth = 0;
 	t->txn_end_flags = 0;
+}
+
+static __always_inline void drop_cut_row(struct thread_state *t)
+{
+	if (!window_mode || !t->write_start || t->win_gen == window_gen)
+		return;
+	count(CNT_ROWS_CUT);
+	clear_row(t);
 }
 
 static __always_inline struct thread_state *get_thread(__u32 tid, __u32 tgid,

@@ -222,12 +222,8 @@ static __always_inline void end_write(struct thread_state *t, __u64 now,
 	if (is_kept(&t->rec) &&
 	    bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
 		count(CNT_LOST_WRITE);
-	t->write_start = 0;
-	t->depth = 0;
-	t->write_depth = 0;
-	t->txn_end_depth = 0;
-	t->txn_end_flags = 0;
 	window_done(t);
+	clear_row(t);
 }
 
 /* a phase opens: from now its time is its component's */

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from runners.studies.judge import Comparison, compare, ops, pct, traced_note
 from runners.studies.model import HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Study, Verdict
@@ -258,23 +259,29 @@ def waf_rises_then_falls(r: Results) -> Verdict:
         None, pairs)
 
 
-def tput(r: Results, a: str) -> tuple[str, str]:
+def tput(r: Results, a: str) -> tuple[list[str], str]:
     lo, hi = ends(r, a)
     c = compare(hi.stat("ops_sec", Z), lo.stat("ops_sec", Z))
     want = SEED_TPUT.get(a, ">")
-    return called(c, want), (f"alpha {a}: {ops(lo, Z)} at preclude {pre(lo)}, {ops(hi, Z)} "
-                             f"at {pre(hi)}, {pre(hi)}/{pre(lo)} {said(c)} (the seed: "
-                             f"{'up' if want == '>' else 'down'})")
+    return [called(c, want)], (f"alpha {a}: {ops(lo, Z)} at preclude {pre(lo)}, {ops(hi, Z)} "
+                               f"at {pre(hi)}, {pre(hi)}/{pre(lo)} {said(c)} (the seed: "
+                               f"{'up' if want == '>' else 'down'})")
 
 
-def preclude_throughput(r: Results) -> Verdict:
+def per_alpha(r: Results, judge: Callable[[Results, str], tuple[list[str], str]],
+              lead: str, figure: str | None) -> Verdict:
+    """A claim judged at each alpha with two preclude values: its parts'
+    outcomes tallied, their texts joined."""
     al = tiered_alphas(r)
     if not al:
         return Verdict(UNTESTABLE, "needs two preclude values at one alpha")
-    judged = [tput(r, a) for a in al]
-    return Verdict(tally([o for o, _ in judged]),
-                   f"preserve {PRESERVE} s: " + "; ".join(t for _, t in judged) + ".",
-                   "throughput.png", end_pairs(r, al))
+    judged = [judge(r, a) for a in al]
+    return Verdict(tally([o for os, _ in judged for o in os]),
+                   lead + "; ".join(t for _, t in judged) + ".", figure, end_pairs(r, al))
+
+
+def preclude_throughput(r: Results) -> Verdict:
+    return per_alpha(r, tput, f"preserve {PRESERVE} s: ", "throughput.png")
 
 
 def hypothesis(r: Results, a: str) -> tuple[list[str], str]:
@@ -288,14 +295,8 @@ def hypothesis(r: Results, a: str) -> tuple[list[str], str]:
 
 
 def preclude_lowers_waf(r: Results) -> Verdict:
-    al = tiered_alphas(r)
-    if not al:
-        return Verdict(UNTESTABLE, "needs two preclude values at one alpha")
-    judged = [hypothesis(r, a) for a in al]
-    return Verdict(tally([o for os, _ in judged for o in os]),
-                   f"preserve {PRESERVE} s; held where WAF falls and throughput rises, "
-                   "both above the noise: " + "; ".join(t for _, t in judged) + ".",
-                   None, end_pairs(r, al))
+    return per_alpha(r, hypothesis, f"preserve {PRESERVE} s; held where WAF falls and "
+                     "throughput rises, both above the noise: ", None)
 
 
 def overlap(a: str, c: CellResult) -> str | None:

@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 from analysis.selfcheck import HIGH_MEAN, HIGH_P99
+from runners.studies.model import HELD, NOT_HELD, UNTESTABLE
 from runners.studies.results import CellResult, Stat
 
 
@@ -80,6 +81,26 @@ def compare(a: Stat | None, b: Stat | None) -> Comparison:
     elif hi < band[0]:
         c.sign = "<"
     return c
+
+
+def called(c: Comparison, want: str) -> str:
+    """HELD where the rule calls the difference `want` ('>' or '<');
+    '?' -> UNTESTABLE."""
+    return UNTESTABLE if c.sign == "?" else HELD if c.sign == want else NOT_HELD
+
+
+def reading(c: Comparison, faster: str, slower: str) -> str:
+    """What a comparison's sign means, in words."""
+    return {">": faster, "<": slower, "~": "not above the A/A noise"}.get(
+        c.sign, "the rule cannot tell")
+
+
+def judged(label: str, c: Comparison, faster: str, slower: str) -> str:
+    """The rule's comparison as the evidence quotes it: 'P/E 1.02x [...]
+    over 5 rounds; A/A ... (not above the A/A noise)'."""
+    if c.sign == "?":
+        return f"{label}: the rule cannot tell, {c.why}"
+    return f"{label} {c.text()} ({reading(c, faster, slower)})"
 
 
 def order(a: Stat | None, b: Stat | None) -> str:

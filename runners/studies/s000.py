@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from collectors import topology
-from runners.studies.judge import Comparison, compare, ops, pct, top_growth, traced_note
+from runners.studies.judge import (Comparison, compare, judged, ops, pct, reading, top_growth,
+                                    traced_note)
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import CellResult, Results
 
@@ -57,18 +58,7 @@ def types_untestable(r: Results) -> str | None:
     return f"the kernel named no core types (source: {src or 'not recorded'})"
 
 
-def said(c: Comparison, faster: str, slower: str) -> str:
-    """What a comparison's sign means, in words."""
-    return {">": faster, "<": slower, "~": "not above the A/A noise"}.get(
-        c.sign, "the rule cannot tell")
 
-
-def judged(label: str, c: Comparison, faster: str, slower: str) -> str:
-    """The rule's comparison as the evidence quotes it: 'P/E 1.02x [...]
-    over 5 rounds; A/A ... (not above the A/A noise)'."""
-    if c.sign == "?":
-        return f"{label}: the rule cannot tell, {c.why}"
-    return f"{label} {c.text()} ({said(c, faster, slower)})"
 
 
 def irq_cpus(r: Results) -> str:
@@ -125,7 +115,7 @@ def collapse(c: Comparison) -> str:
     if c.sign == ">":
         return ("a collapse" if c.lo >= COLLAPSE else
                 f"faster, but not {COLLAPSE:.0f}x over the whole interval")
-    return said(c, "", "sync=true faster")
+    return reading(c, "", "sync=true faster")
 
 
 def sync_collapses(r: Results) -> Verdict:

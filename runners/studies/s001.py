@@ -2,7 +2,7 @@
 without sync."""
 from __future__ import annotations
 
-from runners.studies.judge import Comparison, compare, ops, pct, traced_note
+from runners.studies.judge import Comparison, compare, judged, ops, pct, reading, traced_note
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import CellResult, Results
 
@@ -22,16 +22,7 @@ def cmp(a: CellResult, b: CellResult) -> Comparison:
     return compare(a.stat("ops_sec"), b.stat("ops_sec"))
 
 
-def said(c: Comparison, faster: str, slower: str) -> str:
-    return {">": faster, "<": slower, "~": "not above the A/A noise"}.get(
-        c.sign, "the rule cannot tell")
 
-
-def judged(label: str, c: Comparison, faster: str, slower: str) -> str:
-    """The rule's comparison as the evidence quotes it."""
-    if c.sign == "?":
-        return f"{label}: the rule cannot tell, {c.why}"
-    return f"{label} {c.text()} ({said(c, faster, slower)})"
 
 
 def no_rows(c: CellResult) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from analysis import components as K
-from runners.studies.judge import Comparison, compare, ops, pct, traced_note, x
+from runners.studies.judge import Comparison, called, compare, ops, pct, traced_note, x
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import WAL_PARTS, CellResult, Results
 
@@ -53,11 +53,6 @@ def same(c: Comparison) -> str:
     if c.sign == "?":
         return UNTESTABLE
     return HELD if c.sign == "~" or abs(c.ratio - 1) < EQUAL else NOT_HELD
-
-
-def called(c: Comparison, want: str) -> str:
-    """HELD where the rule calls the difference `want` ('>' or '<')."""
-    return UNTESTABLE if c.sign == "?" else HELD if c.sign == want else NOT_HELD
 
 
 def said(c: Comparison) -> str:

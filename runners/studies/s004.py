@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.studies.judge import Comparison, compare, pct, traced_note, trust_note
+from runners.studies.judge import Comparison, called, compare, pct, traced_note, trust_note
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import CellResult, Results
 
@@ -34,11 +34,6 @@ def tally(outcomes: list[str]) -> str:
     if all(o == HELD for o in told) and len(told) == len(outcomes):
         return HELD
     return NOT_HELD if all(o == NOT_HELD for o in told) else PARTLY
-
-
-def called(c: Comparison, want: str) -> str:
-    """HELD where the rule calls the difference `want`; '?' -> UNTESTABLE."""
-    return UNTESTABLE if c.sign == "?" else HELD if c.sign == want else NOT_HELD
 
 
 def said(c: Comparison) -> str:

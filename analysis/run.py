@@ -99,8 +99,11 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
         rows = w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
         summary["windows"] = windows.summarize(
             sched, rows, comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
-        # rows let go when their window's drain gave up (probes/maps.bpf.h)
-        summary["windows"]["rows_cut"] = S.collector_counters(run_dir)[0].get("rows_cut", 0)
+        # rows let go when their window's drain gave up (probes/maps.bpf.h
+        # counts those it meets again; windows.tsv's "late", all in flight
+        # at the detach, also those that never ran again before the end)
+        summary["windows"].update(windows.rows_cut(
+            sched, S.collector_counters(run_dir)[0].get("rows_cut", 0)))
         budget = (info.get("window") or {}).get("budget")
         if budget is not None:
             costs, end_ns = windows.read_costs(run_dir)

@@ -150,8 +150,9 @@ def window_lines(w: dict[str, Any], budget: dict[str, Any] | None = None) -> str
         lines.append(f"mean per write, 95% across {n} windows: " + ", ".join(parts[:5]))
     cut = w.get("rows_cut", 0)
     if cut:
-        lines.append(f"{cut} row{'s' if cut != 1 else ''} let go: still running a second "
-                     "after their window closed (left out, not cut short)")
+        lines.append(f"{cut} row{'s' if cut != 1 else ''} let go: still running "
+                     f"{fmt_ns(w.get('drain_max_ns', 0))} after {'their' if cut != 1 else 'its'} window closed, as long "
+                     "as the probes could stay (left out, not cut short)")
     # the sampled on-CPU shares beside the windows' stay in summary.json
     # (windows.versus_samples): samples are named by their innermost
     # function, which names no component for most of the WAL append's time,

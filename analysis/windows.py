@@ -70,6 +70,17 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(done, columns=cols).astype("int64")
 
 
+def rows_cut(windows: pd.DataFrame, counted: int) -> dict[str, int]:
+    """The rows let go because their window's drain gave up: each
+    window's writes still in flight at its detach ("late"), or the BPF
+    side's count of those it met again if higher; and the longest a
+    drain that gave up had held the probes (ns after the close)."""
+    late = windows[windows["late"] > 0] if len(windows) else windows
+    held = (late["detached_ns"] - late["close_ns"]).max() if len(late) else 0
+    return {"rows_cut": max(int(counted), int(late["late"].sum()) if len(late) else 0),
+            "drain_max_ns": int(held)}
+
+
 def read_budget(run_dir: Path) -> dict[str, float]:
     """The collector's budget line: the budget, its burst and what a
     window costs beyond its inside (ns), the CPUs it counted."""

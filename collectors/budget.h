@@ -65,19 +65,6 @@
 #define BUDGET_WINDOW_MAX_NS	1000000000.0
 /* windows never open less than this share of the time */
 #define BUDGET_MIN_DUTY		0.001
-/*
- * A window's writes in flight at its close keep its probes attached until
- * they end (the drain), and every other thread of the traced processes
- * pays for them meanwhile.  A SQLite transaction waiting on the other
- * client's lock kept them 0.4-1 s past the close of a 0.3-0.6 s window
- * (runners/sqlite_tpcc, 2 clients, 4 s runs: 2 of 4 at the first window):
- * that alone spent the budget of a short run several times over.  A
- * drain may lose as much work as a window's edges (BUDGET_WINDOW_LOSS_NS)
- * at the cost inside, within these bounds; the rows still in flight then
- * are cut, counted (windows.rows_cut) and said in the table.
- */
-#define BUDGET_DRAIN_MIN_NS	20000000.0
-#define BUDGET_DRAIN_MAX_NS	1000000000.0
 
 /* what the probes did in one stretch of time */
 struct budget_sample {
@@ -124,9 +111,6 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s);
 /* a window stayed attached this long after its close, until its last
  * write ended: the probes cost that too, and the duty pays for it */
 void budget_drained(struct budget *b, double drain_ns);
-/* how long a window's writes in flight may keep its probes attached
- * after its close, at the last cost estimate */
-double budget_drain_max_ns(const struct budget *b);
 /* the mean closed time between windows at b->duty */
 double budget_gap_ms(const struct budget *b);
 

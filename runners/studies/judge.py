@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 from analysis.selfcheck import HIGH_MEAN, HIGH_P99
-from runners.studies.model import HELD, NOT_HELD, UNTESTABLE
+from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.studies.results import CellResult, Stat
 
 
@@ -81,6 +81,18 @@ def compare(a: Stat | None, b: Stat | None) -> Comparison:
     elif hi < band[0]:
         c.sign = "<"
     return c
+
+
+def tally(outcomes: list[str]) -> str:
+    """One claim's outcome from its parts', the same in every study: held
+    where every part held, not held where none did, partly between; a part
+    the rule cannot tell makes the whole untestable (never "did not hold",
+    and never "partly": what could not be tested may be what fails)."""
+    if not outcomes or UNTESTABLE in outcomes:
+        return UNTESTABLE
+    if all(o == HELD for o in outcomes):
+        return HELD
+    return NOT_HELD if all(o == NOT_HELD for o in outcomes) else PARTLY
 
 
 def called(c: Comparison, want: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from analysis import components as K
-from runners.studies.judge import Comparison, called, compare, ops, pct, traced_note, x
+from runners.studies.judge import Comparison, called, compare, ops, pct, tally, traced_note, x
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import WAL_PARTS, CellResult, Results
 
@@ -35,16 +35,6 @@ def benches(r: Results) -> list[str]:
 def pairs_of(r: Results) -> list[tuple[str, str]]:
     """(WAL off, WAL on) per write benchmark: diff B - A is what the WAL adds."""
     return [(cell(r, True, b).name, cell(r, False, b).name) for b in benches(r)]
-
-
-def tally(outcomes: list[str]) -> str:
-    """One outcome from its parts': a part the rule cannot tell makes the
-    whole untestable (never 'did not hold')."""
-    if not outcomes or UNTESTABLE in outcomes:
-        return UNTESTABLE
-    if all(o == HELD for o in outcomes):
-        return HELD
-    return NOT_HELD if all(o == NOT_HELD for o in outcomes) else PARTLY
 
 
 def same(c: Comparison) -> str:

@@ -7,8 +7,8 @@ from typing import Callable
 from runners.studies.judge import Comparison, compare, ops, pct, traced_note
 from runners.studies.model import HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import CellResult, Results, Stat
-from runners.studies.judge import called
-from runners.studies.s002 import gap_text, no_rows, said, tally
+from runners.studies.judge import called, tally
+from runners.studies.s002 import gap_text, no_rows, said
 
 ALPHAS = ("0.5", "0.9", "1.2")
 PRECLUDES = ("0", "2", "5")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.studies.judge import Comparison, called, compare, pct, traced_note, trust_note
+from runners.studies.judge import Comparison, called, compare, pct, tally, traced_note, trust_note
 from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
 from runners.studies.results import CellResult, Results
 
@@ -23,17 +23,6 @@ def cell(r: Results, mode: str, clients: int) -> CellResult:
 def clients(r: Results) -> list[int]:
     return [n for n in (1, 2) if r.has(journal_mode="wal", clients=n)
             and r.has(journal_mode="delete", clients=n)]
-
-
-def tally(outcomes: list[str]) -> str:
-    """One outcome from its parts': HELD where every part held, NOT_HELD
-    where none did, UNTESTABLE where none could be told."""
-    told = [o for o in outcomes if o != UNTESTABLE]
-    if not told:
-        return UNTESTABLE
-    if all(o == HELD for o in told) and len(told) == len(outcomes):
-        return HELD
-    return NOT_HELD if all(o == NOT_HELD for o in told) else PARTLY
 
 
 def said(c: Comparison) -> str:

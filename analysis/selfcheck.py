@@ -15,8 +15,19 @@ workload's own untraced timing (bench/results/truth.json, the table in
 docs/attribution.md).  Every run at a risk of RISK_HIGH or more read high
 by the factors below; under it the risk says nothing either way: runs at
 0.003-0.1 read 0.7-2.1x (the compensation's own error on unsynced 1-thread
-writes in full mode, a SQLite lock waiter's backoff), so the line claims
+writes in full mode, a SQLite lock waiter's backoff), so the risk claims
 no tolerance there.
+
+The compensation has an error of its own: it removes each hit at its
+calibrated cost, and a hit costs between the calibration's warm and cold
+figures (its band, +-13-18% here).  What it removed, over the compensated
+mean, times that band, bounds how far the mean can be off on that account
+(the uncertainty).  Where the probes were most of the raw latency (an
+unsynced 1-thread write, 5 us under 10-15 us of probes) that bound passes
+the tolerance the truth bench holds latencies to (TOLERANCE, the mean's),
+and the line says the latencies cannot be trusted to it.  bench/truth.py
+keeps each run's self-check beside its error, so its table shows whether
+the runs it trusted were within the tolerance.
 """
 from __future__ import annotations
 
@@ -30,6 +41,9 @@ WAITS = ("queue", "sched_runq")
 RISK_HIGH = 0.2
 HIGH_MEAN = "1.7-3.1x"
 HIGH_P99 = "4.6-12x"
+# the tolerance bench/truth.py holds compensated means to (issue 25: mean
+# within 15%, p99 within 30% of the workload's own untraced timing)
+TOLERANCE = 0.15
 
 
 def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -45,8 +59,13 @@ def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
     inflation = max(raw / adj - 1, 0.0)
     share = min(wait / adj, 1.0)
     risk = inflation * share
+    band = float(summary.get("calibration", {}).get("band", 0.0) or 0.0)
+    uncertainty = inflation * band
+    high = risk >= RISK_HIGH
     return {"inflation": inflation, "wait_share": share, "risk": risk,
-            "risk_high": RISK_HIGH, "high": risk >= RISK_HIGH}
+            "risk_high": RISK_HIGH, "high": high, "band": band,
+            "uncertainty": uncertainty, "tolerance": TOLERANCE,
+            "trusted": not high and uncertainty <= TOLERANCE}
 
 
 def line(check: dict[str, Any]) -> str:
@@ -54,8 +73,13 @@ def line(check: dict[str, Any]) -> str:
     head = (f"self-check: probes lengthened writes {check['inflation'] * 100:.0f}%, "
             f"waits are {check['wait_share'] * 100:.0f}% of latency: risk "
             f"{check['risk']:.3f}")
-    if not check["high"]:
-        return head + f"\n  < {check['risk_high']}: no sign of waits the probes " \
-            "lengthened (bench/truth.py: the error left)"
-    return head + f"\n  >= {check['risk_high']}: latencies read high: mean " \
-        f"{HIGH_MEAN}, p99 {HIGH_P99} at such risk"
+    if check["high"]:
+        return head + f"\n  >= {check['risk_high']}: latencies read high: mean " \
+            f"{HIGH_MEAN}, p99 {HIGH_P99} at such risk"
+    unsure = check.get("uncertainty", 0.0)
+    if unsure > check.get("tolerance", TOLERANCE):
+        return head + f"\n  compensation good to +-{unsure * 100:.0f}% only (it removed " \
+            f"{check['inflation'] * 100:.0f}%, +-{check['band'] * 100:.0f}% a hit): " \
+            f"not to {check.get('tolerance', TOLERANCE) * 100:.0f}%"
+    return head + f"\n  < {check['risk_high']}: no sign of waits the probes " \
+        "lengthened (bench/truth.py: the error left)"

@@ -176,6 +176,8 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
     elif tool.startswith("walscope-"):
         mode = tool.split("-")[1]
         flags = ["--sched"] if tool.endswith("-sched") else []
+        if mode == "everywrite":   # the default's every-write state, kept all run
+            mode, flags = "budget", ["--budget", "50"]
         rd = tmp / f"run-{mode}"
         shutil.rmtree(rd, ignore_errors=True)
         p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode, *flags,

@@ -203,7 +203,7 @@ def truth() -> str:
     data = json.loads(TRUTH_JSON.read_text())
     modes = [m for m in ("budget", "full") if any(m in r["summary"] for r in data.values())]
     rows = ["| workload | untraced mean / p99 | A/A mean | "
-            + " | ".join(f"{m} mean | {m} p99 | {m} risk" for m in modes) + " |",
+            + " | ".join(f"{m} mean | {m} p99 | {m} trusted" for m in modes) + " |",
             "|---|---|---|" + "---|---|---|" * len(modes)]
     for wl, r in data.items():
         s, ref = r["summary"], r["summary"]["reference"]
@@ -213,8 +213,16 @@ def truth() -> str:
             return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
 
         def risk(arm: str) -> str:
-            got = [x["self_check"]["risk"] for x in r["runs"][arm] if x.get("self_check")]
-            return f"{min(got):.3f}-{max(got):.3f}" if got else "-"
+            """How many runs the self-check trusted, and how many of those
+            were within the tolerance (mean 15%, p99 30%)."""
+            runs = [x for x in r["runs"][arm] if x.get("self_check")]
+            if not runs or "trusted" not in runs[0]["self_check"]:
+                got = [x["self_check"]["risk"] for x in runs]
+                return f"risk {min(got):.3f}-{max(got):.3f}" if got else "-"
+            trusted = [x for x in runs if x["self_check"]["trusted"]]
+            good = [x for x in trusted if abs(x["mean"] / ref["mean"] - 1) <= 0.15
+                    and abs(x["p99"] / ref["p99"] - 1) <= 0.30]
+            return f"{len(trusted)}/{len(runs)}, {len(good)} within"
         rows.append(f"| {wl} | {ref['mean'] / 1e3:.1f} / {ref['p99'] / 1e3:.1f} us | "
                     f"{c('untraced', 'mean')} | "
                     + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')} | {risk(m)}"
@@ -222,8 +230,9 @@ def truth() -> str:
     reps = max(r["reps"] for r in data.values())
     rows += ["", f"Medians of {reps} interleaved rounds [range]; each traced run's "
              "compensated latency over the median of the untraced runs; A/A: the "
-             "untraced runs over their own median; risk: the run's self-check "
-             "(`summary.json` `self_check`)."]
+             "untraced runs over their own median; trusted: the runs whose self-check "
+             "(`summary.json` `self_check`) trusted their latencies, and how many of "
+             "those were within 15% (mean) and 30% (p99) of the untraced median."]
     return "\n".join(rows)
 
 

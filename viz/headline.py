@@ -57,7 +57,8 @@ def row(r: Run) -> dict[str, str]:
             "events lost": f"{lost:,}" + (" PARTIAL RUN" if r.partial else ""),
             "self-check": "-" if not check else
             f"risk {check['risk']:.3f}" + (": latencies read high" if check.get("high")
-                                           else "")}
+                                           else f"; compensation +-{check['uncertainty'] * 100:.0f}%"
+                                           if check.get("trusted") is False else "")}
 
 
 def headline(runs: list[Run]) -> str:

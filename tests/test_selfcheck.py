@@ -1,0 +1,46 @@
+"""The run's self-check (analysis/selfcheck.py) on constructed summaries:
+contention (waits the probes lengthened) and a compensation that removed
+most of the raw latency both keep a run from being trusted; a synced write
+whose probes are a few percent of it is trusted."""
+from __future__ import annotations
+
+from analysis import selfcheck
+
+
+def summary(raw_us: float, adj_us: float, queue_us: float = 0.0, runq_us: float = 0.0,
+            band: float = 0.18) -> dict:
+    return {"writes": {"count": 1000, "duration": {"mean_ns": raw_us * 1e3},
+                       "duration_adj": {"mean_ns": adj_us * 1e3}},
+            "components": {"queue": {"mean_ns": queue_us * 1e3},
+                           "sched_runq": {"mean_ns": runq_us * 1e3}},
+            "calibration": {"band": band}}
+
+
+def test_contention_is_not_trusted():
+    # 4 unsynced writers on 2 CPUs: waits 80% of the latency, probes +60%
+    c = selfcheck.self_check(summary(22.4, 14.0, queue_us=9.0, runq_us=2.2))
+    assert c["high"] and not c["trusted"]
+    assert "read high" in selfcheck.line(c)
+
+
+def test_a_compensation_that_removed_most_of_the_latency_is_not_trusted():
+    # an unsynced 1-thread write: 5 us under 10 us of probes; +-18% a hit
+    c = selfcheck.self_check(summary(15.0, 5.0))
+    assert not c["high"]
+    assert c["uncertainty"] == 2.0 * 0.18
+    assert not c["trusted"]
+    text = selfcheck.line(c)
+    assert "+-36% only" in text and "not to 15%" in text
+
+
+def test_a_synced_write_is_trusted():
+    # 150 us synced, 10 us of probes, a little queue
+    c = selfcheck.self_check(summary(160.0, 150.0, queue_us=15.0))
+    assert c["trusted"] and not c["high"]
+    assert "no sign" in selfcheck.line(c)
+
+
+def test_no_band_no_uncertainty_claimed():
+    # an uncalibrated run (--no-calibrate): nothing was removed
+    c = selfcheck.self_check(summary(15.0, 15.0, band=0.0))
+    assert c["uncertainty"] == 0 and c["trusted"]

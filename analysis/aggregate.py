@@ -36,6 +36,7 @@ class Dist:
         self.n = 0
         self.nonzero = 0
         self.sum = 0.0
+        self.max = 0.0
         self._vals: list[np.ndarray] | None = []
         self._kept = 0
         self._hist: np.ndarray | None = None
@@ -47,6 +48,7 @@ class Dist:
         self.n += len(v)
         self.nonzero += int((v > 0).sum())
         self.sum += float(v.sum())
+        self.max = max(self.max, float(v.max()))
         if self._vals is not None and self._kept + len(v) <= EXACT:
             self._vals.append(v)
             self._kept += len(v)

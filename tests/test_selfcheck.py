@@ -8,9 +8,10 @@ from analysis import selfcheck
 
 
 def summary(raw_us: float, adj_us: float, queue_us: float = 0.0, runq_us: float = 0.0,
-            band: float = 0.18) -> dict:
+            band: float = 0.18, longest_us: float | None = None) -> dict:
     return {"writes": {"count": 1000, "duration": {"mean_ns": raw_us * 1e3},
-                       "duration_adj": {"mean_ns": adj_us * 1e3}},
+                       "duration_adj": {"mean_ns": adj_us * 1e3, "sum_ns": adj_us * 1e6,
+                                        "max_ns": (longest_us or 3 * adj_us) * 1e3}},
             "components": {"queue": {"mean_ns": queue_us * 1e3},
                            "sched_runq": {"mean_ns": runq_us * 1e3}},
             "calibration": {"band": band}}
@@ -44,3 +45,11 @@ def test_no_band_no_uncertainty_claimed():
     # an uncalibrated run (--no-calibrate): nothing was removed
     c = selfcheck.self_check(summary(15.0, 15.0, band=0.0))
     assert c["uncertainty"] == 0 and c["trusted"]
+
+
+def test_a_mean_one_write_makes_is_not_trusted():
+    # 1000 transactions of 0.7 ms and one lock wait of 1 s among them
+    c = selfcheck.self_check(summary(1710.0, 1700.0, longest_us=1_000_000.0))
+    assert c["longest_share"] == 1_000_000 / 1_700_000
+    assert not c["trusted"] and not c["high"]
+    assert "the mean is that write's" in selfcheck.line(c)

@@ -5,8 +5,10 @@ every write stays within the budget, so a cheap run is one window that
 holds every write; the budget's estimates are windows.tsv's "cost" lines.
 
 A write is recorded when it begins inside a window, and in full: every
-component, exactly, as in --mode full.  Windows open at Poisson moments, so
-they sample the run without aliasing periodic work (flushes, compactions).
+component, exactly, as in --mode full.  Each stretch of the run (a window's
+length over the duty) holds one window at a uniformly random place, so they
+sample the run without aliasing periodic work (flushes, compactions) and
+no stretch goes without one.
 The unit of the estimate is the window, not the write (writes of one
 window share its moment): a component's mean over all recorded writes is
 given with a 95% interval from resampling whole windows (bootstrap).

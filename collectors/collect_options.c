@@ -79,7 +79,7 @@ static const struct argp_option opts[] = {
 	  "and scheduler programs are attached only while one is open, and only a "
 	  "write that begins inside one is recorded (windows.tsv)", 0 },
 	{ "window-gap-ms", OPT_WINDOW_GAP_MS, "N", 0, "Mean time between windows "
-	  "(exponentially distributed: windows are a Poisson process)", 0 },
+	  "(one window at a random place in each stretch of N ms plus its length)", 0 },
 	{ "budget", OPT_BUDGET, "F", 0, "With --window-ms: trace every write "
 	  "while that costs at most F of throughput (0.02: 2%), else windows "
 	  "whose duty F buys, re-estimated at each window (windows.tsv "

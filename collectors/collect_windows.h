@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * collect_windows.h - walscope-collect's windows (--window-ms): when the
- * window programs and uprobes are attached, by a Poisson schedule or by
+ * window programs and uprobes are attached, one at random in each stretch (a fixed duty) or by
  * the overhead budget (--budget, budget.h), and windows.tsv.
  */
 #ifndef __COLLECT_WINDOWS_H

@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window-duty", type=positive_float, metavar="FRACTION",
                    default=defaults.WINDOW_DUTY,
                    help="--mode window: the share of the run inside windows, "
-                        "which open at random (Poisson) moments (default: "
+                        "one at a random moment in each stretch of its length over the duty (default: "
                         "%(default)s)")
     p.add_argument("--cpu-types", metavar="P:0-5,E:6-13",
                    help="declare core types (default: detect; uniform CPUs are "

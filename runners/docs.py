@@ -21,13 +21,13 @@ FAULTS_JSON = ROOT / ".output" / "faults.json"
 
 def usage() -> str:
     os.environ["COLUMNS"] = "80"
-    from runners.cli import build_parser
+    from runners.command.cli import build_parser
     return "```\n" + build_parser().format_help().rstrip() + "\n```"
 
 
 def exit_status() -> str:
     """trace_wal.py's exit status, the table --help ends with."""
-    from runners.cli import EXIT_STATUS
+    from runners.command.cli import EXIT_STATUS
     return "\n".join(["| status | when |", "|---|---|"]
                      + [f"| {code} | {what} |" for code, what in EXIT_STATUS])
 
@@ -256,8 +256,8 @@ def verdict_noise() -> str:
     pinned to CPU 0 ("P") and to CPU 1 ("E") of this VM's identical cores,
     each metric and benchmark; beside it the rule before (repeats' ranges
     do not overlap), on the same runs."""
-    from runners.studies.judge import compare
-    from runners.studies.results import Results
+    from runners.experiments.studies.judge import compare
+    from runners.experiments.studies.results import Results
     if not IDENTICAL_CORES.exists():
         return "(study 000 not run yet: `sudo ./runners/study.py 000`)"
     r = Results.load(IDENTICAL_CORES)

@@ -126,7 +126,7 @@ def test_every_query_is_named_and_described():
 
 
 def test_the_cli_exports_and_queries(fleet, tmp_path, capsys):
-    from runners import walscope
+    from runners.command import walscope
     ds = tmp_path / "ds2"
     assert walscope.main(["export", str(tmp_path / "run0"), str(tmp_path / "run1"), str(ds),
                           "--host", "web 1"]) == 0

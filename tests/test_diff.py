@@ -16,7 +16,7 @@ from analysis import components
 from analysis import diff as D
 from analysis import windows as W
 from collectors.run_folder import RunFolder
-from runners import walscope
+from runners.command import walscope
 from viz import diff as VD
 from viz import flamegraph
 

@@ -18,7 +18,7 @@ from collectors import records as R
 from analysis.compensation import Calibration
 from analysis.io import io_frame
 from analysis.writes import writes_frame
-from runners.scenario import ScenarioError, load
+from runners.experiments.scenario import ScenarioError, load
 
 BUDGET = int(os.environ.get("WALSCOPE_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=BUDGET, deadline=None,

@@ -186,7 +186,7 @@ def test_sqlite_in_sample_mode_takes_sqlite_components(tmp_path):
     journal's fdatasyncs."""
     p = subprocess.run(TRACE + ["-q", "--mode", "sample", "--sched", "--sample-hz", "499",
                                 "-o", str(tmp_path / "o"), "--",
-                                "python3", "-m", "runners.sqlite_tpcc", "--db",
+                                "python3", "-m", "runners.workloads.sqlite_tpcc", "--db",
                                 str(tmp_path / "t.db"), "--scale", "0.005",
                                 "--transactions", "300", "--journal-mode", "delete"],
                        capture_output=True, text=True, timeout=300, cwd=str(ROOT))

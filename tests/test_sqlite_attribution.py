@@ -104,7 +104,7 @@ def test_untraced_syscalls_are_counted_and_compensated(tmp_path):
 
 def test_tpcc_labels_and_latency(tmp_path):
     p = run_trace(["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--", "python3", "-m",
-                   "runners.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),
+                   "runners.workloads.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),
                    "--scale", "0.005", "--transactions", "150"],
                   timeout=300, cwd=str(ROOT))
     assert p.returncode == 0, p.stderr[-2000:]

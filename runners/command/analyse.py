@@ -13,7 +13,7 @@ from collectors.run_folder import RunFolder
 def render(run_dir: Path) -> None:
     """The run's views, the old ones removed first: a view that cannot be
     rendered now is missing, not left from an earlier analysis."""
-    from runners.record import render_views
+    from runners.command.record import render_views
     folder = RunFolder(run_dir)
     for old in [folder.report_html, *folder.flame_svgs()]:
         old.unlink(missing_ok=True)

@@ -8,19 +8,19 @@ import sys
 from pathlib import Path
 
 from collectors import modes, symbols
-from runners import defaults
+from runners.command import defaults
 
 EXAMPLES = """\
 examples:
   sudo ./trace_wal.py -- db_bench --benchmarks=fillrandom --num=20000 --threads=4 --sync=true
   sudo ./trace_wal.py -o runs/mine -- ./my_rocksdb_app --flag
   sudo ./trace_wal.py -p 4242 --duration 30        # a RocksDB/SQLite process already running
-  sudo ./trace_wal.py -- python3 -m runners.sqlite_tpcc --journal-mode wal --duration 20
+  sudo ./trace_wal.py -- python3 -m runners.workloads.sqlite_tpcc --journal-mode wal --duration 20
   sudo ./trace_wal.py --mode sample -- db_bench --benchmarks=fillrandom --sync=false
   sudo ./trace_wal.py --cpu-types P:0,E:1 -- taskset -c 1 db_bench --benchmarks=fillrandom
 """
 
-# trace_wal.py's exit status, as runners/record.py decides it (a test holds
+# trace_wal.py's exit status, as runners/command/record.py decides it (a test holds
 # the numbers to its constants); --help and the man page's EXIT STATUS
 # (runners/docs.py) are this table
 EXIT_STATUS = [
@@ -105,7 +105,7 @@ def sampling_modes_text() -> str:
 
 
 def planned_rate_modes() -> list[str]:
-    """The modes whose sample rate planning chooses (runners/plan.py prepare)."""
+    """The modes whose sample rate planning chooses (runners/command/plan.py prepare)."""
     return [m.name for m in modes.MODES.values() if m.sample_hz is None]
 
 
@@ -235,8 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from runners.plan import TraceError, TraceOptions
-    from runners.trace import trace
+    from runners.command.plan import TraceError, TraceOptions
+    from runners.command.trace import trace
 
     parser = build_parser()
     args = parser.parse_args(argv)

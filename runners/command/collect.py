@@ -16,8 +16,8 @@ from typing import Any
 
 from collectors import perf_record, procfs, records as R
 from collectors.session import Collector, SessionError, Workload, process_tree
-from runners import defaults
-from runners.plan import Plan, TraceError, collector_options
+from runners.command import defaults
+from runners.command.plan import Plan, TraceError, collector_options
 
 
 def _wait_pid(pid: int, deadline: float | None, stop: Any = lambda: False) -> None:

@@ -4,7 +4,7 @@ prepare() checks the input and the machine, makes the run folder, finds
 the probe points in the objects the command (or -p PID) will run and
 decides what to collect (sample rate, on- and off-CPU stacks, scheduler
 hooks); collector_options() turns that Plan into walscope-collect's
-options.  runners/collect.py runs it, runners/record.py finishes the folder.
+options.  runners/command/collect.py runs it, runners/command/record.py finishes the folder.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from collectors import modes, symbols, topology
 from collectors.objects import ObjectFollower
 from collectors.run_folder import RunFolder
 from collectors.session import RunAs, SessionError
-from runners import defaults
+from runners.command import defaults
 
 
 class TraceError(RuntimeError):

@@ -27,8 +27,8 @@ from collectors import calibration, modes, perf_record, records as R
 from collectors import symbolize, symbols
 from collectors.run_folder import RunFolder
 from collectors.session import chown_tree
-from runners.collect import COSTLY_WRITES_PER_S, Collected
-from runners.plan import Plan, TraceError
+from runners.command.collect import COSTLY_WRITES_PER_S, Collected
+from runners.command.plan import Plan, TraceError
 
 
 @dataclass

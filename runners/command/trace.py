@@ -1,9 +1,9 @@
 """One traced run: plan, collect, record.
 
 trace_wal.py and the runners both go through ``trace()``, the one place
-that drives every layer, in order: runners/plan.py checks the input and
-decides what to collect, runners/collect.py runs the collector (live,
-root) and the workload, runners/record.py writes what analysing the raw
+that drives every layer, in order: runners/command/plan.py checks the input and
+decides what to collect, runners/command/collect.py runs the collector (live,
+root) and the workload, runners/command/record.py writes what analysing the raw
 records needs (run.json, calibration.json, symbols.json, fds.json,
 perf-script.txt), runs the analysis (Parquet, summary.json) and the
 views (flame graphs, report.html) and decides the exit status.
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 
-from runners.collect import collect
-from runners.plan import TraceOptions, prepare
-from runners.record import TraceResult, finish, start_folder
+from runners.command.collect import collect
+from runners.command.plan import TraceOptions, prepare
+from runners.command.record import TraceResult, finish, start_folder
 
 
 def trace(opts: TraceOptions) -> TraceResult:

@@ -46,8 +46,8 @@ def _main_of(module: str) -> Callable[[list[str]], int]:
 
 # command -> (what it does, the module whose main() parses and runs it)
 DELEGATED: dict[str, tuple[str, str]] = {
-    "trace": ("trace a workload: trace_wal.py's options (root)", "runners.cli"),
-    "analyse": ("analyse run folders again, offline (no root)", "runners.analyse"),
+    "trace": ("trace a workload: trace_wal.py's options (root)", "runners.command.cli"),
+    "analyse": ("analyse run folders again, offline (no root)", "runners.command.analyse"),
     "report": ("build report.html from run folders, or --dataset", "viz.report"),
     "flamegraph": ("render a run folder's flame graphs (or --diff A B)", "viz.flamegraph"),
     "study": ("run a study from studies/ again (root)", "runners.study"),

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Durability of the workload itself: kill a writer mid-run, reopen, count.
 
-    sudo ./runners/durability.py [-o DIR] [--kill-after S] [--settings NAME,...]
+    sudo ./runners/experiments/durability.py [-o DIR] [--kill-after S] [--settings NAME,...]
 
 For each setting a writer (RocksDB: .output/ack_writer; SQLite:
-runners/sqlite_acks.py) writes one key per acknowledged write and records
+runners/workloads/sqlite_acks.py) writes one key per acknowledged write and records
 the acknowledged count in a shared mapping that survives it; after
 --kill-after seconds it gets SIGKILL; the database is then reopened (WAL
 replay, hot-journal rollback) under trace_wal.py and every acknowledged key
@@ -27,19 +27,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VENV_PY = ROOT / ".venv" / "bin" / "python"
 if VENV_PY.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
     os.execv(str(VENV_PY), [str(VENV_PY), str(Path(__file__).resolve())] + sys.argv[1:])
 sys.path.insert(0, str(ROOT))
 
-from runners.plan import TraceError, TraceOptions  # noqa: E402
-from runners.trace import trace  # noqa: E402
+from runners.command.plan import TraceError, TraceOptions  # noqa: E402
+from runners.command.trace import trace  # noqa: E402
 from collectors.run_folder import RunFolder  # noqa: E402
 from collectors.session import RunAs, SessionError, chown_tree  # noqa: E402
 
 ACK_WRITER = ROOT / ".output" / "ack_writer"
-SQLITE_ACKS = ROOT / "runners" / "sqlite_acks.py"
+SQLITE_ACKS = ROOT / "runners" / "workloads" / "sqlite_acks.py"
 # name -> (engine, writer arguments)
 SETTINGS: dict[str, tuple[str, list[str]]] = {
     "rocksdb-sync": ("rocksdb", ["--sync=true"]),

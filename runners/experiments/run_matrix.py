@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Run a scenario matrix: untraced baselines and a traced run per cell.
 
-    sudo ./runners/run_matrix.py runners/scenarios/smoke.toml [-o DIR] [--cpu-types P:0,E:1]
+    sudo ./runners/experiments/run_matrix.py runners/experiments/scenarios/smoke.toml \
+        [-o DIR] [--cpu-types P:0,E:1]
 
 Each cell gets `repeats` untraced runs and one traced run (trace_wal.py's
 machinery, same run-folder format, in DIR/<cell>/traced), run in rounds:
@@ -31,22 +32,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from runners.entry import in_venv  # noqa: E402
+from runners.command.entry import in_venv  # noqa: E402
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # the project's .venv, whoever starts it
 
 import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from collectors import topology  # noqa: E402
-from runners.plan import TraceError, TraceOptions  # noqa: E402
-from runners.record import cpu_model  # noqa: E402
-from runners.trace import trace  # noqa: E402
+from runners.command.plan import TraceError, TraceOptions  # noqa: E402
+from runners.command.record import cpu_model  # noqa: E402
+from runners.command.trace import trace  # noqa: E402
 from collectors.run_folder import REPORT_HTML, RunFolder  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
 from analysis import workload_output  # noqa: E402
-from runners.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
+from runners.experiments.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
 
 
 class MatrixError(RuntimeError):
@@ -221,7 +222,7 @@ class Runner:
 
     def __init__(self, sc: Scenario, out: Path, topo: topology.Topology, run_as: RunAs):
         self.sc, self.out, self.topo, self.run_as = sc, out, topo, run_as
-        self.tpcc = "runners.sqlite_tpcc" in sc.command
+        self.tpcc = "runners.workloads.sqlite_tpcc" in sc.command
         self.cache = out / "cache"
 
     def unit_file(self, u: Unit) -> Path:

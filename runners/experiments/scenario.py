@@ -1,4 +1,4 @@
-"""Scenario matrices: load and validate runners/scenarios/*.toml, expand cells.
+"""Scenario matrices: load and validate runners/experiments/scenarios/*.toml, expand cells.
 
 A scenario file:
 
@@ -30,7 +30,9 @@ from typing import Any
 
 from collectors import modes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+# the shipped scenario files (the studies' matrices among them)
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 TOP_KEYS = {"name": str, "description": str, "command": str, "repeats": int,
             "mode": str, "axes": dict, "fixed": dict, "timeout_s": int}

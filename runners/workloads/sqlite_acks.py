@@ -1,7 +1,7 @@
 """How many acknowledged SQLite commits survive a crash (stdlib only).
 
-    python3 runners/sqlite_acks.py write DB JOURNAL_MODE SYNCHRONOUS ACK_FILE
-    python3 runners/sqlite_acks.py verify DB N
+    python3 runners/workloads/sqlite_acks.py write DB JOURNAL_MODE SYNCHRONOUS ACK_FILE
+    python3 runners/workloads/sqlite_acks.py verify DB N
 
 write: one INSERT per transaction (row i has id i+1); after each COMMIT
 returns, the count of acknowledged commits goes into a shared mapping of

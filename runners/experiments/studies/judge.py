@@ -7,8 +7,8 @@ import statistics
 from dataclasses import dataclass
 
 from analysis.selfcheck import HIGH_MEAN, HIGH_P99
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
-from runners.studies.results import CellResult, Stat
+from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.results import CellResult, Stat
 
 
 MIN_ROUNDS = 5        # rounds a comparison needs before it may call a difference

@@ -40,7 +40,7 @@ class Study:
     title: str
     seed: str                 # its file in ../shared/seeds
     question: str
-    scenario: str             # runners/scenarios/<name>.toml
+    scenario: str             # runners/experiments/scenarios/<name>.toml
     setup: str                # how it was scaled to this machine, and why
     metrics: list[Metric]
     claims: list[Claim]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 from collectors import topology
-from runners.studies.judge import (Comparison, compare, judged, ops, pct, reading, top_growth,
-                                    traced_note)
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
-from runners.studies.results import CellResult, Results
+from runners.experiments.studies.judge import (Comparison, compare, judged, ops, pct, reading,
+                                               top_growth, traced_note)
+from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
+                                               Study, Verdict)
+from runners.experiments.studies.results import CellResult, Results
 
 SYNC_WAIT = ("wal_sync_io", "queue")
 ON_CPU = ("memtable", "wal_append", "crc", "other")

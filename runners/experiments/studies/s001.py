@@ -2,9 +2,11 @@
 without sync."""
 from __future__ import annotations
 
-from runners.studies.judge import Comparison, compare, judged, ops, pct, reading, traced_note
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
-from runners.studies.results import CellResult, Results
+from runners.experiments.studies.judge import (Comparison, compare, judged, ops, pct, reading,
+                                               traced_note)
+from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
+                                               Study, Verdict)
+from runners.experiments.studies.results import CellResult, Results
 
 BENCHES = ("fillseq", "fillrandom")
 SYNC_WAIT = ("wal_sync_io", "queue")

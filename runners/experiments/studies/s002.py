@@ -4,9 +4,11 @@ from __future__ import annotations
 from typing import Callable
 
 from analysis import components as K
-from runners.studies.judge import Comparison, called, compare, ops, pct, tally, traced_note, x
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
-from runners.studies.results import WAL_PARTS, CellResult, Results
+from runners.experiments.studies.judge import (Comparison, called, compare, ops, pct, tally,
+                                               traced_note, x)
+from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
+                                               Study, Verdict)
+from runners.experiments.studies.results import WAL_PARTS, CellResult, Results
 
 WRITE_BENCHES = ("fillseq", "fillrandom")
 WAL_IO = ("wal_write_io", "wal_sync_io")      # the WAL's write(2)s and syncs

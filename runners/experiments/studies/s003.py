@@ -4,11 +4,12 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from runners.studies.judge import Comparison, compare, ops, pct, traced_note
-from runners.studies.model import HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Study, Verdict
-from runners.studies.results import CellResult, Results, Stat
-from runners.studies.judge import called, tally
-from runners.studies.s002 import gap_text, no_rows, said
+from runners.experiments.studies.judge import Comparison, compare, ops, pct, traced_note
+from runners.experiments.studies.model import (HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Study,
+                                               Verdict)
+from runners.experiments.studies.results import CellResult, Results, Stat
+from runners.experiments.studies.judge import called, tally
+from runners.experiments.studies.s002 import gap_text, no_rows, said
 
 ALPHAS = ("0.5", "0.9", "1.2")
 PRECLUDES = ("0", "2", "5")
@@ -438,7 +439,7 @@ STUDY = Study(
               "decrease\"; throughput up at alpha 0.5 and 1.2, down at 0.9. Its summary: "
               "\"WAF rises then falls, but the effect is not large; overall write "
               "performance improves; the higher alpha, the smaller the effect\".",
-    setup="runners/zipf_writer (db_bench 7.8 has neither a Zipfian key chooser nor the "
+    setup="runners/workloads/zipf_writer (db_bench 7.8 has neither a Zipfian key chooser nor the "
           "tiering options): Puts of 100 B values over 200,000 keys with Zipf alpha 0.5, "
           "0.9 and 1.2, then 20,000 Gets; universal compaction, 4 MiB write buffer, "
           "last_level_temperature=cold on the same disk. The seed ran for minutes and set "

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.studies.judge import Comparison, called, compare, pct, tally, traced_note, trust_note
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric, Study, Verdict
-from runners.studies.results import CellResult, Results
+from runners.experiments.studies.judge import (Comparison, called, compare, pct, tally,
+                                               traced_note, trust_note)
+from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
+                                               Study, Verdict)
+from runners.experiments.studies.results import CellResult, Results
 
 TXN = "new_order"
 # the transaction's file I/O: the journal (DELETE: -journal, WAL: -wal) and
@@ -331,7 +333,7 @@ STUDY = Study(
     question="Why is SQLite faster with journal_mode=WAL than with the default DELETE under "
              "a TPC-C workload, and where does each transaction's time go?",
     scenario="sqlite_tpcc.toml",
-    setup="runners/sqlite_tpcc: the TPC-C transaction mix (new_order 45%, payment 43%, "
+    setup="runners/workloads/sqlite_tpcc: the TPC-C transaction mix (new_order 45%, payment 43%, "
           "order_status, delivery, stock_level 4% each) in Python's sqlite3, every "
           "transaction BEGIN IMMEDIATE ... COMMIT, synchronous=FULL, wal_autocheckpoint=1000 "
           "pages (SQLite's default), a 10 s busy timeout; 1 warehouse at 2% of the standard "

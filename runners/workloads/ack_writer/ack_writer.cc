@@ -5,7 +5,7 @@
  * write mode: Put keys 0, 1, 2, ... and, after each Put returns, store the
  * count of acknowledged writes in a shared mapping of --ack-file (page
  * cache: it survives the process being killed).  Runs until --writes or
- * until killed (runners/durability.py sends SIGKILL).
+ * until killed (runners/experiments/durability.py sends SIGKILL).
  * verify mode (--verify=N): reopen the database (WAL replay) and print
  *   verify: present P of N, prefix Q
  * P: keys 0..N-1 found; Q: the longest run 0..Q-1 all found.

@@ -1,5 +1,5 @@
-"""python3 -m runners.postgres: see runners/postgres/__init__.py."""
-from runners.postgres.cli import main
+"""python3 -m runners.workloads.postgres: see runners/workloads/postgres/__init__.py."""
+from runners.workloads.postgres.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

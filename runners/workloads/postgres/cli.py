@@ -1,4 +1,4 @@
-"""python3 -m runners.postgres's command line: prepare, run, bench, start,
+"""python3 -m runners.workloads.postgres's command line: prepare, run, bench, start,
 stop.  Errors are one line on stderr and a non-zero exit status; SIGTERM,
 SIGINT or SIGHUP stop the cluster this process started, then exit 128+N."""
 from __future__ import annotations
@@ -12,18 +12,18 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from runners.postgres import binaries, cluster, config, owner as owners, run as runs
-from runners.postgres.prepare import prepare
-from runners.postgres.session import QueryError
+from runners.workloads.postgres import binaries, cluster, config, owner as owners, run as runs
+from runners.workloads.postgres.prepare import prepare
+from runners.workloads.postgres.session import QueryError
 
-PROG = "python3 -m runners.postgres"
+PROG = "python3 -m runners.workloads.postgres"
 EXAMPLES = """examples:
-  sudo ./trace_wal.py -- python3 -m runners.postgres bench -- -c 4 -t 500
-  python3 -m runners.postgres prepare /tmp/pg/data --scale 1
-  sudo ./trace_wal.py -- python3 -m runners.postgres run /tmp/pg/data -- -c 2 -t 50
-  python3 -m runners.postgres run /tmp/pg/data --pgoptions '-c synchronous_commit=off' -- -c 4 -t 200
-  python3 -m runners.postgres start /tmp/pg/data    # prints the postmaster's pid
-  python3 -m runners.postgres stop /tmp/pg/data
+  sudo ./trace_wal.py -- python3 -m runners.workloads.postgres bench -- -c 4 -t 500
+  python3 -m runners.workloads.postgres prepare /tmp/pg/data --scale 1
+  sudo ./trace_wal.py -- python3 -m runners.workloads.postgres run /tmp/pg/data -- -c 2 -t 50
+  python3 -m runners.workloads.postgres run /tmp/pg/data --pgoptions '-c synchronous_commit=off' -- -c 4 -t 200
+  python3 -m runners.workloads.postgres start /tmp/pg/data    # prints the postmaster's pid
+  python3 -m runners.workloads.postgres stop /tmp/pg/data
 everything after -- goes to pgbench (-n, -h DIR and -p PORT are added)"""
 
 

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from runners.postgres import binaries
-from runners.postgres.owner import Owner
+from runners.workloads.postgres import binaries
+from runners.workloads.postgres.owner import Owner
 
 LOG_NAME = "walscope-postmaster.log"      # the postmaster's stderr, in DIR
 READY_TIMEOUT_S = 60.0

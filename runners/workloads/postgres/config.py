@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-MARK = "# --- walscope (runners/postgres/config.py) ---"
+MARK = "# --- walscope (runners/workloads/postgres/config.py) ---"
 
 # name -> value, in the order they are written (later lines of
 # postgresql.conf win, so these override initdb's)

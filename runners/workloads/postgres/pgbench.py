@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from runners.postgres import binaries
-from runners.postgres.owner import Owner
+from runners.workloads.postgres import binaries
+from runners.workloads.postgres.owner import Owner
 
 DATABASE = "bench"      # the database prepare loads, and pgbench's default here
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from runners.postgres import cluster, config, owner as owners, pgbench
-from runners.postgres.session import Session
+from runners.workloads.postgres import cluster, config, owner as owners, pgbench
+from runners.workloads.postgres.session import Session
 
 SETTLE_SQL = ("vacuum analyze", "checkpoint", "select pg_switch_wal()", "checkpoint")
 

@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from runners.postgres import cluster, owner as owners, pgbench, stats
-from runners.postgres.session import Session
+from runners.workloads.postgres import cluster, owner as owners, pgbench, stats
+from runners.workloads.postgres.session import Session
 
-NAME = "runners.postgres"    # the prefix of its messages
+NAME = "runners.workloads.postgres"    # the prefix of its messages
 RESULT_NAME = "pgbench-result.json"
 FORMAT = "walscope-pgbench-result/1"
 # the settings a reader of the result needs, as the runner's session sees

@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from runners.postgres import binaries
-from runners.postgres.owner import Owner
+from runners.workloads.postgres import binaries
+from runners.workloads.postgres.owner import Owner
 
 END = "__walscope_query_end__"
 QUERY_TIMEOUT_S = 60.0

@@ -36,7 +36,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runners.postgres.session import Session
+from runners.workloads.postgres.session import Session
 
 WAL = ("wal_records", "wal_fpi", "wal_bytes", "wal_buffers_full", "wal_write",
        "wal_sync", "wal_write_time", "wal_sync_time")

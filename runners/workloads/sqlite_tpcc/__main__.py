@@ -1,4 +1,4 @@
-"""python3 -m runners.sqlite_tpcc [options]: load once, run the mix, report."""
+"""python3 -m runners.workloads.sqlite_tpcc [options]: load once, run the mix, report."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runners.sqlite_tpcc import driver
+from runners.workloads.sqlite_tpcc import driver
 
 
 def positive_int(s: str) -> int:
@@ -35,7 +35,7 @@ def positive_float(s: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python3 -m runners.sqlite_tpcc",
+    ap = argparse.ArgumentParser(prog="python3 -m runners.workloads.sqlite_tpcc",
                                  description="A TPC-C-like SQLite workload "
                                  "(stdlib only; fixed seed; explicit BEGIN "
                                  "IMMEDIATE ... COMMIT).")

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from runners.sqlite_tpcc import schema, txns
+from runners.workloads.sqlite_tpcc import schema, txns
 
 JOURNAL_MODES = ("delete", "truncate", "persist", "memory", "wal", "off")
 SYNCHRONOUS = ("off", "normal", "full", "extra")

@@ -6,7 +6,7 @@ import random
 import sqlite3
 from dataclasses import dataclass
 
-from runners.sqlite_tpcc.schema import DISTRICTS, Scale, last_name
+from runners.workloads.sqlite_tpcc.schema import DISTRICTS, Scale, last_name
 
 MIX = (("new_order", 45), ("payment", 43), ("order_status", 4),
        ("delivery", 4), ("stock_level", 4))

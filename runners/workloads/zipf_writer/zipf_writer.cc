@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * zipf_writer - a Zipfian write (then read) load on RocksDB with time-aware
- * tiered storage options, for runners/scenarios/tiered_zipf.toml (seed 003).
+ * tiered storage options, for runners/experiments/scenarios/tiered_zipf.toml (seed 003).
  * db_bench 7.8 has no Zipfian key chooser and no tiered-storage flags.
  *
  * Output follows db_bench's, so analysis/workload_output.py parses both:

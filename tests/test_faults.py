@@ -58,7 +58,7 @@ def _wait_writes(out: Path, proc: subprocess.Popen, n: int = 300,
                  seconds: float = 300) -> None:
     """Until the collector has written n write records (the workload is
     running and traced), whatever the machine's start-up takes."""
-    size = R.struct_dtype("ws_write_rec").itemsize
+    size = R.Layout.build().struct_dtype("ws_write_rec").itemsize
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         f = out / "writes.bin"

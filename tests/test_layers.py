@@ -10,6 +10,7 @@ import pytest
 
 from analysis import components, syscalls
 from collectors import records as R
+from tests.conftest import GOLDEN
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,7 +142,7 @@ def test_the_import_rule_can_fail(tmp_path):
 
 
 def test_every_component_has_one_place_in_the_order_and_a_colour():
-    from_header = set().union(*(components.names(e) for e in components.ENGINES))
+    from_header = set().union(*(components.names(e, GOLDEN) for e in components.ENGINES))
     order = components.DISPLAY_ORDER
     assert sorted(order) == sorted(from_header) and len(set(order)) == len(order)
     assert from_header <= set(components.COLORS)
@@ -150,12 +151,12 @@ def test_every_component_has_one_place_in_the_order_and_a_colour():
 def test_io_components_are_the_engines_own():
     for engine in components.ENGINES:
         for io in ("write", "sync"):
-            for kind in R.file_kinds().values():
-                c = components.io_component(io, kind, engine)
-                assert c is None or c in components.names(engine)
-    assert components.io_component("sync", "wal") == "wal_sync_io"
-    assert components.io_component("write", "journal", "sqlite") == "journal_write_io"
-    assert components.io_component("write", "sst") is None
+            for kind in GOLDEN.file_kinds().values():
+                c = components.io_component(io, kind, engine, GOLDEN)
+                assert c is None or c in components.names(engine, GOLDEN)
+    assert components.io_component("sync", "wal", "rocksdb", GOLDEN) == "wal_sync_io"
+    assert components.io_component("write", "journal", "sqlite", GOLDEN) == "journal_write_io"
+    assert components.io_component("write", "sst", "rocksdb", GOLDEN) is None
 
 
 def test_syscall_numbers_are_the_systems():
@@ -165,20 +166,20 @@ def test_syscall_numbers_are_the_systems():
         pytest.skip(f"{unistd} not installed (linux-libc-dev)")
     table = {m.group(1): int(m.group(2)) for m in
              re.finditer(r"#define __NR_(\w+) (\d+)", unistd.read_text())}
-    ours = R.syscalls()
+    ours = GOLDEN.syscalls()
     assert len(ours) >= 20
     for nr, name in ours.items():
         if name in table:   # uprobe(2) and uretprobe(2) are newer than some headers
             assert table[name] == nr, name
-    assert {syscalls.name(n) for n in (1, 75, 257)} == {"write", "fdatasync", "openat"}
-    assert syscalls.name(39) == "getpid"    # not the header's: the system's
+    assert {syscalls.name(n, GOLDEN) for n in (1, 75, 257)} == {"write", "fdatasync", "openat"}
+    assert syscalls.name(39, GOLDEN) == "getpid"    # not the header's: the system's
 
 
 def test_write_flags_come_from_the_header():
     header = (ROOT / "probes" / "walscope.h").read_text()
     for name, value in re.findall(r"\tWS_WF_(\w+) = (0x[0-9a-f]+),", header):
-        assert R.write_flag(name) == int(value, 16)
-    assert R.write_flag("leader") == 1
+        assert GOLDEN.write_flag(name) == int(value, 16)
+    assert GOLDEN.write_flag("leader") == 1
 
 
 @pytest.mark.root
@@ -187,17 +188,16 @@ def test_the_test_layout_is_the_builds(tmp_path):
     the build's layout: regenerate it with `make golden` after changing
     probes/walscope.h."""
     import json
-    golden = str(ROOT / "tests" / "golden" / "layout.json")
-    build = str(R.BTF_JSON)
-    names = {(t["kind"], t["name"]) for t in json.loads(R.Path(build).read_text())["types"]
+    build = R.Layout.build()
+    names = {(t["kind"], t["name"]) for t in json.loads(build.path.read_text())["types"]
              if t.get("name", "").startswith("ws_") and t["kind"] in ("STRUCT", "ENUM")}
     assert len(names) > 20
     for kind, name in sorted(names):   # what the readers derive, not BTF's type ids
         if kind == "STRUCT":
-            assert R.struct_dtype(name, golden) == R.struct_dtype(name, build), \
+            assert GOLDEN.struct_dtype(name) == build.struct_dtype(name), \
                 f"{name}: run `make golden`"
         else:
-            assert R.enum_values(name, golden) == R.enum_values(name, build), \
+            assert GOLDEN.enum_values(name) == build.enum_values(name), \
                 f"{name}: run `make golden`"
 
 

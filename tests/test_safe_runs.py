@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collectors import records as R
-from tests.conftest import ROOT
+from tests.conftest import GOLDEN, ROOT, golden_folder
 
 N = 10   # records in the synthetic run
 
@@ -22,10 +21,10 @@ N = 10   # records in the synthetic run
 def record_run(d: Path, cut: int | None = None, written: int = N) -> Path:
     """A run folder of N write records as the collector leaves them, with
     its report saying it wrote `written`; writes.bin cut to `cut` bytes."""
-    d.mkdir(parents=True, exist_ok=True)
-    a = np.zeros(N, dtype=R.struct_dtype("ws_write_rec"))
-    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
-    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
+    golden_folder(d)
+    a = np.zeros(N, dtype=GOLDEN.struct_dtype("ws_write_rec"))
+    a["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = GOLDEN.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
     a["start_ns"] = np.arange(N) * 10_000
     a["dur_ns"] = 1_000
     raw = a.tobytes()
@@ -39,7 +38,7 @@ def record_run(d: Path, cut: int | None = None, written: int = N) -> Path:
 
 
 def rec_size() -> int:
-    return R.struct_dtype("ws_write_rec").itemsize
+    return GOLDEN.struct_dtype("ws_write_rec").itemsize
 
 
 @pytest.mark.parametrize("cut,expect", [

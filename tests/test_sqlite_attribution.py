@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors import records as R
 from tests import schema
-from tests.conftest import ROOT, ensure_tracefs, run_trace, start_bpftrace
+from tests.conftest import GOLDEN, ROOT, ensure_tracefs, run_trace, start_bpftrace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -39,7 +38,7 @@ def trace_sqlite(tmp: Path, *args: str, bt: bool = False):
 
 
 def components_sum(w: pd.DataFrame) -> None:
-    comps = R.components("sqlite")
+    comps = GOLDEN.components("sqlite")
     assert (w[[f"{c}_ns" for c in comps]].sum(axis=1) == w["dur_ns"]).all()
 
 

@@ -160,7 +160,7 @@ def watch_cost(plan: Plan) -> None:
     if not plan.mode.every_write:
         return
     path = plan.folder.records("ws_write_rec")
-    size = R.struct_dtype("ws_write_rec").itemsize
+    size = R.Layout.build().struct_dtype("ws_write_rec").itemsize   # the collector's
 
     def check() -> None:
         t0 = time.monotonic()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collectors import modes
+from collectors import modes, records as R
 from collectors import topology as T
 from analysis.compensation import Calibration
 from analysis.io import io_frame
@@ -136,6 +136,32 @@ def _synthetic_writes(tmp_path: Path) -> None:
     a["dur_ns"][1] = 1_000
     a["flags"][0] = 1
     (tmp_path / "writes.bin").write_bytes(a.tobytes() + b"\x01\x02")  # torn tail
+
+
+def test_each_folder_is_read_with_its_own_layout(tmp_path):
+    """A folder's records are read with its layout.json, whatever folder was
+    read before and whatever the build's is: two folders whose layouts
+    number the file kinds differently, read in turn, each name an io
+    record's file kind by their own."""
+    import json
+    from analysis.io import io_frame
+    from collectors.run_folder import RunFolder
+    raw = json.loads(GOLDEN.path.read_text())
+    kinds = next(t for t in raw["types"] if t.get("name") == "ws_file_kind")
+    vals = {v["name"]: v for v in kinds["values"]}
+    vals["FK_WAL"]["val"], vals["FK_SST"]["val"] = vals["FK_SST"]["val"], vals["FK_WAL"]["val"]
+    a, b = golden_folder(tmp_path / "a"), tmp_path / "b"
+    b.mkdir()
+    RunFolder(b).layout_json.write_text(json.dumps(raw))
+    io = np.zeros(1, GOLDEN.struct_dtype("ws_io_rec"))
+    io["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_IO"]
+    io["nr"], io["kind"] = 1, GOLDEN.enum_values("ws_file_kind")["FK_WAL"]
+    for d in (a, b):
+        RunFolder(d).records("ws_io_rec").write_bytes(io.tobytes())
+    assert [io_frame(d)["kind"][0] for d in (a, b, a)] == ["wal", "sst", "wal"]
+    assert R.Layout.of(a).path == RunFolder(a).layout_json
+    assert R.Layout.of(b).file_kinds() != GOLDEN.file_kinds()
+    assert R.Layout.of(tmp_path / "none") == R.Layout.build()   # no layout.json
 
 
 def test_compensation_arithmetic(tmp_path):

@@ -66,15 +66,15 @@ $(OUTPUT)/walscope-calibrate: collectors/walscope_calibrate.c $(OUTPUT)/walscope
 	$(CC) $(CFLAGS) -O1 $(INCLUDES) $< -o $@ $(LIBS)
 
 # seed 003's Zipfian driver, against the system librocksdb
-$(OUTPUT)/zipf_writer: runners/zipf_writer/zipf_writer.cc runners/flags.h | $(OUTPUT)
+$(OUTPUT)/zipf_writer: runners/workloads/zipf_writer/zipf_writer.cc runners/workloads/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
-# runners/durability.py's RocksDB writer (acknowledged writes vs a crash)
-$(OUTPUT)/ack_writer: runners/ack_writer/ack_writer.cc runners/flags.h | $(OUTPUT)
+# runners/experiments/durability.py's RocksDB writer (acknowledged writes vs a crash)
+$(OUTPUT)/ack_writer: runners/workloads/ack_writer/ack_writer.cc runners/workloads/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb
 
 # bench/window_cost.py's writer: Puts counted in time buckets
-$(OUTPUT)/timed_writer: bench/timed_writer/timed_writer.cc runners/flags.h | $(OUTPUT)
+$(OUTPUT)/timed_writer: bench/timed_writer/timed_writer.cc runners/workloads/flags.h | $(OUTPUT)
 	$(CXX) -O2 -g -Wall -std=c++17 $< -o $@ -lrocksdb -lpthread
 
 # tests/test_engines.py's writer: RocksDB by dlopen(), and linked statically

@@ -9,13 +9,13 @@ page is docs/trace_wal.8.md; `trace_wal.py --help` lists the options.
 import sys
 
 # Python puts this file's folder (links resolved) first on sys.path
-from runners.entry import in_venv
+from runners.command.entry import in_venv
 
 in_venv(__file__)
 
 if __name__ == "__main__":
     try:
-        from runners.cli import main
+        from runners.command.cli import main
         code = main()
     except KeyboardInterrupt:   # Ctrl-C while Python was still loading walscope
         print("walscope: interrupted before tracing began", file=sys.stderr)

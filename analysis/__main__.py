@@ -3,7 +3,7 @@
 For a folder copied from another host, or one whose tracer died before it
 analysed: writes the Parquet tables, folded stacks and summary.json, and
 prints the breakdown table.  Needs no root.  (`walscope analyse` also
-renders the flame graph SVGs and report.html again: runners/analyse.py.)
+renders the flame graph SVGs and report.html again: runners/command/analyse.py.)
 """
 from __future__ import annotations
 

@@ -52,16 +52,17 @@ def display_order(engine: str) -> list[str]:
     return engines.get(engine).component_names()
 
 
-def names(engine: str = "rocksdb") -> list[str]:
-    """An engine's components in slot order (slot i of comp_ns)."""
-    return R.components(engine)
+def names(engine: str, layout: R.Layout) -> list[str]:
+    """An engine's components in slot order (slot i of comp_ns) in the
+    layout its records were written with."""
+    return layout.components(engine)
 
 
-def io_component(io: str, kind: str, engine: str = "rocksdb") -> str | None:
+def io_component(io: str, kind: str, engine: str, layout: R.Layout) -> str | None:
     """The component of time in a write (io="write") or sync (io="sync")
     syscall on a file of that kind (enum ws_file_kind name); None where the
     engine's write path has none.  Each engine's rule is its unit's, the
-    same as its BPF part's."""
+    same as its BPF part's (one of the engine's components in layout)."""
     comp = engines.get(engine).io_component(io, kind)
-    assert comp is None or comp in names(engine), comp
+    assert comp is None or comp in names(engine, layout), comp
     return comp

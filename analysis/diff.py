@@ -139,8 +139,7 @@ def engine_components(path: Path, engine: str) -> set[str] | None:
     layout.json, else the build's); None where there is neither: then the
     columns of writes.parquet say (another engine's are 0 in its rows)."""
     try:
-        with R.layout_of(path):
-            return set(components.names(engine))
+        return set(components.names(engine, R.Layout.of(path)))
     except R.LayoutError:
         return None
 
@@ -148,8 +147,7 @@ def engine_components(path: Path, engine: str) -> set[str] | None:
 def sync_syscalls(path: Path) -> frozenset[str] | None:
     """The names of the syncing syscalls, from the run's layout as above."""
     try:
-        with R.layout_of(path):
-            return syscalls.syncs()
+        return syscalls.syncs(R.Layout.of(path))
     except R.LayoutError:
         return None
 

@@ -9,17 +9,19 @@ import pandas as pd
 
 from analysis import syscalls
 from collectors import records as R
+from collectors.run_folder import RunFolder
 
 
-def cpu_type_letters() -> dict[int, str]:
+def cpu_type_letters(layout: R.Layout) -> dict[int, str]:
     """enum ws_cpu_type value -> U (uniform), P or E; ? for anything else."""
-    names = R.enum_names("ws_cpu_type", "CT_")
+    names = layout.enum_names("ws_cpu_type", "CT_")
     return {v: n[0].upper() for v, n in names.items()}
 
 
 def opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFrame:
-    o = R.read_records(run_dir, "ws_open_rec")
-    opens = o[(o["nr"] == syscalls.number("openat")) & (o["ret"] >= 0)]
+    folder = RunFolder(run_dir)
+    o = R.read_records(folder, "ws_open_rec")
+    opens = o[(o["nr"] == syscalls.number("openat", R.Layout.of(folder))) & (o["ret"] >= 0)]
     df = pd.DataFrame({
         "ts_ns": opens["ts_ns"].astype(np.int64),
         "pid": opens["pid"].astype(np.int64),
@@ -37,8 +39,9 @@ def opens_frame(run_dir: Path, seeded: dict[tuple[int, int], str]) -> pd.DataFra
 def io_frame(run_dir: Path, seeded: dict[tuple[int, int], str] | None = None
              ) -> pd.DataFrame:
     opens = opens_frame(run_dir, seeded or {})
-    return io_frame_from(R.read_records(run_dir, "ws_io_rec"), opens,
-                         named_frame(run_dir))
+    folder = RunFolder(run_dir)
+    return io_frame_from(R.read_records(folder, "ws_io_rec"), opens,
+                         named_frame(run_dir), R.Layout.of(folder))
 
 
 def named_frame(run_dir: Path) -> pd.DataFrame:
@@ -50,12 +53,13 @@ def named_frame(run_dir: Path) -> pd.DataFrame:
                         ).drop_duplicates(["tid", "ts_ns"])
 
 
-def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame
-                  ) -> pd.DataFrame:
-    """io_frame of some io records; opens and named from the whole run."""
-    kinds = R.file_kinds()
-    names = syscalls.traced()
-    letters = cpu_type_letters()
+def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame,
+                  layout: R.Layout) -> pd.DataFrame:
+    """io_frame of some io records (read with layout); opens and named from
+    the whole run."""
+    kinds = layout.file_kinds()
+    names = syscalls.traced(layout)
+    letters = cpu_type_letters(layout)
     df = pd.DataFrame({
         "ts_ns": io["ts_ns"].astype(np.int64),
         "pid": io["pid"].astype(np.int64),
@@ -71,7 +75,7 @@ def io_frame_from(io: np.ndarray, opens: pd.DataFrame, named: pd.DataFrame
         "cpu_type": [letters.get(int(c), "?") for c in io["cpu_type"]],
         "thread": [c.decode(errors="replace") for c in io["comm"]],
     })
-    df["bytes"] = np.where(df["syscall"].isin(syscalls.writes()) & (df["ret"] > 0),
+    df["bytes"] = np.where(df["syscall"].isin(syscalls.writes(layout)) & (df["ret"] > 0),
                            df["ret"], 0)
     df = df.sort_values("ts_ns", kind="stable").reset_index(drop=True)
     if len(df) and len(opens):

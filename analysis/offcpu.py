@@ -38,6 +38,7 @@ from analysis import components, syscalls
 from analysis.folded import clean_frame
 from analysis.symbols import RunSymbols
 from collectors import records as R
+from collectors.run_folder import RunFolder
 
 # frames of the tracing itself, above the scheduler, are dropped
 SCHED_LEAF = "__schedule"
@@ -81,17 +82,19 @@ def sampled_shares(ents: np.ndarray, unsampled: int
 def fold(run_dir: Path, engine: str = "rocksdb",
          user_stacks: bool = False) -> tuple[Counter, dict[str, Any]]:
     """(folded stacks -> us, what summary.json says about them)."""
-    ents = R.read_offcpu(run_dir)
-    stacks = R.read_stack_map(run_dir)
-    comps = components.names(engine)
+    folder = RunFolder(run_dir)
+    layout = R.Layout.of(folder)
+    ents = R.read_offcpu(folder)
+    stacks = R.read_stack_map(folder)
+    comps = components.names(engine, layout)
     sym = RunSymbols(run_dir)
     out: Counter = Counter()
-    kinds = R.file_kinds()
+    kinds = layout.file_kinds()
     info: dict[str, Any] = {
         "periods": 0, "blocked_us": 0.0, "runnable_us": 0.0, "lost_kernel_stacks": 0,
         "user_frames": "all" if user_stacks else "leaf", "kernel_stacks": False}
     by_sys: dict[str, list[float]] = {}   # foreground threads: blocked, runnable, n
-    unsampled = R.stack_id_value("WS_STACK_UNSAMPLED")
+    unsampled = layout.stack_id_value("WS_STACK_UNSAMPLED")
     shares = sampled_shares(ents, unsampled)
     kframes: dict[int, list[str]] = {}   # a kernel stack, symbolized once
 
@@ -119,7 +122,7 @@ def fold(run_dir: Path, engine: str = "rocksdb",
         nr = int(k["sys_nr"])
         sysf = "[no syscall]"
         if nr >= 0:
-            sysf = syscalls.name(nr)
+            sysf = syscalls.name(nr, layout)
             kind = kinds.get(int(k["sys_kind"]), "other")
             if kind != "other":
                 sysf += f"({kind})"
@@ -140,10 +143,10 @@ def fold(run_dir: Path, engine: str = "rocksdb",
             if kid >= 0 and kid in stacks:
                 kf = kernel(kid)
                 info["kernel_stacks"] = True
-            elif kid != R.no_stack():
+            elif kid != layout.no_stack():
                 kf = ["[kernel stack lost]"]
                 info["lost_kernel_stacks"] += int(v["count"])
-            if kid != R.no_stack():
+            if kid != layout.no_stack():
                 info["sampled_periods"] += int(v["count"])
             parts.append((user(uid), kf, 1.0))
         info["periods"] += int(v["count"])

@@ -64,22 +64,19 @@ def writes_span_ns(run_dir: Path) -> int | None:
 
 def analyse(run_dir: Path) -> dict[str, Any]:
     """Write the run folder's Parquet tables, folded stacks and summary.json;
-    returns the summary.  Records are read with the folder's own layout."""
+    returns the summary.  Records are read with the folder's own layout
+    (Layout.of: its layout.json, else the build's)."""
     run_dir = Path(run_dir)
-    if not RunFolder(run_dir).has_records():
-        raise AnalysisError(f"{run_dir}: no walscope records (*.bin) in it")
-    with R.layout_of(run_dir):
-        return _analyse(run_dir)
-
-
-def _analyse(run_dir: Path) -> dict[str, Any]:
     folder = RunFolder(run_dir)
+    if not folder.has_records():
+        raise AnalysisError(f"{run_dir}: no walscope records (*.bin) in it")
+    layout = R.Layout.of(folder)
     info = read_run_info(run_dir)
     try:
         cal = compensation.load(run_dir)
     except ValueError as e:
         raise AnalysisError(str(e)) from None
-    summary = tables(run_dir, cal, info)
+    summary = tables(run_dir, cal, info, layout)
     root = "command"
     if info.get("summary", {}).get("command"):
         root = Path(info["summary"]["command"][0]).name
@@ -94,7 +91,7 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
     summary.update(info.get("summary", {}))
     if folder.windows_tsv.exists():   # --mode window and budget
         w = C.ParquetColumns(folder.writes_parquet)
-        comps = components.names(summary["engine"])
+        comps = components.names(summary["engine"], layout)
         sched = windows.read_windows(run_dir)
         rows = w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
         summary["windows"] = windows.summarize(
@@ -129,8 +126,9 @@ def _analyse(run_dir: Path) -> dict[str, Any]:
 
 
 def tables(run_dir: Path, cal: compensation.Calibration,
-           info: dict[str, Any]) -> dict[str, Any]:
-    """Parquet files from the records; returns the summary (not yet written)."""
+           info: dict[str, Any], layout: R.Layout) -> dict[str, Any]:
+    """Parquet files from the records (the folder's, read with layout);
+    returns the summary (not yet written)."""
     folder = RunFolder(run_dir)
     counters, rep = S.collector_counters(run_dir)
     # the engine with the most writes leads; a process may hold several
@@ -145,20 +143,20 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     # end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
     txlog = folder.txlog_csv
     log = W.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
-    empty_w = np.zeros(0, R.struct_dtype("ws_write_rec"))
+    empty_w = np.zeros(0, layout.struct_dtype("ws_write_rec"))
     samples = sampling.samples_frame(run_dir, engine) if sample_hz else None
     fractions = sampling.split_fractions(samples, split) \
         if split and samples is not None else {}
 
     # the traced machine's CPUs, for the waits others' probes lengthened
     ncpu = len(info.get("summary", {}).get("environment", {}).get("cpu_types") or "")
-    empties = [W.writes_frame_from(empty_w, cal, e, ncpu) for e in engines]
+    empties = [W.writes_frame_from(empty_w, cal, e, ncpu, layout=layout) for e in engines]
 
     def frame(chunk: np.ndarray):
         if len(engines) == 1:
-            return W.writes_frame_from(chunk, cal, engine, ncpu)
-        return W.union_frame([W.writes_frame_from(chunk, cal, e, ncpu) for e in engines],
-                             empties)
+            return W.writes_frame_from(chunk, cal, engine, ncpu, layout=layout)
+        return W.union_frame([W.writes_frame_from(chunk, cal, e, ncpu, layout=layout)
+                              for e in engines], empties)
 
     def writes_chunks():
         for chunk in R.iter_records(run_dir, "ws_write_rec"):
@@ -174,29 +172,33 @@ def tables(run_dir: Path, cal: compensation.Calibration,
 
     def io_chunks():
         for chunk in R.iter_records(run_dir, "ws_io_rec"):
-            df = io_frame_from(chunk, opens, named)
+            df = io_frame_from(chunk, opens, named, layout)
             names.update(zip(df["tid"], df["thread"]))
             yield df
     C.write_chunks(folder.io_parquet, io_chunks(),
-                   io_frame_from(np.zeros(0, R.struct_dtype("ws_io_rec")), opens, named))
+                   io_frame_from(np.zeros(0, layout.struct_dtype("ws_io_rec")), opens, named,
+                                 layout))
 
     def sched_chunks():
         for chunk in R.iter_records(run_dir, "ws_sched_rec"):
-            yield sched_frame_from(chunk, names)
+            yield sched_frame_from(chunk, names, layout)
     C.write_chunks(folder.sched_parquet, sched_chunks(),
-                   sched_frame_from(np.zeros(0, R.struct_dtype("ws_sched_rec")), names))
+                   sched_frame_from(np.zeros(0, layout.struct_dtype("ws_sched_rec")), names,
+                                    layout))
     writes = C.ParquetColumns(folder.writes_parquet)
     io = C.ParquetColumns(folder.io_parquet)
     several = len(engines) > 1
-    summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed, several)
+    summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed, several,
+                          layout=layout)
     if log is not None and engine == "sqlite":
-        summary["by_type"] = by_type(writes, "sqlite" if several else None)
+        summary["by_type"] = by_type(writes, "sqlite" if several else None, layout)
     if several:   # each other engine's writes, summarised as the first's
         summary["by_engine"] = {}
         for e in engines[1:]:
-            sub = S.summarize(writes, io, counters, cal, e, groups_unprobed, True)
+            sub = S.summarize(writes, io, counters, cal, e, groups_unprobed, True,
+                              layout=layout)
             if log is not None and e == "sqlite":
-                sub["by_type"] = by_type(writes, e)
+                sub["by_type"] = by_type(writes, e, layout)
             summary["by_engine"][e] = sub
     threads = threadtime.threads_frame(run_dir)
     threads.to_parquet(folder.threads_parquet, index=False)
@@ -213,7 +215,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     # no report (the collector died), a torn record, a file shorter than
     # the collector wrote, or records it could not write or read: what is
     # here is not all there was
-    summary["partial_why"] = partial_why(run_dir, rep)
+    summary["partial_why"] = partial_why(run_dir, rep, layout)
     summary["partial_run"] = bool(summary["partial_why"])
     failed = [a["probe"] for a in rep.get("attach", []) if a.get("err")]
     summary["probes_failed"] = failed
@@ -229,7 +231,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     return summary
 
 
-def partial_why(run_dir: Path, rep: dict[str, Any]) -> list[str]:
+def partial_why(run_dir: Path, rep: dict[str, Any], layout: R.Layout) -> list[str]:
     """Why the records are not all the run wrote, one reason a line (none:
     complete): the collector's report missing, or each record file against
     the count the report gives for it (cut short, a torn last record, more
@@ -242,7 +244,7 @@ def partial_why(run_dir: Path, rep: dict[str, Any]) -> list[str]:
     for struct, fname in R.RECORD_FILES.items():
         path = RunFolder(run_dir).records(struct)
         size = path.stat().st_size if path.exists() else 0
-        have, torn = divmod(size, R.struct_dtype(struct).itemsize)
+        have, torn = divmod(size, layout.struct_dtype(struct).itemsize)
         want = wrote.get(fname)
         if want is not None and have < want:
             why.append(f"{fname}: {have} of {want} records written, "
@@ -261,12 +263,13 @@ def partial_why(run_dir: Path, rep: dict[str, Any]) -> list[str]:
     return why
 
 
-def by_type(writes: C.ParquetColumns, engine: str | None) -> dict[str, Any]:
+def by_type(writes: C.ParquetColumns, engine: str | None,
+            layout: R.Layout) -> dict[str, Any]:
     """SQLite's per-transaction-type summary (of one engine's rows, with
-    that engine's components, when the table holds several)."""
+    that engine's components in layout, when the table holds several)."""
     adj = [c for c in writes.columns if c.endswith("_adj_ns")]
     if engine:
-        adj = ["dur_adj_ns"] + [f"{c}_adj_ns" for c in components.names(engine)]
+        adj = ["dur_adj_ns"] + [f"{c}_adj_ns" for c in components.names(engine, layout)]
     w = writes.frame(["txn_type", "dur_ns", "app_latency_ns"] + adj
                      + (["engine"] if engine else []))
     if engine:

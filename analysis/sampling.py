@@ -18,6 +18,7 @@ import pandas as pd
 from analysis import components, syscalls
 from analysis.symbols import RunSymbols
 from collectors import records as R
+from collectors.run_folder import RunFolder
 
 # demangled-name fragments -> component (first match wins)
 RULES: tuple[tuple[str, str], ...] = (
@@ -44,30 +45,33 @@ def classify_symbol(name: str) -> str:
     return "other"
 
 
-def syscall_component(nr: int, kind: str, engine: str = "rocksdb") -> str | None:
+def syscall_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str | None:
     """The engine's I/O component of a sample taken in a write or sync
-    syscall on a file of that kind; None for any other syscall or file."""
-    name = syscalls.traced().get(nr)
-    io = "sync" if name in syscalls.syncs() else "write" if name in syscalls.writes() \
-        else None
-    return components.io_component(io, kind, engine) if io else None
+    syscall on a file of that kind; None for any other syscall or file
+    (the syscalls named in layout)."""
+    name = syscalls.traced(layout).get(nr)
+    io = "sync" if name in syscalls.syncs(layout) else \
+        "write" if name in syscalls.writes(layout) else None
+    return components.io_component(io, kind, engine, layout) if io else None
 
 
 def samples_frame(run_dir: Path, engine: str = "rocksdb") -> pd.DataFrame:
     """One row per perf sample of a traced thread (samples.parquet)."""
-    s = R.read_records(run_dir, "ws_sample_rec")
-    kinds = R.file_kinds()
+    folder = RunFolder(run_dir)
+    layout = R.Layout.of(folder)
+    s = R.read_records(folder, "ws_sample_rec")
+    kinds = layout.file_kinds()
     sym = RunSymbols(run_dir)
-    phase_comps = components.names(engine) + ["?"]   # slot names of the engine
+    phase_comps = components.names(engine, layout) + ["?"]   # slot names of the engine
     names, comps = [], []
     for pid, ip, nr, kind in zip(s["pid"], s["ip"], s["sys_nr"], s["sys_kind"]):
-        comp = syscall_component(int(nr), kinds.get(int(kind), "other"), engine)
+        comp = syscall_component(int(nr), kinds.get(int(kind), "other"), engine, layout)
         if comp:
             names.append("[syscall]")
             comps.append(comp)
             continue
         if ip == 0:   # other syscalls (futex, yield), irqs, faults
-            names.append(f"[{syscalls.name(int(nr))}]" if nr >= 0 else "[kernel]")
+            names.append(f"[{syscalls.name(int(nr), layout)}]" if nr >= 0 else "[kernel]")
             comps.append("kernel")
             continue
         n = sym.user(int(pid), int(ip))

@@ -52,10 +52,10 @@ class _IoSums:
 LOG_KINDS = {"journal", "wal"}
 
 
-def io_picks(engine: str) -> dict[str, tuple[set[str], set[str], bool]]:
+def io_picks(engine: str, layout: R.Layout) -> dict[str, tuple[set[str], set[str], bool]]:
     """summary.json's I/O sums: name -> (syscalls, file kinds, inside writes
-    only)."""
-    w, s = syscalls.writes(), syscalls.syncs()
+    only); the syscalls named in layout."""
+    w, s = syscalls.writes(layout), syscalls.syncs(layout)
     if engine == "sqlite":
         return {
             "journal_write": (w, LOG_KINDS, True),
@@ -90,14 +90,16 @@ def group_roles(n: int, leaders: int, engine: str, groups_unprobed: bool
 
 def summarize(writes: Any, io: Any, counters: dict[str, int],
               cal: Calibration, engine: str = "rocksdb",
-              groups_unprobed: bool = False, only: bool = False) -> dict[str, Any]:
+              groups_unprobed: bool = False, only: bool = False, *,
+              layout: R.Layout) -> dict[str, Any]:
     """summary.json's numbers.  writes and io: DataFrames, or ParquetColumns
     of a long run (read a batch at a time: memory stays bounded).
     groups_unprobed: a leader is a write that called the WAL (--mode
     writes); with no such write (disableWAL) the roles are not known.
     only: the table holds several engines' writes; summarise this one's.
+    layout: the one the records were read with (components, syscalls).
     """
-    comps = components.names(engine)
+    comps = components.names(engine, layout)
     flag_cols = [c for c, _ in engines.get(engine).flag_columns]
     names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
              + flag_cols
@@ -129,7 +131,7 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             sums["checkpoints"] += int((b["checkpoint_ns"] > 0).sum())
             for k in ("explicit", "rollback", "statements"):
                 sums[k] += int(b[k].sum())
-    iosums = _IoSums(io_picks(engine))
+    iosums = _IoSums(io_picks(engine, layout))
     for b in _batches(io, list(IO_SUMMARY_COLUMNS)):
         iosums.add(b)
     total_raw, total_adj = dist["dur_ns"].sum, dist["dur_adj_ns"].sum
@@ -153,7 +155,8 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
         out["sqlite"] = {**io_out, "checkpoints": sums["checkpoints"],
                          "explicit": sums["explicit"], "autocommit": n - sums["explicit"],
                          "rollbacks": sums["rollback"], "statements": sums["statements"]}
-        io_out = {k: {"count": 0, "sum_ns": 0, "bytes": 0} for k in io_picks("rocksdb")}
+        io_out = {k: {"count": 0, "sum_ns": 0, "bytes": 0}
+                  for k in io_picks("rocksdb", layout)}
     leaders = sums["leader"]
     out.update({
         "writes": {
@@ -194,7 +197,7 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             "per_write": sums["probe_hits"] / n if n else 0.0,
         },
         "calibration": {**compensation.to_dict(cal),
-                        "warm_gap_ns": R.enum_values("ws_tuning")["WS_WARM_GAP_NS"]},
+                        "warm_gap_ns": layout.enum_values("ws_tuning")["WS_WARM_GAP_NS"]},
         "estimated_overhead_ns": int(
             counters.get("uprobe", 0) * cal.uprobe_ns
             + counters.get("uretprobe", 0) * cal.uretprobe_ns),
@@ -203,9 +206,11 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
 
 
 def collector_counters(run_dir: Path) -> tuple[dict[str, int], dict[str, Any]]:
-    """Counters by name, and the collector's own report (empty if it died)."""
-    rep = RunFolder(run_dir).collector_report()
+    """Counters by name (the folder's layout names them), and the
+    collector's own report (empty if it died)."""
+    folder = RunFolder(run_dir)
+    rep = folder.collector_report()
     if not rep:
         return {}, {}
-    names = R.counter_names()
+    names = R.Layout.of(folder).counter_names()
     return dict(zip(names, rep.get("counters", []))), rep

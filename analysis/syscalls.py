@@ -1,7 +1,8 @@
 """Syscall names, from the header's enums (probes/walscope.h: ws_sys_write,
 ws_sys_sync, ws_sys_other, ws_sys_untraced) and, for any other number,
 the system's x86_64 unistd header (samples and off-CPU periods read every
-syscall from saved registers in --mode sample)."""
+syscall from saved registers in --mode sample).  The header's are those of
+the layout the caller reads records with."""
 from __future__ import annotations
 
 import functools
@@ -22,34 +23,34 @@ def _unistd() -> dict[int, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _tables(layout: str) -> tuple[dict[int, str], dict[int, str], frozenset[str],
-                                  frozenset[str]]:
+def _tables(layout: R.Layout) -> tuple[dict[int, str], dict[int, str], frozenset[str],
+                                       frozenset[str]]:
     """(all named, traced, write names, sync names) in one layout."""
-    w, s = R.syscalls("write"), R.syscalls("sync")
-    return (R.syscalls(), {**w, **s, **R.syscalls("other")},
+    w, s = layout.syscalls("write"), layout.syscalls("sync")
+    return (layout.syscalls(), {**w, **s, **layout.syscalls("other")},
             frozenset(w.values()), frozenset(s.values()))
 
 
-def traced() -> dict[int, str]:
+def traced(layout: R.Layout) -> dict[int, str]:
     """number -> name of the syscalls walscope traces (an io record each)."""
-    return _tables(R.layout_path())[1]
+    return _tables(layout)[1]
 
 
-def name(nr: int) -> str:
+def name(nr: int, layout: R.Layout) -> str:
     """Any x86_64 syscall's name."""
-    return _tables(R.layout_path())[0].get(nr) or _unistd().get(nr) or f"syscall_{nr}"
+    return _tables(layout)[0].get(nr) or _unistd().get(nr) or f"syscall_{nr}"
 
 
-def writes() -> frozenset[str]:
+def writes(layout: R.Layout) -> frozenset[str]:
     """Names of the syscalls that write data (*_write_io)."""
-    return _tables(R.layout_path())[2]
+    return _tables(layout)[2]
 
 
-def syncs() -> frozenset[str]:
+def syncs(layout: R.Layout) -> frozenset[str]:
     """Names of the syscalls that sync data (*_sync_io)."""
-    return _tables(R.layout_path())[3]
+    return _tables(layout)[3]
 
 
-def number(syscall: str) -> int:
+def number(syscall: str, layout: R.Layout) -> int:
     """The number of a syscall the header names."""
-    return {n: nr for nr, n in _tables(R.layout_path())[0].items()}[syscall]
+    return {n: nr for nr, n in _tables(layout)[0].items()}[syscall]

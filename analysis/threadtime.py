@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from collectors import records as R
+from collectors.run_folder import RunFolder
 
 SOURCE = "kernel accounting: se.sum_exec_runtime, sched_info.run_delay"
 
@@ -28,8 +29,9 @@ def _comm(raw: bytes) -> str:
 
 def threads_frame(run_dir: Path) -> pd.DataFrame:
     """One row per thread with an end (exit or final) record."""
-    recs = R.read_records(run_dir, "ws_task_rec")
-    phases = R.enum_values("ws_task_phase")
+    folder = RunFolder(run_dir)
+    recs = R.read_records(folder, "ws_task_rec")
+    phases = R.Layout.of(folder).enum_values("ws_task_phase")
     cols = ["pid", "tid", "thread", "exited", "window_ns", "oncpu_ns", "runq_ns",
             "blocked_ns", "runs", "nvcsw", "nivcsw"]
     if not len(recs):

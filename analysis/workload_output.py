@@ -12,7 +12,7 @@ from collectors.run_folder import RunFolder
 BENCH = re.compile(r"^(\w+)\s+:\s+([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds (\d+) operations")
 PCT = re.compile(r"^Percentiles: P50: ([\d.]+) P75: ([\d.]+) P99: ([\d.]+) P99\.9: ([\d.]+)")
 TICKER = re.compile(r"^(rocksdb\.[\w.]+) COUNT : (\d+)$")
-# runners/zipf_writer's own lines (db_bench has no such report)
+# runners/workloads/zipf_writer's own lines (db_bench has no such report)
 LAST_LEVEL = re.compile(r"^last_level_byte_ratio \((reads|stored)\): ([\d.]+)")
 HIST = re.compile(r"^(rocksdb\.[\w.]+) P50 : ([\d.]+) P95 : ([\d.]+) P99 : ([\d.]+) "
                   r"P100 : ([\d.]+) COUNT : (\d+) SUM : (\d+)")

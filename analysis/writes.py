@@ -17,6 +17,7 @@ import engines
 from analysis import chain, components
 from analysis.compensation import HIT_COSTS, Calibration
 from collectors import records as R
+from collectors.run_folder import RunFolder
 
 QUEUE_PARTS = components.QUEUE_PARTS
 
@@ -25,26 +26,28 @@ def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
                  ) -> pd.DataFrame:
     """One row per write (RocksDB) or transaction (SQLite, PostgreSQL) of
     that engine."""
-    return writes_frame_from(R.read_records(run_dir, "ws_write_rec"), cal, engine)
+    folder = RunFolder(run_dir)
+    return writes_frame_from(R.read_records(folder, "ws_write_rec"), cal, engine,
+                             layout=R.Layout.of(folder))
 
 
 def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
-                      ncpu: int = 0) -> pd.DataFrame:
-    """writes_frame of some write records (a chunk of the file); with ncpu
-    (the machine's CPUs), the waits that others' probes lengthened are
-    compensated too (analysis/chain.py)."""
+                      ncpu: int = 0, *, layout: R.Layout) -> pd.DataFrame:
+    """writes_frame of some write records (a chunk of the file, read with
+    layout); with ncpu (the machine's CPUs), the waits that others' probes
+    lengthened are compensated too (analysis/chain.py)."""
     unit = engines.get(engine)
-    w = w[w["engine"] == R.enum_values("ws_engine")[unit.ws_engine]]
-    comps = components.names(engine)
+    w = w[w["engine"] == layout.enum_values("ws_engine")[unit.ws_engine]]
+    comps = components.names(engine, layout)
     n = len(comps)
     df = pd.DataFrame({
         "start_ns": w["start_ns"].astype(np.int64),
         "pid": w["pid"].astype(np.int32),
         "tid": w["tid"].astype(np.int32),
         "dur_ns": w["dur_ns"].astype(np.int64),
-        "leader": (w["flags"] & R.write_flag("leader")).astype(bool),
-        "truncated": (w["flags"] & R.write_flag("trunc")).astype(bool),
-        "partial": (w["flags"] & R.write_flag("partial")).astype(bool),
+        "leader": (w["flags"] & layout.write_flag("leader")).astype(bool),
+        "truncated": (w["flags"] & layout.write_flag("trunc")).astype(bool),
+        "partial": (w["flags"] & layout.write_flag("partial")).astype(bool),
     })
     # clamp (2^58 ns is 9 years): a corrupt record must not wrap negative
     comp = np.minimum(w["comp_ns"][:, :n], 2**58).astype(np.int64)
@@ -114,7 +117,7 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
     if unit.calls_column:
         df[unit.calls_column] = w["nr_calls"].astype(np.int32)
     for column, flag in unit.flag_columns:
-        df[column] = (w["flags"] & R.write_flag(flag)).astype(bool)
+        df[column] = (w["flags"] & layout.write_flag(flag)).astype(bool)
     return df.sort_values("start_ns", kind="stable").reset_index(drop=True)
 
 
@@ -140,9 +143,10 @@ def apply_split(w: pd.DataFrame, fractions: dict[str, dict[str, float]]) -> pd.D
 
 def records_engines(run_dir: Path) -> dict[str, int]:
     """Write records per engine, most first."""
-    names = R.engine_names()
+    folder = RunFolder(run_dir)
+    names = R.Layout.of(folder).engine_names()
     counts: dict[str, int] = {}
-    for chunk in R.iter_records(run_dir, "ws_write_rec"):
+    for chunk in R.iter_records(folder, "ws_write_rec"):
         vals, n = np.unique(chunk["engine"], return_counts=True)
         for v, c in zip(vals, n):
             name = names.get(int(v))

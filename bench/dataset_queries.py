@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from runners.entry import in_venv  # noqa: E402
+from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)
 import pyarrow as pa  # noqa: E402

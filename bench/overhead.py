@@ -41,7 +41,7 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
     "sync-on-4t": ["--sync=true", "--threads=4", "--num=3000"],
     "sync-off-1t": ["--sync=false", "--threads=1", "--num=200000"],
     "sync-off-4t": ["--sync=false", "--threads=4", "--num=100000"],
-    # seed 004's load (runners/sqlite_tpcc): 2 client processes, FULL sync,
+    # seed 004's load (runners/workloads/sqlite_tpcc): 2 client processes, FULL sync,
     # DELETE and WAL journals; tpmC is the throughput, 4 s per --scale
     "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
     "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
@@ -127,7 +127,7 @@ def added_cell(r: dict) -> str:
 
 def workload(db: str, args: list[str]) -> list[str]:
     if any(a.startswith("--journal-mode") for a in args):
-        return ["python3", "-m", "runners.sqlite_tpcc", f"--db={db}/tpcc.db",
+        return ["python3", "-m", "runners.workloads.sqlite_tpcc", f"--db={db}/tpcc.db",
                 f"--template-dir={db}-template", "--synchronous=full",
                 "--warehouses=1", "--scale=0.02", *args]
     return ["db_bench", "--benchmarks=fillrandom", f"--db={db}", *args]

@@ -5,7 +5,7 @@
 
 Three cells, the same pgbench load in each (default TPC-B, scale 1,
 -c 8 -j 2 -t N, on a fresh `cp -a` copy of a cluster prepared once,
-untraced, by runners/postgres):
+untraced, by runners/workloads/postgres):
 
   a  synchronous_commit=on,  commit_delay=0
   b  synchronous_commit=on,  commit_delay=1000 (us), commit_siblings=1
@@ -170,7 +170,7 @@ def settle(quiet_s: float = 0.5, limit_s: float = 10.0) -> None:
 
 
 def runner_cmd(data: Path, result: Path, cell: str, tx: int) -> list[str]:
-    return ["python3", "-m", "runners.postgres", "run", str(data), "-o", str(result),
+    return ["python3", "-m", "runners.workloads.postgres", "run", str(data), "-o", str(result),
             "--pgoptions", CELLS[cell][1], "--", "-c", "8", "-j", "2", "-t", str(tx)]
 
 
@@ -275,7 +275,7 @@ def render(res: dict[str, Any]) -> str:
          f"{reps} repetitions, {res['elapsed_min']:.0f} min; {res['machine']}).", "",
          f"Load: pgbench default TPC-B, scale 1, `-c 8 -j 2 -t {res['transactions']}` "
          f"({8 * res['transactions']} transactions a run) on a fresh copy of a cluster "
-         "prepared once by `runners.postgres prepare`; settings by `--pgoptions`. Each "
+         "prepared once by `runners.workloads.postgres prepare`; settings by `--pgoptions`. Each "
          "repetition runs every cell untraced, traced with the plain command (default "
          "mode) and traced with `--mode full`, plus a second untraced run of cell a, "
          "all in a fresh random order; each run holds `/tmp/walscope-heavy.lock`.", "",
@@ -409,9 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         template = work / "tpl"
         with heavy_lock():
-            p = subprocess.run(["python3", "-m", "runners.postgres", "prepare", str(template),
-                                "--scale", "1"], capture_output=True, text=True, cwd=ROOT,
-                               env={**os.environ, "PATH": SAFE_PATH})
+            p = subprocess.run(["python3", "-m", "runners.workloads.postgres", "prepare",
+                                str(template), "--scale", "1"], capture_output=True, text=True,
+                               cwd=ROOT, env={**os.environ, "PATH": SAFE_PATH})
         if p.returncode:
             raise SystemExit(f"postgres_commit: prepare failed: {p.stderr[-1000:]}")
         version = p.stdout.strip()

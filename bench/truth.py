@@ -55,7 +55,7 @@ def command(wl: str, db: Path, own: bool = False) -> list[str]:
     database (traced, it goes to the run folder, where walscope reads it)."""
     args = WORKLOADS[wl]
     if wl.startswith("sqlite"):
-        return ["python3", "-m", "runners.sqlite_tpcc", f"--db={db}/tpcc.db",
+        return ["python3", "-m", "runners.workloads.sqlite_tpcc", f"--db={db}/tpcc.db",
                 f"--template-dir={db}-template", "--synchronous=full", "--warehouses=1",
                 "--scale=0.02", *([f"--results={db}/own.csv"] if own else []), *args]
     return ["db_bench", "--benchmarks=fillrandom", f"--db={db}", "--histogram", *args]

@@ -36,7 +36,7 @@ def workloads(tmp: Path) -> dict[str, list[str]]:
         "--threads=2", "--sync=false"]}
     for n in (1, 2, 4):
         out[f"sqlite tpcc, {n} process{'es' if n > 1 else ''}"] = [
-            "python3", "-m", "runners.sqlite_tpcc", f"--db={tmp}/s{n}/tpcc.db",
+            "python3", "-m", "runners.workloads.sqlite_tpcc", f"--db={tmp}/s{n}/tpcc.db",
             f"--template-dir={tmp}/tpl", "--journal-mode=wal", f"--clients={n}",
             "--duration=4"]
     return out

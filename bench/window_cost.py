@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.windows import interval_across_windows, read_windows  # noqa: E402
-from runners import defaults  # noqa: E402
+from runners.command import defaults  # noqa: E402
 
 PY = str(ROOT / ".venv" / "bin" / "python")
 WRITER = ROOT / ".output" / "timed_writer"

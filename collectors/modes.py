@@ -1,6 +1,6 @@
 """walscope's tracing modes: one row each, holding everything that differs
 by mode.  The command line (--mode's choices and help), planning and the
-collector's options (runners/plan.py), the resolvers (engines/*/resolve.py
+collector's options (runners/command/plan.py), the resolvers (engines/*/resolve.py
 get the row), the emptiness check, the table and the diff read a row here;
 nothing else compares a mode's name (tests/test_modes.py checks it).
 
@@ -50,7 +50,7 @@ class Mode:
     # every write while that stays within --budget, else windows whose duty
     # the budget buys: the collector's --budget and --hit-ns
     budget_windows: bool
-    # --sample-hz's default; None: planning decides (runners/plan.py prepare)
+    # --sample-hz's default; None: planning decides (runners/command/plan.py prepare)
     sample_hz: int | None
     # modes with fewer probes, named when probe overhead swamps a component
     fewer_probes: tuple[str, ...]

@@ -5,18 +5,19 @@ object's BTF as JSON (.output/walscope.btf.json) and this module turns each
 ``struct ws_*`` into a numpy dtype and each enum into a name table.
 Nothing here restates a field offset or an enum value.
 
-The tracer copies the part of that BTF walscope's own types use into the
-run folder (layout.json), and the analysis reads a folder's records with
-its own layout (``layout_of``): a folder copied to a machine with another
-walscope build, or none, is read as it was written.
+A ``Layout`` is one such dump: the build's (``Layout.build()``, what the
+collector writes records with now) or the part of it walscope's own types
+use, which the tracer copies into the run folder (layout.json).  Readers of
+a run folder read its records with its own layout (``Layout.of(folder)``):
+a folder copied to a machine with another walscope build, or none, is read
+as it was written.  Nothing here holds a layout in use: each caller names
+the one it reads with.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,6 @@ from collectors.run_folder import RECORD_FILES, RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 BTF_JSON = ROOT / ".output" / "walscope.btf.json"
-_layout = str(BTF_JSON)    # the layout in use (use_layout, layout_of)
 
 
 class LayoutError(RuntimeError):
@@ -39,30 +39,6 @@ class LayoutError(RuntimeError):
 class Btf:
     types: dict[int, dict[str, Any]]
     by_name: dict[tuple[str, str], dict[str, Any]]
-
-
-def layout_path() -> str:
-    """The layout in use (caches of derived tables key on it)."""
-    return _layout
-
-
-def use_layout(path: str | os.PathLike) -> None:
-    """Read records with this layout from now on (a BTF JSON dump)."""
-    global _layout
-    _layout = str(path)
-
-
-@contextlib.contextmanager
-def layout_of(run_dir: str | os.PathLike) -> Iterator[None]:
-    """Within: the layout the run folder was written with (its layout.json;
-    the build's for a folder without one)."""
-    own = RunFolder(run_dir).layout_json
-    before = _layout
-    use_layout(own if own.exists() else BTF_JSON)
-    try:
-        yield
-    finally:
-        use_layout(before)
 
 
 def write_layout(run_dir: str | os.PathLike, src: str | os.PathLike = BTF_JSON) -> None:
@@ -90,8 +66,7 @@ def write_layout(run_dir: str | os.PathLike, src: str | os.PathLike = BTF_JSON) 
 
 
 @functools.lru_cache(maxsize=4)
-def load_btf(path: str | None = None) -> Btf:
-    path = path or _layout
+def load_btf(path: str) -> Btf:
     try:
         with open(path) as f:
             raw = json.load(f)
@@ -147,10 +122,6 @@ def struct_dtype_from(btf: Btf, t: dict[str, Any]) -> np.dtype:
                      "itemsize": t["size"]})
 
 
-def struct_dtype(name: str, path: str | None = None) -> np.dtype:
-    return _struct_dtype(name, path or _layout)
-
-
 @functools.lru_cache(maxsize=32)
 def _struct_dtype(name: str, path: str) -> np.dtype:
     btf = load_btf(path)
@@ -158,10 +129,6 @@ def _struct_dtype(name: str, path: str) -> np.dtype:
     if t is None:
         raise LayoutError(f"struct {name} not in {path}")
     return struct_dtype_from(btf, t)
-
-
-def enum_values(name: str, path: str | None = None) -> dict[str, int]:
-    return _enum_values(name, path or _layout)
 
 
 @functools.lru_cache(maxsize=64)
@@ -172,115 +139,146 @@ def _enum_values(name: str, path: str) -> dict[str, int]:
     return {v["name"]: v["val"] for v in t["values"]}
 
 
-def enum_names(name: str, prefix: str, path: str | None = None) -> dict[int, str]:
-    """value -> lower-case name without prefix, skipping the *_NR sentinel."""
-    out = {}
-    for k, v in enum_values(name, path).items():
-        if k.startswith(prefix) and not k.endswith("_NR"):
-            out[v] = k[len(prefix):].lower()
-    return out
-
-
-def components(engine: str = "rocksdb") -> list[str]:
-    """An engine's component names in slot order (slot i of comp_ns)."""
-    e = engines.get(engine)
-    names = enum_names(e.comp_enum, e.comp_prefix)
-    return [names[i] for i in sorted(names)]
-
-
-def engine_names() -> dict[int, str]:
-    """The write records' engine field -> the engine's name."""
-    return engines.by_ws_engine(enum_values("ws_engine"))
-
-
-def phase_component(phase: str, engine: str = "rocksdb") -> str | None:
-    """The component a phase (``PH_CRC``...) is charged to, from the header's
-    WS_PHASE_COMPS table (enum ws_phase_comp); "other" if it has none; None
-    for an entry-only marker (a phase value from WS_PH_MARKERS on)."""
-    phases = enum_values(engines.get(engine).phase_enum)
-    if phases[phase] >= enum_values("ws_phase")["WS_PH_MARKERS"]:
-        return None
-    slot = enum_values("ws_phase_comp").get("WS_PC_" + phase, 0)
-    return components(engine)[slot]
-
-
-def rocksdb_components() -> list[str]:
-    return components("rocksdb")
-
-
-def file_kinds() -> dict[int, str]:
-    return enum_names("ws_file_kind", "FK_")
-
-
 # RocksDB names its background threads (flush, compaction) "rocksdb:*"; the
 # others issue the writes
 BACKGROUND_PREFIX = "rocksdb:"
-
-
-def stack_id_value(name: str) -> int:
-    """A named stack id of enum ws_stack_id (negative: not a map id)."""
-    v = enum_values("ws_stack_id")[name]
-    return v - (1 << 64) if v >= 1 << 63 else v   # bpftool prints it unsigned
-
-
-def no_stack() -> int:
-    """The stack id of a stack not taken (WS_NO_STACK); lost ones differ."""
-    return stack_id_value("WS_NO_STACK")
-
-
-def write_flag(name: str) -> int:
-    """A write record flag bit (enum ws_write_flag, WS_WF_<name>)."""
-    return enum_values("ws_write_flag")["WS_WF_" + name.upper()]
-
 
 # the header's syscall groups (enum ws_sys_<group>): write, sync and other
 # are traced, untraced ones are only recognised
 SYSCALL_GROUPS = ("write", "sync", "other", "untraced")
 
 
-def syscalls(group: str | None = None) -> dict[int, str]:
-    """number -> name of the syscalls the BPF side names (one group, or all)."""
-    out: dict[int, str] = {}
-    for g in (group,) if group else SYSCALL_GROUPS:
-        for k, v in enum_values(f"ws_sys_{g}").items():
-            out[v] = k[len("WS_NR_"):]
-    return out
+@dataclass(frozen=True)
+class Layout:
+    """The record layouts and enums of one BTF dump (a path to it): the
+    build's (``Layout.build()``) or a run folder's layout.json
+    (``Layout.of(folder)``).  The tables derived from a dump are cached by
+    its path."""
+    path: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @classmethod
+    def build(cls) -> Layout:
+        """The build's dump (.output/walscope.btf.json): what the collector
+        writes records with now, and the layout of a folder without one."""
+        return cls(BTF_JSON)
+
+    @classmethod
+    def of(cls, run_dir: str | os.PathLike | RunFolder) -> Layout:
+        """The layout a run folder's records were written with: its
+        layout.json, or the build's for a folder without one (traced before
+        the tracer wrote it)."""
+        own = _folder(run_dir).layout_json
+        return cls(own) if own.exists() else cls.build()
+
+    def struct_dtype(self, name: str) -> np.dtype:
+        return _struct_dtype(name, str(self.path))
+
+    def enum_values(self, name: str) -> dict[str, int]:
+        return _enum_values(name, str(self.path))
+
+    def enum_names(self, name: str, prefix: str) -> dict[int, str]:
+        """value -> lower-case name without prefix, skipping the *_NR sentinel."""
+        out = {}
+        for k, v in self.enum_values(name).items():
+            if k.startswith(prefix) and not k.endswith("_NR"):
+                out[v] = k[len(prefix):].lower()
+        return out
+
+    def components(self, engine: str = "rocksdb") -> list[str]:
+        """An engine's component names in slot order (slot i of comp_ns)."""
+        e = engines.get(engine)
+        names = self.enum_names(e.comp_enum, e.comp_prefix)
+        return [names[i] for i in sorted(names)]
+
+    def engine_names(self) -> dict[int, str]:
+        """The write records' engine field -> the engine's name."""
+        return engines.by_ws_engine(self.enum_values("ws_engine"))
+
+    def phase_component(self, phase: str, engine: str = "rocksdb") -> str | None:
+        """The component a phase (``PH_CRC``...) is charged to, from the
+        header's WS_PHASE_COMPS table (enum ws_phase_comp); "other" if it has
+        none; None for an entry-only marker (a phase value from WS_PH_MARKERS
+        on)."""
+        phases = self.enum_values(engines.get(engine).phase_enum)
+        if phases[phase] >= self.enum_values("ws_phase")["WS_PH_MARKERS"]:
+            return None
+        slot = self.enum_values("ws_phase_comp").get("WS_PC_" + phase, 0)
+        return self.components(engine)[slot]
+
+    def file_kinds(self) -> dict[int, str]:
+        return self.enum_names("ws_file_kind", "FK_")
+
+    def stack_id_value(self, name: str) -> int:
+        """A named stack id of enum ws_stack_id (negative: not a map id)."""
+        v = self.enum_values("ws_stack_id")[name]
+        return v - (1 << 64) if v >= 1 << 63 else v   # bpftool prints it unsigned
+
+    def no_stack(self) -> int:
+        """The stack id of a stack not taken (WS_NO_STACK); lost ones differ."""
+        return self.stack_id_value("WS_NO_STACK")
+
+    def write_flag(self, name: str) -> int:
+        """A write record flag bit (enum ws_write_flag, WS_WF_<name>)."""
+        return self.enum_values("ws_write_flag")["WS_WF_" + name.upper()]
+
+    def syscalls(self, group: str | None = None) -> dict[int, str]:
+        """number -> name of the syscalls the BPF side names (one group, or
+        all)."""
+        out: dict[int, str] = {}
+        for g in (group,) if group else SYSCALL_GROUPS:
+            for k, v in self.enum_values(f"ws_sys_{g}").items():
+                out[v] = k[len("WS_NR_"):]
+        return out
+
+    def stack_depth(self) -> int:
+        """Frames kept per stack (WS_STACK_DEPTH)."""
+        return self.enum_values("ws_tuning")["WS_STACK_DEPTH"]
+
+    def counter_names(self) -> list[str]:
+        names = self.enum_names("ws_counter", "CNT_")
+        return [names[i] for i in sorted(names)]
 
 
-def stack_depth() -> int:
-    """Frames kept per stack (WS_STACK_DEPTH)."""
-    return enum_values("ws_tuning")["WS_STACK_DEPTH"]
+def _folder(run_dir: str | os.PathLike | RunFolder) -> RunFolder:
+    return run_dir if isinstance(run_dir, RunFolder) else RunFolder(run_dir)
 
 
-def counter_names() -> list[str]:
-    names = enum_names("ws_counter", "CNT_")
-    return [names[i] for i in sorted(names)]
+def _rec_type(layout: Layout, struct: str) -> int:
+    """ws_write_rec -> WS_REC_WRITE's value, ws_io_rec -> WS_REC_IO's, ..."""
+    tag = struct[len("ws_"):-len("_rec")].upper()
+    return layout.enum_values("ws_rec_type")["WS_REC_" + tag]
 
 
-def read_records(run_dir: str | os.PathLike, struct: str) -> np.ndarray:
-    """All complete records of one type; a torn last record is dropped."""
-    dt = struct_dtype(struct)
-    path = RunFolder(run_dir).records(struct)
+def read_records(run_dir: str | os.PathLike | RunFolder, struct: str) -> np.ndarray:
+    """All complete records of one type, with the folder's own layout; a
+    torn last record is dropped."""
+    folder = _folder(run_dir)
+    layout = Layout.of(folder)
+    dt = layout.struct_dtype(struct)
+    path = folder.records(struct)
     if not path.exists():
         return np.zeros(0, dtype=dt)
     data = path.read_bytes()
     n = len(data) // dt.itemsize
     arr = np.frombuffer(data, dtype=dt, count=n)
-    # ws_write_rec -> WS_REC_WRITE, ws_io_rec -> WS_REC_IO, ...
-    tag = struct[len("ws_"):-len("_rec")].upper()
-    want = enum_values("ws_rec_type")["WS_REC_" + tag]
-    return arr[arr["rec_type"] == want]
+    return arr[arr["rec_type"] == _rec_type(layout, struct)]
 
 
-def iter_records(run_dir: str | os.PathLike, struct: str,
+def iter_records(run_dir: str | os.PathLike | RunFolder, struct: str,
                  rows: int = 1 << 16):
     """The complete records of one type, rows at a time (plain reads, not a
-    memory map, so resident memory is the chunk, whatever the file's size)."""
-    dt = struct_dtype(struct)
-    path = RunFolder(run_dir).records(struct)
+    memory map, so resident memory is the chunk, whatever the file's size),
+    with the folder's own layout."""
+    folder = _folder(run_dir)
+    layout = Layout.of(folder)
+    dt = layout.struct_dtype(struct)
+    path = folder.records(struct)
     if not path.exists():
         return
-    want = enum_values("ws_rec_type")["WS_REC_" + struct[len("ws_"):-len("_rec")].upper()]
+    want = _rec_type(layout, struct)
     with open(path, "rb") as f:
         while True:
             data = f.read(rows * dt.itemsize)
@@ -291,35 +289,38 @@ def iter_records(run_dir: str | os.PathLike, struct: str,
             yield part[part["rec_type"] == want]
 
 
-def torn_bytes(run_dir: str | os.PathLike) -> dict[str, int]:
+def torn_bytes(run_dir: str | os.PathLike | RunFolder) -> dict[str, int]:
     """Bytes after the last complete record, per file (non-zero: a crash)."""
+    folder = _folder(run_dir)
     out = {}
     for struct, fname in RECORD_FILES.items():
-        p = RunFolder(run_dir).records(struct)
+        p = folder.records(struct)
         if p.exists():
-            rest = p.stat().st_size % struct_dtype(struct).itemsize
+            rest = p.stat().st_size % Layout.of(folder).struct_dtype(struct).itemsize
             if rest:
                 out[fname] = rest
     return out
 
 
-def read_stack_map(run_dir: str | os.PathLike) -> dict[int, list[int]]:
+def read_stack_map(run_dir: str | os.PathLike | RunFolder) -> dict[int, list[int]]:
     """stacks.bin (struct ws_stack_ent, the collector's dump of the stack
     map): id -> ips, leaf first."""
-    path = RunFolder(run_dir).stacks_bin
+    folder = _folder(run_dir)
+    path = folder.stacks_bin
     if not path.exists():
         return {}
-    dt = struct_dtype("ws_stack_ent")
+    dt = Layout.of(folder).struct_dtype("ws_stack_ent")
     raw = path.read_bytes()
     ents = np.frombuffer(raw, dtype=dt, count=len(raw) // dt.itemsize)
     return {int(e["id"]): [int(x) for x in e["ips"][:int(e["depth"])]] for e in ents}
 
 
-def read_offcpu(run_dir: str | os.PathLike) -> np.ndarray:
+def read_offcpu(run_dir: str | os.PathLike | RunFolder) -> np.ndarray:
     """offcpu.bin (struct ws_offcpu_ent, the collector's dump of the offcpu
     map): off-CPU time summed per key."""
-    dt = struct_dtype("ws_offcpu_ent")
-    path = RunFolder(run_dir).offcpu_bin
+    folder = _folder(run_dir)
+    dt = Layout.of(folder).struct_dtype("ws_offcpu_ent")
+    path = folder.offcpu_bin
     if not path.exists():
         return np.zeros(0, dtype=dt)
     raw = path.read_bytes()

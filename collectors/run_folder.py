@@ -27,7 +27,7 @@ ANALYSIS = "analysis"
 VIZ = "viz"
 WRITERS = {
     COLLECTOR: "walscope-collect, the C loader (collectors/*.c)",
-    TRACER: "the Python side that drives it (collectors/*.py; runners/plan.py, record.py)",
+    TRACER: "the Python side that drives it (collectors/*.py; runners/command/plan.py, record.py)",
     WORKLOAD: "the traced command itself, which finds the folder in $WALSCOPE_RUN_DIR",
     ANALYSIS: "analysis/ (again offline: `walscope analyse`)",
     VIZ: "viz/ (flame graphs, the report)",
@@ -61,7 +61,7 @@ COMMAND_LOG = "command.log"
 PERF_DATA = "perf.data"
 PERF_LOG = "perf.log"
 PERF_SCRIPT_TXT = "perf-script.txt"
-# the workloads' own (runners/sqlite_tpcc, runners/postgres)
+# the workloads' own (runners/workloads/sqlite_tpcc, runners/workloads/postgres)
 TXLOG_CSV = "txlog.csv"
 TXLOG_JSON = "txlog.json"
 PGBENCH_RESULT_JSON = "pgbench-result.json"
@@ -147,13 +147,13 @@ FILES: tuple[RunFile, ...] = (
     RunFile(PERF_LOG, TRACER, "--stacks dwarf: perf record's output"),
     RunFile(PERF_SCRIPT_TXT, TRACER, "--stacks dwarf: perf's samples' symbolized stacks"),
     RunFile(TXLOG_CSV, WORKLOAD, "its own transaction log, which labels the rows "
-                                 "(runners/sqlite_tpcc: tid, start_ns, end_ns, type[, ok])"),
-    RunFile(TXLOG_JSON, WORKLOAD, "its own summary of the run (runners/sqlite_tpcc), "
+                                 "(runners/workloads/sqlite_tpcc: tid, start_ns, end_ns, type[, ok])"),
+    RunFile(TXLOG_JSON, WORKLOAD, "its own summary of the run (runners/workloads/sqlite_tpcc), "
                                   "for the throughput"),
     RunFile(PGBENCH_RESULT_JSON, WORKLOAD, "pgbench's result, pg_stat_wal and xact deltas "
-                                           "(runners/postgres)"),
+                                           "(runners/workloads/postgres)"),
     RunFile(PGBENCH_LOGS, WORKLOAD, "a folder of pgbench's own per-transaction logs "
-                                    "(runners/postgres, pgbench -l)"),
+                                    "(runners/workloads/postgres, pgbench -l)"),
     RunFile(WRITES_PARQUET, ANALYSIS, "one row per write (SQLite: per transaction; "
                                       "PostgreSQL: per commit)"),
     RunFile(IO_PARQUET, ANALYSIS, "one row per traced syscall, with file path, kind and "

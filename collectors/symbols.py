@@ -19,7 +19,7 @@ import numpy as np
 
 import engines
 from collectors import modes
-from collectors.records import enum_values, phase_component
+from collectors.records import Layout
 
 
 @dataclass(frozen=True)
@@ -341,9 +341,11 @@ def is_emulated_site(path: str, offset: int) -> bool:
 
 def stepped_components(probes: list[Resolved]) -> set[str]:
     """Components with at least one probe at a single-stepped site (each
-    phase read in its own engine's table; markers open none)."""
+    phase read in its own engine's table of the build's layout, the loaded
+    object's; markers open none)."""
+    build = Layout.build()
     stepped = [p for p in probes if not is_emulated_site(p.path, p.offset)]
-    return {c for c in (phase_component(p.spec.phase, p.engine) for p in stepped) if c}
+    return {c for c in (build.phase_component(p.spec.phase, p.engine) for p in stepped) if c}
 
 
 def stepped_phases(probes: list[Resolved]) -> set[str]:
@@ -354,12 +356,14 @@ def stepped_phases(probes: list[Resolved]) -> set[str]:
 def attach_lines(probes: list[Resolved]) -> list[str]:
     """Lines of the collector's --attach file: the cookie is the phase (the
     probe's engine's phase enum), the engine (enum ws_engine) in byte 1,
-    the probe's argument from bit 16."""
-    engine_ids = enum_values("ws_engine")
+    the probe's argument from bit 16; the values of the build's layout (the
+    object the collector loads)."""
+    build = Layout.build()
+    engine_ids = build.enum_values("ws_engine")
     lines = []
     for p in probes:
         e = engines.get(p.engine)
-        ph = enum_values(e.phase_enum)[p.spec.phase] | engine_ids[e.ws_engine] << 8 \
+        ph = build.enum_values(e.phase_enum)[p.spec.phase] | engine_ids[e.ws_engine] << 8 \
             | p.arg << 16
         short = p.name.split("(")[0]
         kind = "always" if p.spec.always else "enter"

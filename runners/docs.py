@@ -13,6 +13,10 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collectors.records import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -21,25 +25,28 @@ FAULTS_JSON = ROOT / ".output" / "faults.json"
 
 def usage() -> str:
     os.environ["COLUMNS"] = "80"
-    from runners.cli import build_parser
+    from runners.command.cli import build_parser
     return "```\n" + build_parser().format_help().rstrip() + "\n```"
 
 
 def exit_status() -> str:
     """trace_wal.py's exit status, the table --help ends with."""
-    from runners.cli import EXIT_STATUS
+    from runners.command.cli import EXIT_STATUS
     return "\n".join(["| status | when |", "|---|---|"]
                      + [f"| {code} | {what} |" for code, what in EXIT_STATUS])
 
 
-def schema() -> str:
-    """Parquet columns of each file: the frames built from no records."""
+def schema(layout: Layout) -> str:
+    """Parquet columns of each file: the frames built from no records, in a
+    folder written with layout."""
     from analysis import io, sampling, sched, threadtime
     from analysis import writes as W
     from analysis.compensation import Calibration
+    from collectors import records as R
     from collectors import run_folder as RF
     rows = ["| file | columns |", "|---|---|"]
     with tempfile.TemporaryDirectory() as d:
+        R.write_layout(d, layout.path)
         frames = {RF.WRITES_PARQUET: W.writes_frame(Path(d), Calibration()),
                   f"{RF.WRITES_PARQUET} (SQLite)": W.label_transactions(
                       W.writes_frame(Path(d), Calibration(), "sqlite"),
@@ -63,10 +70,10 @@ def run_folder_files() -> str:
     return "\n".join(rows)
 
 
-def _where(comp: str, engine: str) -> str:
-    """Where the BPF side takes a component's time, from the code's tables."""
+def _where(comp: str, engine: str, layout: Layout) -> str:
+    """Where the BPF side takes a component's time, from the code's tables
+    (the header's, in layout)."""
     from analysis import components, syscalls
-    from collectors import records as R
     from collectors import symbols
     import engines
     unit = symbols.resolver_module(engines.get(engine))
@@ -74,17 +81,18 @@ def _where(comp: str, engine: str) -> str:
     probes = [(s.prefix.rstrip("("), s.phase) if hasattr(s, "prefix") else (s[0], s[1])
               for s in specs]
     funcs = [f for f, ph in probes if ph != "PH_WRITE" and comp != "other"
-             and R.phase_component(ph, engine) == comp]
+             and layout.phase_component(ph, engine) == comp]
     if funcs:
         return "uprobes: " + ", ".join(f"`{f.split('::')[-1]}`" for f in funcs)
-    io = [(kind, what) for what in ("write", "sync") for kind in R.file_kinds().values()
-          if components.io_component(what, kind, engine) == comp]
+    io = [(kind, what) for what in ("write", "sync") for kind in layout.file_kinds().values()
+          if components.io_component(what, kind, engine, layout) == comp]
     if io:
         out = []
         for what in ("write", "sync"):
             kinds = [k for k, w in io if w == what]
             if kinds:
-                calls = sorted(syscalls.writes() if what == "write" else syscalls.syncs())
+                calls = sorted(syscalls.writes(layout) if what == "write"
+                               else syscalls.syncs(layout))
                 out.append(f"{'/'.join(calls)} on {', '.join(kinds)} files")
         return "; ".join(out)
     return {"sched_runq": "`sched_switch`, `sched_wakeup` tracepoints",
@@ -95,8 +103,9 @@ def _where(comp: str, engine: str) -> str:
                           "fcntl/flock, nanosleep in a transaction")}.get(comp, "")
 
 
-def component_table() -> str:
-    """component -> BPF site -> record field -> columns -> summary key -> figures."""
+def component_table(layout: Layout) -> str:
+    """component -> BPF site -> record field -> columns -> summary key ->
+    figures; the components in layout's slot order."""
     from analysis import components
     from analysis.folded import frames as flame_frames
     import engines
@@ -105,14 +114,14 @@ def component_table() -> str:
             "|---|---|---|---|---|---|---|---|"]
     for unit in engines.ENGINES:
         engine, prefix, frames = unit.name, unit.comp_prefix, flame_frames(unit.name)
-        for c in components.names(engine):
+        for c in components.names(engine, layout):
             parts = [c] if c in frames else [p for p in frames if p.startswith(c + "_")]
             if not parts and c == unit.queue:
                 parts = [p for p in frames if p.startswith("queue_")]
             path = " or ".join(";".join(frames[p]) or "(root)" for p in parts)
             rows.append(
                 f"| `{c}` | {engine} | {components.meaning(c, engine)} | "
-                f"{_where(c, engine)} | "
+                f"{_where(c, engine, layout)} | "
                 f"`comp_ns[{prefix}{c.upper()}]` | `{c}_ns`, `{c}_adj_ns`, "
                 f"`{c}_overhead_ns` | `components.{c}`, `components_raw.{c}` | "
                 f"`{path}` |")
@@ -256,8 +265,8 @@ def verdict_noise() -> str:
     pinned to CPU 0 ("P") and to CPU 1 ("E") of this VM's identical cores,
     each metric and benchmark; beside it the rule before (repeats' ranges
     do not overlap), on the same runs."""
-    from runners.studies.judge import compare
-    from runners.studies.results import Results
+    from runners.experiments.studies.judge import compare
+    from runners.experiments.studies.results import Results
     if not IDENTICAL_CORES.exists():
         return "(study 000 not run yet: `sudo ./runners/study.py 000`)"
     r = Results.load(IDENTICAL_CORES)
@@ -300,30 +309,38 @@ def window_cost() -> str:
 
 
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
-          "window_cost": window_cost, "truth": truth, "schema": schema, "components": component_table,
-          "queries": queries, "faults": faults, "engines": engines_table,
-          "run_folder": run_folder_files, "verdict_noise": verdict_noise}
+          "window_cost": window_cost, "truth": truth, "schema": schema,
+          "components": component_table, "queries": queries, "faults": faults,
+          "engines": engines_table, "run_folder": run_folder_files,
+          "verdict_noise": verdict_noise}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
+# read from the record layout (its argument: the build's, or the caller's)
+FROM_LAYOUT = {"schema", "components"}
 
 
-def render(text: str, only: set[str] | None = None) -> str:
+def render(text: str, only: set[str] | None = None,
+           layout: Layout | None = None) -> str:
+    """text with its generated blocks (those in only) made again; the
+    layout-derived ones from layout (default: the build's)."""
+    from collectors.records import Layout
     for name, fn in BLOCKS.items():
         if only is not None and name not in only:
             continue
         pat = re.compile(rf"(<!-- gen:{name} -->\n).*?(\n<!-- /gen:{name} -->)", re.S)
         if not pat.search(text):
             continue
-        new = fn()
+        new = fn(layout or Layout.build()) if name in FROM_LAYOUT else fn()
         if new is not None:
             text = pat.sub(lambda m: m.group(1) + new + m.group(2), text)
     return text
 
 
-def stale(files: list[Path] = FILES) -> list[str]:
-    """Files whose code-generated blocks are out of date."""
+def stale(files: list[Path] = FILES, layout: Layout | None = None) -> list[str]:
+    """Files whose code-generated blocks are out of date (the layout-derived
+    ones read from layout: default the build's)."""
     code = set(BLOCKS) - MEASURED
     return [str(f.relative_to(ROOT)) for f in files
-            if render(f.read_text(), code) != f.read_text()]
+            if render(f.read_text(), code, layout) != f.read_text()]
 
 
 def main() -> int:

@@ -2,8 +2,10 @@
 
 Two tiers: tests marked ``root`` are end-to-end (root, a live kernel, the
 build); the others need only requirements.txt (``pytest -m "not root"``).
-In-process analysis reads records with tests/golden/layout.json, which a
-root-tier test keeps equal to the build's (``make golden`` rewrites it).
+The unit tier reads records with tests/golden/layout.json (``GOLDEN``; a
+folder a test writes records into gets it with ``golden_folder``, as a
+traced run gets the build's), which a root-tier test keeps equal to the
+build's (``make golden`` rewrites it).
 """
 from __future__ import annotations
 
@@ -22,8 +24,17 @@ TRACE = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py")]
 GOLDEN_LAYOUT = ROOT / "tests" / "golden" / "layout.json"
 
 from collectors import records as _R  # noqa: E402
+from collectors.run_folder import RunFolder as _RunFolder  # noqa: E402
 
-_R.use_layout(GOLDEN_LAYOUT)
+GOLDEN = _R.Layout(GOLDEN_LAYOUT)
+
+
+def golden_folder(path: Path) -> Path:
+    """path made a run folder whose records are read with the golden layout
+    (its layout.json), as the tracer gives a traced run the build's."""
+    path.mkdir(parents=True, exist_ok=True)
+    _RunFolder(path).layout_json.write_bytes(GOLDEN_LAYOUT.read_bytes())
+    return path
 
 
 def trace_known_offcpu(out: Path, mode_args: list[str], sleeps: int, sleep_s: float,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from analysis import query as Q
-from runners import walscope
+from runners.command import walscope
 from tests.test_dataset import synthetic_run
 
 ROOT = Path(__file__).resolve().parent.parent

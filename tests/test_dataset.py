@@ -18,7 +18,7 @@ from analysis import dataset as D
 from analysis import query as Q
 from analysis.compensation import Calibration
 from analysis.writes import writes_frame_from
-from collectors import records as R
+from tests.conftest import GOLDEN
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,10 +27,10 @@ def synthetic_run(d: Path, seed: int, n: int = 400) -> Path:
     """A run folder from write records made here: writes.parquet (through
     the real record layout and frame builder) and summary.json."""
     rng = np.random.default_rng(seed)
-    a = np.zeros(n, dtype=R.struct_dtype("ws_write_rec"))
-    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
-    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
-    comps = R.components("rocksdb")
+    a = np.zeros(n, dtype=GOLDEN.struct_dtype("ws_write_rec"))
+    a["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = GOLDEN.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
+    comps = GOLDEN.components("rocksdb")
     for c in ("queue", "wal_sync_io", "memtable", "other"):
         a["comp_ns"][:, comps.index(c)] = rng.integers(1_000, 200_000, n)
     a["dur_ns"] = a["comp_ns"].sum(axis=1)
@@ -38,7 +38,7 @@ def synthetic_run(d: Path, seed: int, n: int = 400) -> Path:
     a["start_ns"] = np.arange(n) * 1000
     a["flags"] = rng.integers(0, 2, n)
     d.mkdir(parents=True)
-    writes_frame_from(a, Calibration()).to_parquet(d / "writes.parquet", index=False)
+    writes_frame_from(a, Calibration(), layout=GOLDEN).to_parquet(d / "writes.parquet", index=False)
     (d / "summary.json").write_text(json.dumps({
         "engine": "rocksdb", "mode": "full", "command": ["db_bench", f"--seed={seed}"],
         "writes": {"count": n, "duration_adj": {"mean_ns": 1.0, "p99_ns": 2.0}},
@@ -126,7 +126,7 @@ def test_every_query_is_named_and_described():
 
 
 def test_the_cli_exports_and_queries(fleet, tmp_path, capsys):
-    from runners import walscope
+    from runners.command import walscope
     ds = tmp_path / "ds2"
     assert walscope.main(["export", str(tmp_path / "run0"), str(tmp_path / "run1"), str(ds),
                           "--host", "web 1"]) == 0

@@ -16,11 +16,12 @@ from analysis import components
 from analysis import diff as D
 from analysis import windows as W
 from collectors.run_folder import RunFolder
-from runners import walscope
+from runners.command import walscope
 from viz import diff as VD
 from viz import flamegraph
+from tests.conftest import GOLDEN
 
-COMPS = components.names("rocksdb")
+COMPS = components.names("rocksdb", GOLDEN)
 
 
 def make_run(d: Path, comps: dict[str, np.ndarray], engine: str = "rocksdb",
@@ -31,7 +32,7 @@ def make_run(d: Path, comps: dict[str, np.ndarray], engine: str = "rocksdb",
     components (the others 0) and summary.json; with windows, windows.tsv
     and summary.json's windows (and budget)."""
     n = len(next(iter(comps.values())))
-    names = components.names(engine)
+    names = components.names(engine, GOLDEN)
     df = pd.DataFrame({"start_ns": starts if starts is not None else np.arange(n) * 1000})
     for c in names:
         v = np.asarray(comps.get(c, np.zeros(n))).astype(np.int64)

@@ -29,10 +29,12 @@ NOT_RUN = [
      "a study from scratch takes minutes to an hour: tests/test_studies.py runs "
      "`study.py all --quick`, the same code on small cells"),
     (r"runners/study\.py \S+ --quick$", "tests/test_studies.py runs `study.py all --quick`"),
-    (r"runners/run_matrix\.py", "a matrix takes minutes: tests/test_matrix.py runs a small one"),
-    (r"runners/durability\.py", "tests/test_durability.py runs it"),
-    (r"^python3 -m runners\.postgres ", "tests/test_pg_runner.py runs each against a real "
-     "cluster (tests/test_postgres.py traces run and -p)"),
+    (r"runners/experiments/run_matrix\.py",
+     "a matrix takes minutes: tests/test_matrix.py runs a small one"),
+    (r"runners/experiments/durability\.py", "tests/test_durability.py runs it"),
+    (r"^python3 -m runners\.workloads\.postgres ",
+     "tests/test_pg_runner.py runs each against a real cluster (tests/test_postgres.py "
+     "traces run and -p)"),
     (r"bench/", "a benchmark (minutes), run to produce bench/results"),
     (r"-- \./my_app$", "./my_app stands for the user's program"),
     (r"^\./walscope ", "tests/test_commands.py runs each from a plain shell, and below as nobody"),
@@ -50,7 +52,7 @@ def shortened(argv: list[str], ws: Path, i: int) -> list[str]:
     out = list(argv)
     if "db_bench" in out:
         out += ["--num=500", f"--db={ws}/db{i}"]
-    if "runners.sqlite_tpcc" in out:
+    if "runners.workloads.sqlite_tpcc" in out:
         for flag, short in (("--duration", "1"), ("--transactions", "200")):
             if flag in out:
                 out[out.index(flag) + 1] = short

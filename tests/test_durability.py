@@ -1,4 +1,4 @@
-"""runners/durability.py: writers killed mid-run, databases reopened (traced)."""
+"""runners/experiments/durability.py: writers killed mid-run, databases reopened (traced)."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +9,8 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
-DURABILITY = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "runners" / "durability.py")]
+DURABILITY = [str(ROOT / ".venv" / "bin" / "python"),
+              str(ROOT / "runners" / "experiments" / "durability.py")]
 
 
 def test_acknowledged_writes_after_sigkill(tmp_path):

@@ -58,7 +58,7 @@ def _wait_writes(out: Path, proc: subprocess.Popen, n: int = 300,
                  seconds: float = 300) -> None:
     """Until the collector has written n write records (the workload is
     running and traced), whatever the machine's start-up takes."""
-    size = R.struct_dtype("ws_write_rec").itemsize
+    size = R.Layout.build().struct_dtype("ws_write_rec").itemsize
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         f = out / "writes.bin"
@@ -203,7 +203,7 @@ def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
     the folder is analysed afterwards (walscope analyse) as partial: it
     says so, exits 4 and renders the report, which says PARTIAL."""
     from analysis.__main__ import PARTIAL
-    from runners.analyse import main as analyse
+    from runners.command.analyse import main as analyse
     from viz import report
     out = tmp_path / "o"
     proc = _start(tmp_path, out)

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from collectors import records as R
+from tests.conftest import GOLDEN, golden_folder
 from analysis.compensation import Calibration
 from analysis.io import io_frame
 from analysis.writes import writes_frame
-from runners.scenario import ScenarioError, load
+from runners.experiments.scenario import ScenarioError, load
 
 BUDGET = int(os.environ.get("WALSCOPE_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=BUDGET, deadline=None,
@@ -27,9 +28,9 @@ FUZZ = settings(max_examples=BUDGET, deadline=None,
 
 def check_records(blob: bytes, struct: str) -> None:
     with tempfile.TemporaryDirectory() as d:
-        (Path(d) / R.RECORD_FILES[struct]).write_bytes(blob)
+        (golden_folder(Path(d)) / R.RECORD_FILES[struct]).write_bytes(blob)
         arr = R.read_records(d, struct)
-        size = R.struct_dtype(struct).itemsize
+        size = GOLDEN.struct_dtype(struct).itemsize
         assert len(arr) <= len(blob) // size
         if struct == "ws_write_rec":
             for engine in ("rocksdb", "sqlite"):
@@ -54,11 +55,11 @@ def test_record_reader_never_crashes(blob, struct):
 @FUZZ
 @given(st.lists(st.integers(0, 2**63 - 1), min_size=1, max_size=200))
 def test_write_records_with_valid_tag_and_random_fields(words):
-    size = R.struct_dtype("ws_write_rec").itemsize
+    size = GOLDEN.struct_dtype("ws_write_rec").itemsize
     raw = np.array(words, dtype=np.uint64).tobytes()
     raw = (raw * (2 * size // len(raw) + 1))[: size * 2]
-    arr = np.frombuffer(raw, dtype=R.struct_dtype("ws_write_rec")).copy()
-    arr["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    arr = np.frombuffer(raw, dtype=GOLDEN.struct_dtype("ws_write_rec")).copy()
+    arr["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
     check_records(arr.tobytes(), "ws_write_rec")
 
 

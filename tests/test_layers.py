@@ -10,6 +10,7 @@ import pytest
 
 from analysis import components, syscalls
 from collectors import records as R
+from tests.conftest import GOLDEN
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,19 +26,37 @@ ALLOWED = {
     "analysis": {"analysis", "collectors.records", "collectors.modes",
                  "collectors.run_folder", "engines"},
     "viz": {"viz", "analysis", "collectors.run_folder", "engines"},
+    # runners/, split by job: the traced programs run on their own (the
+    # standard library only); the commands (trace_wal.py, walscope) drive
+    # every layer; experiments run the commands' trace() many times
+    "runners.workloads": {"runners.workloads"},
+    "runners.command": {"runners.command", "engines", "collectors", "analysis", "viz"},
+    "runners.experiments": {"runners.experiments", "runners.command", "engines",
+                            "collectors", "analysis", "viz"},
+    # runners/*.py: study.py (the documented entry to experiments/study.py)
+    # and docs.py (`make docs`, which reads every layer)
     "runners": {"runners", "engines", "collectors", "analysis", "viz"},
 }
-OURS = set(ALLOWED) | {"tests", "bench", "probes"}
+OURS = {layer.split(".")[0] for layer in ALLOWED} | {"tests", "bench", "probes"}
+
+
+def is_module(name: str) -> bool:
+    """A module or package of this tree (not a name defined in one)."""
+    p = ROOT / name.replace(".", "/")
+    return p.with_suffix(".py").exists() or p.is_dir()
 
 
 def imports_of(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import of one of our packages in path."""
+    """(line, module) of every import of one of our modules in path; for
+    `from P import n`, P.n if that is a module (from analysis import run),
+    else P (n is a name P defines)."""
     out = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            names = [f"{node.module}.{a.name}" if is_module(f"{node.module}.{a.name}")
+                     else node.module for a in node.names]
         else:
             continue
         out += [(node.lineno, n) for n in names if n.split(".")[0] in OURS]
@@ -45,30 +64,52 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
 
 
 def allowed(module: str, rules: set[str]) -> bool:
-    return any(module == r or module.startswith(r + ".") or r.startswith(module + ".")
-               for r in rules)
+    return any(module == r or module.startswith(r + ".") for r in rules)
+
+
+def layer_files(layer: str) -> list[Path]:
+    """The layer's Python files, less those of a layer inside it (runners/
+    keeps only its own top-level files)."""
+    inner = [ROOT / other.replace(".", "/") for other in ALLOWED
+             if other.startswith(layer + ".")]
+    return [p for p in sorted((ROOT / layer.replace(".", "/")).rglob("*.py"))
+            if not any(d in p.parents for d in inner)]
+
+
+def backward(p: Path, rules: set[str]) -> list[str]:
+    return [f"{p.relative_to(ROOT) if p.is_relative_to(ROOT) else p.name}:{line} imports {m}"
+            for line, m in imports_of(p) if not allowed(m, rules)]
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_layers_import_one_way(layer):
-    """probes -> collectors -> analysis -> viz; only runners (the CLI's
-    orchestration) import them all."""
+    """probes -> collectors -> analysis -> viz -> runners; inside runners,
+    workloads import none of it, experiments import the commands."""
     def rules(p: Path) -> set[str]:
         if layer == "engines" and p.name == "resolve.py":
             return ALLOWED["collectors"]
         return ALLOWED[layer]
-    bad = [f"{p.relative_to(ROOT)}:{line} imports {m}"
-           for p in sorted((ROOT / layer).rglob("*.py"))
-           for line, m in imports_of(p)
-           # "from analysis import run" names a module, not a symbol
-           if not allowed(m, rules(p)) and not allowed(m.rsplit(".", 1)[0], rules(p))]
+    files = layer_files(layer)
+    assert files, layer
+    bad = [b for p in files for b in backward(p, rules(p))]
     assert not bad, "\n".join(bad)
 
 
+def test_every_file_is_in_one_layer():
+    """No Python file of runners/ escapes the rules (a new subpackage needs
+    its own line in ALLOWED)."""
+    files = [p for layer in ALLOWED for p in layer_files(layer)]
+    assert len(files) == len(set(files))
+    assert set((ROOT / "runners").rglob("*.py")) <= set(files)
+    assert (ROOT / "runners" / "study.py") in layer_files("runners")
+    assert (ROOT / "runners" / "command" / "cli.py") not in layer_files("runners")
+
+
 def test_a_traced_run_imports_one_way():
-    """runners/trace.py's steps: plan -> collect -> record; none imports a
-    later one (trace.py, the entry point, imports them all)."""
-    steps = ["runners.plan", "runners.collect", "runners.record", "runners.trace"]
+    """runners/command/trace.py's steps: plan -> collect -> record; none
+    imports a later one (trace.py, the entry point, imports them all)."""
+    steps = ["runners.command.plan", "runners.command.collect", "runners.command.record",
+             "runners.command.trace"]
     for i, step in enumerate(steps):
         found = [m for _, m in imports_of(ROOT / (step.replace(".", "/") + ".py"))]
         later = [m for m in found for s in steps[i + 1:]
@@ -78,20 +119,30 @@ def test_a_traced_run_imports_one_way():
 
 
 def test_the_import_rule_can_fail(tmp_path):
-    """The checker sees a forbidden import (so the test above can fail)."""
+    """The checker sees a forbidden import in each form (so the test above
+    can fail), and lets the allowed ones through."""
     f = tmp_path / "x.py"
-    f.write_text("from viz import report\nimport runners.trace\n")
-    found = [m for _, m in imports_of(f)]
-    assert not any(allowed(m, ALLOWED["analysis"]) for m in found)
-    assert allowed("collectors.records", ALLOWED["analysis"])
-    assert allowed("collectors.modes", ALLOWED["analysis"])
-    assert allowed("collectors.run_folder", ALLOWED["viz"])
-    assert not allowed("collectors.records", ALLOWED["viz"])
+    f.write_text("from viz import report\nimport runners.command.trace\n"
+                 "from collectors import session\nfrom collectors.session import Collector\n")
+    assert len(backward(f, ALLOWED["analysis"])) == 4
+    f.write_text("from runners.experiments.study import main\n"
+                 "from runners.experiments import run_matrix\nfrom runners import experiments\n"
+                 "import runners.experiments.scenario\nfrom runners import study\n")
+    assert len(backward(f, ALLOWED["runners.command"])) == 5
+    f.write_text("from runners.command import defaults\nfrom runners.command.trace import trace\n"
+                 "from collectors.session import Collector\n")
+    assert len(backward(f, ALLOWED["runners.workloads"])) == 3
+    assert not backward(f, ALLOWED["runners.experiments"])
+    f.write_text("from collectors import records as R\nfrom collectors.records import Layout\n"
+                 "from collectors import modes, run_folder\nimport engines\n"
+                 "from analysis import run\n")
+    assert not backward(f, ALLOWED["analysis"])
+    assert len(backward(f, ALLOWED["viz"])) == 3   # records (twice), modes
     assert not allowed("collectors.session", ALLOWED["analysis"])
 
 
 def test_every_component_has_one_place_in_the_order_and_a_colour():
-    from_header = set().union(*(components.names(e) for e in components.ENGINES))
+    from_header = set().union(*(components.names(e, GOLDEN) for e in components.ENGINES))
     order = components.DISPLAY_ORDER
     assert sorted(order) == sorted(from_header) and len(set(order)) == len(order)
     assert from_header <= set(components.COLORS)
@@ -100,12 +151,12 @@ def test_every_component_has_one_place_in_the_order_and_a_colour():
 def test_io_components_are_the_engines_own():
     for engine in components.ENGINES:
         for io in ("write", "sync"):
-            for kind in R.file_kinds().values():
-                c = components.io_component(io, kind, engine)
-                assert c is None or c in components.names(engine)
-    assert components.io_component("sync", "wal") == "wal_sync_io"
-    assert components.io_component("write", "journal", "sqlite") == "journal_write_io"
-    assert components.io_component("write", "sst") is None
+            for kind in GOLDEN.file_kinds().values():
+                c = components.io_component(io, kind, engine, GOLDEN)
+                assert c is None or c in components.names(engine, GOLDEN)
+    assert components.io_component("sync", "wal", "rocksdb", GOLDEN) == "wal_sync_io"
+    assert components.io_component("write", "journal", "sqlite", GOLDEN) == "journal_write_io"
+    assert components.io_component("write", "sst", "rocksdb", GOLDEN) is None
 
 
 def test_syscall_numbers_are_the_systems():
@@ -115,20 +166,20 @@ def test_syscall_numbers_are_the_systems():
         pytest.skip(f"{unistd} not installed (linux-libc-dev)")
     table = {m.group(1): int(m.group(2)) for m in
              re.finditer(r"#define __NR_(\w+) (\d+)", unistd.read_text())}
-    ours = R.syscalls()
+    ours = GOLDEN.syscalls()
     assert len(ours) >= 20
     for nr, name in ours.items():
         if name in table:   # uprobe(2) and uretprobe(2) are newer than some headers
             assert table[name] == nr, name
-    assert {syscalls.name(n) for n in (1, 75, 257)} == {"write", "fdatasync", "openat"}
-    assert syscalls.name(39) == "getpid"    # not the header's: the system's
+    assert {syscalls.name(n, GOLDEN) for n in (1, 75, 257)} == {"write", "fdatasync", "openat"}
+    assert syscalls.name(39, GOLDEN) == "getpid"    # not the header's: the system's
 
 
 def test_write_flags_come_from_the_header():
     header = (ROOT / "probes" / "walscope.h").read_text()
     for name, value in re.findall(r"\tWS_WF_(\w+) = (0x[0-9a-f]+),", header):
-        assert R.write_flag(name) == int(value, 16)
-    assert R.write_flag("leader") == 1
+        assert GOLDEN.write_flag(name) == int(value, 16)
+    assert GOLDEN.write_flag("leader") == 1
 
 
 @pytest.mark.root
@@ -137,17 +188,16 @@ def test_the_test_layout_is_the_builds(tmp_path):
     the build's layout: regenerate it with `make golden` after changing
     probes/walscope.h."""
     import json
-    golden = str(ROOT / "tests" / "golden" / "layout.json")
-    build = str(R.BTF_JSON)
-    names = {(t["kind"], t["name"]) for t in json.loads(R.Path(build).read_text())["types"]
+    build = R.Layout.build()
+    names = {(t["kind"], t["name"]) for t in json.loads(build.path.read_text())["types"]
              if t.get("name", "").startswith("ws_") and t["kind"] in ("STRUCT", "ENUM")}
     assert len(names) > 20
     for kind, name in sorted(names):   # what the readers derive, not BTF's type ids
         if kind == "STRUCT":
-            assert R.struct_dtype(name, golden) == R.struct_dtype(name, build), \
+            assert GOLDEN.struct_dtype(name) == build.struct_dtype(name), \
                 f"{name}: run `make golden`"
         else:
-            assert R.enum_values(name, golden) == R.enum_values(name, build), \
+            assert GOLDEN.enum_values(name) == build.enum_values(name), \
                 f"{name}: run `make golden`"
 
 
@@ -177,14 +227,14 @@ def documented_commands() -> list[tuple[str, list[str]]]:
 
 def walscope_commands() -> set[str]:
     """The walscope commands another module's parser reads."""
-    from runners import walscope
+    from runners.command import walscope
     return set(walscope.DELEGATED)
 
 
 def test_documented_commands_exist_and_parse():
     """Every command the README and docs show names a real program and
     options its parser accepts (a renamed flag fails here, not for a user)."""
-    from runners import cli
+    from runners.command import cli
     seen = set()
     cmds = documented_commands()
     assert len(cmds) >= 10
@@ -201,13 +251,15 @@ def test_documented_commands_exist_and_parse():
         elif prog == "./walscope" and argv[1] in walscope_commands():
             pass    # its module parses it: tests/test_commands.py runs it as written
         elif prog == "./walscope":
-            from runners import walscope
+            from runners.command import walscope
             try:
                 walscope.build_parser().parse_args(argv[1:])
             except SystemExit:
                 raise AssertionError(f"{where}: {' '.join(argv)}") from None
         elif prog == "./runners/study.py":
-            from runners import study
+            from runners.experiments import study
+            entry = [m for _, m in imports_of(ROOT / "runners" / "study.py")]
+            assert "runners.experiments.study" in entry   # the parser it runs
             try:
                 a = study.build_parser().parse_args(argv[1:])
             except SystemExit:

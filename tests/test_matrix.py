@@ -8,10 +8,12 @@ import subprocess
 import pandas as pd
 import pytest
 
-from runners.scenario import ScenarioError, load
+from runners.experiments.scenario import ScenarioError, load
 from tests.conftest import ROOT
 
-RUN_MATRIX = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "runners" / "run_matrix.py")]
+RUN_MATRIX = [str(ROOT / ".venv" / "bin" / "python"),
+              str(ROOT / "runners" / "experiments" / "run_matrix.py")]
+SCENARIOS = ROOT / "runners" / "experiments" / "scenarios"
 GOOD = """name = "t"
 command = "db_bench --benchmarks=fillrandom --num={num} --sync={sync} --db={db}"
 [axes]
@@ -47,7 +49,7 @@ def test_scenario_errors_name_file_key_line(tmp_path, text, message):
 
 
 def test_shipped_scenarios_load():
-    for f in (ROOT / "runners" / "scenarios").glob("*.toml"):
+    for f in SCENARIOS.glob("*.toml"):
         s = load(f)
         assert s.cells()
 
@@ -55,7 +57,7 @@ def test_shipped_scenarios_load():
 @pytest.mark.root
 def test_smoke_matrix_end_to_end(tmp_path):
     out = tmp_path / "m"
-    p = subprocess.run(RUN_MATRIX + [str(ROOT / "runners" / "scenarios" / "smoke.toml"),
+    p = subprocess.run(RUN_MATRIX + [str(SCENARIOS / "smoke.toml"),
                                      "-o", str(out)], capture_output=True, text=True,
                        timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -82,7 +84,7 @@ def test_smoke_matrix_end_to_end(tmp_path):
     assert (df["overhead_ratio"] > 0).all()
     assert (out / "report.html").exists()
     # resume: finished cells are not run again
-    p2 = subprocess.run(RUN_MATRIX + [str(ROOT / "runners" / "scenarios" / "smoke.toml"),
+    p2 = subprocess.run(RUN_MATRIX + [str(SCENARIOS / "smoke.toml"),
                                       "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert p2.returncode == 0 and "6 of 6 runs done earlier" in p2.stderr
 
@@ -123,7 +125,7 @@ def test_pinning_maps_to_declared_cpus(tmp_path):
 
 
 SQLITE = """name = "sqlite_t"
-command = "python3 -m runners.sqlite_tpcc --db {db}/t.db --template-dir {cache} --journal-mode {journal_mode} --scale 0.005 --transactions 80"
+command = "python3 -m runners.workloads.sqlite_tpcc --db {db}/t.db --template-dir {cache} --journal-mode {journal_mode} --scale 0.005 --transactions 80"
 repeats = 1
 mode = "full"
 [axes]
@@ -163,7 +165,7 @@ def test_sqlite_matrix_delete_vs_wal(tmp_path):
     (["--duration", "1", "--transactions", "5"], "not allowed with"),
 ])
 def test_sqlite_tpcc_bad_input(args, message):
-    p = subprocess.run(["python3", "-m", "runners.sqlite_tpcc", *args], cwd=ROOT,
+    p = subprocess.run(["python3", "-m", "runners.workloads.sqlite_tpcc", *args], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
 

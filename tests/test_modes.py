@@ -72,7 +72,7 @@ def test_the_comparison_rule_can_fail(tmp_path):
 def test_every_mode_offered_has_a_row():
     """trace_wal.py's --mode and collectors/symbols.py's offer the table's
     rows, default to its default, and --help describes each row."""
-    from runners import cli
+    from runners.command import cli
     parser = cli.build_parser()
     action = next(a for a in parser._actions if "--mode" in a.option_strings)
     assert tuple(action.choices) == tuple(modes.MODES)
@@ -128,7 +128,7 @@ def test_every_probe_set_an_engine_names_is_a_rows():
     assert named == sets
 
 
-# what each mode did before the table (runners/trace.py's comparisons):
+# what each mode did before the table (runners/command/trace.py's comparisons):
 # the collector's options that follow from the mode
 BEFORE = {
     "budget": {"no-syscalls": False, "groups-unprobed": False, "follow-objects": True,
@@ -147,7 +147,7 @@ BEFORE = {
 @pytest.mark.parametrize("name", sorted(BEFORE))
 def test_collector_options_are_what_they_were(name, tmp_path):
     from collectors import topology
-    from runners.plan import Plan, TraceOptions, collector_options
+    from runners.command.plan import Plan, TraceOptions, collector_options
     (tmp_path / "calibration.json").write_text(json.dumps({"pair_ns": 1500}))
     plan = Plan(TraceOptions(command=["true"], mode=name), None, [], None,
                 topology.Topology(("U",), "uniform"), tmp_path, 0, "off", "off", False)
@@ -159,7 +159,7 @@ def test_collector_options_are_what_they_were(name, tmp_path):
 def test_emptiness_and_cost_warnings_are_what_they_were():
     """A sample run is empty when no engine was found; the others when no
     write was seen; an unknown mode's run is judged by its writes."""
-    from runners.record import is_empty
+    from runners.command.record import is_empty
 
     def summary(mode: str, writes: int, found: list[str]) -> dict:
         return {"mode": mode, "writes": {"count": writes}, "engines_found": found}

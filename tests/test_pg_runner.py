@@ -1,4 +1,4 @@
-"""runners/postgres: the PostgreSQL workload runner, against a real cluster.
+"""runners/workloads/postgres: the PostgreSQL workload runner, against a real cluster.
 
 The root-tier tests prepare one cluster per module (a few seconds) and run
 copies of it; each run is about a second.  They wait for events (a process
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.postgres import cli, config, pgbench
+from runners.workloads.postgres import cli, config, pgbench
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -47,7 +47,7 @@ tps = 1482.447818 (without initial connection time)
 
 def runner(*args: str, timeout: float = 300, env: dict[str, str] | None = None
            ) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runners.postgres", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "runners.workloads.postgres", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
 
@@ -126,7 +126,7 @@ def test_prepare_refuses_a_folder_in_use(tmp_path):
     (tmp_path / "data" / "mine").write_text("x")
     p = runner("prepare", str(tmp_path / "data"))
     assert p.returncode == 1
-    assert p.stderr.strip() == f"runners.postgres: {tmp_path / 'data'}: exists and " \
+    assert p.stderr.strip() == f"runners.workloads.postgres: {tmp_path / 'data'}: exists and " \
         "is not an empty folder"
     assert (tmp_path / "data" / "mine").read_text() == "x"
 
@@ -240,7 +240,7 @@ def test_failed_pgbench_is_one_line_and_its_status(cluster):
     assert p.returncode == 1
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1, p.stderr
-    assert lines[0].startswith("runners.postgres: pgbench failed (exit 1): ")
+    assert lines[0].startswith("runners.workloads.postgres: pgbench failed (exit 1): ")
     assert "--no-such-option" in lines[0]
     assert p.stdout == ""
     assert not (cluster / "postmaster.pid").exists()
@@ -250,7 +250,7 @@ def test_failed_pgbench_is_one_line_and_its_status(cluster):
 def test_sigterm_mid_run_leaves_no_postgres(cluster):
     """SIGTERM while pgbench runs: the runner stops pgbench and the
     postmaster it started (fast shutdown) and exits 143."""
-    proc = subprocess.Popen([sys.executable, "-m", "runners.postgres", "run",
+    proc = subprocess.Popen([sys.executable, "-m", "runners.workloads.postgres", "run",
                              str(cluster), "--", "-c", "2", "-T", "60"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -4,7 +4,7 @@ transaction is a row (pgbench's "number of transactions actually
 processed"), and the WAL writes and syncs walscope saw between the
 runner's two pg_stat_wal reads are the deltas pg_stat_wal counted.
 
-The cluster is prepared untraced once per module (runners/postgres); each
+The cluster is prepared untraced once per module (runners/workloads/postgres); each
 test runs a copy.  A run is a few seconds."""
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ SYNCS = {"fsync", "fdatasync", "sync_file_range"}
 
 
 def runner(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runners.postgres", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "runners.workloads.postgres", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, **(env or {})})
 
@@ -71,9 +71,9 @@ def traced_run(cluster: Path, out: Path, clients: int, per_client: int,
     # the workload's environment is walscope's clean one: settings go
     # through env(1), as a user would write them after sudo
     env = ["env", f"PGOPTIONS={pgoptions}"] if pgoptions else []
-    p = run_trace(["-q", "-o", str(out), "--", *env, sys.executable, "-m", "runners.postgres",
-                   "run", str(cluster), "-o", str(result), "--", "-c", str(clients),
-                   "-t", str(per_client)], cwd=ROOT)
+    p = run_trace(["-q", "-o", str(out), "--", *env, sys.executable, "-m",
+                   "runners.workloads.postgres", "run", str(cluster), "-o", str(result),
+                   "--", "-c", str(clients), "-t", str(per_client)], cwd=ROOT)
     assert p.returncode == 0, p.stderr[-3000:]
     r = json.loads(result.read_text())
     assert r["pgbench"]["returncode"] == 0 and r["settle"]["settled"], r["settle"]
@@ -92,9 +92,10 @@ def wal_io_between(out: Path, r: dict) -> tuple[int, int]:
 def check_partition(out: Path, n: int) -> pd.DataFrame:
     """n rows, each one's components adding up to its duration exactly."""
     from analysis import components
+    from collectors.records import Layout
     w = pd.read_parquet(out / "writes.parquet")
     assert len(w) == n and (w["engine"] == "postgres").all()
-    comps = components.names("postgres")
+    comps = components.names("postgres", Layout.of(out))
     total = sum(w[f"{c}_ns"] for c in comps)
     assert (total == w["dur_ns"]).all()
     assert not w["truncated"].any() and not w["partial"].any()

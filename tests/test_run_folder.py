@@ -14,10 +14,10 @@ from collectors import run_folder as RF
 
 ROOT = Path(__file__).resolve().parent.parent
 # the Python layers that read and write run folders through the table; the
-# workloads (runners/postgres, runners/sqlite_tpcc) are stdlib-only
+# workloads (runners/workloads/postgres, runners/workloads/sqlite_tpcc) are stdlib-only
 # programs of their own, listed in the table as "workload"
 PY_LAYERS = ["collectors", "analysis", "viz", "runners"]
-WORKLOADS = ["runners/postgres", "runners/sqlite_tpcc"]
+WORKLOADS = ["runners/workloads/postgres", "runners/workloads/sqlite_tpcc"]
 FILE_NAME = re.compile(r"[\w.-]+\.[a-z]+")
 
 
@@ -100,10 +100,10 @@ def test_the_python_check_can_fail(tmp_path):
 
 
 def test_the_workloads_files_are_in_the_table():
-    from runners.postgres import run as pg_run
+    from runners.workloads.postgres import run as pg_run
     assert RF.file_of(pg_run.RESULT_NAME).writer == RF.WORKLOAD
     assert RF.file_of("pgbench-k3j2x1").writer == RF.WORKLOAD   # tempfile's folder
-    tpcc = (ROOT / "runners" / "sqlite_tpcc" / "__main__.py").read_text()
+    tpcc = (ROOT / "runners" / "workloads" / "sqlite_tpcc" / "__main__.py").read_text()
     assert f'/ "{RF.TXLOG_CSV}"' in tpcc and RF.file_of(RF.TXLOG_CSV).writer == RF.WORKLOAD
     assert RF.file_of(Path(RF.TXLOG_CSV).with_suffix(".json").name).writer == RF.WORKLOAD
 

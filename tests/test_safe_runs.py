@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collectors import records as R
-from tests.conftest import ROOT
+from tests.conftest import GOLDEN, ROOT, golden_folder
 
 N = 10   # records in the synthetic run
 
@@ -22,10 +21,10 @@ N = 10   # records in the synthetic run
 def record_run(d: Path, cut: int | None = None, written: int = N) -> Path:
     """A run folder of N write records as the collector leaves them, with
     its report saying it wrote `written`; writes.bin cut to `cut` bytes."""
-    d.mkdir(parents=True, exist_ok=True)
-    a = np.zeros(N, dtype=R.struct_dtype("ws_write_rec"))
-    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
-    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
+    golden_folder(d)
+    a = np.zeros(N, dtype=GOLDEN.struct_dtype("ws_write_rec"))
+    a["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = GOLDEN.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
     a["start_ns"] = np.arange(N) * 10_000
     a["dur_ns"] = 1_000
     raw = a.tobytes()
@@ -39,7 +38,7 @@ def record_run(d: Path, cut: int | None = None, written: int = N) -> Path:
 
 
 def rec_size() -> int:
-    return R.struct_dtype("ws_write_rec").itemsize
+    return GOLDEN.struct_dtype("ws_write_rec").itemsize
 
 
 @pytest.mark.parametrize("cut,expect", [
@@ -52,7 +51,7 @@ def test_a_cut_record_file_is_partial(tmp_path, capsys, cut, expect):
     """writes.bin cut in half (at a record's edge: no torn bytes to see) or
     mid-record: the table's first lines say PARTIAL and what was lost, the
     lost line does not say none, walscope analyse exits 4; whole: 0."""
-    from runners import analyse
+    from runners.command import analyse
     size = {"half": 5 * rec_size(), "mid": 7 * rec_size() + 100, None: None}[cut]
     run = record_run(tmp_path / "run", size)
     # views from an earlier analysis: never left stale
@@ -92,7 +91,7 @@ def test_more_records_than_written_or_no_report_is_partial(tmp_path, capsys):
 def test_claim_run_dir(tmp_path, monkeypatch):
     """A non-empty folder is refused; --force empties it (never the current
     folder, one above it, or the checkout); the default name never collides."""
-    from runners.plan import TraceError, claim_run_dir, unused_run_dir
+    from runners.command.plan import TraceError, claim_run_dir, unused_run_dir
     new = tmp_path / "a" / "b"
     claim_run_dir(new, force=False)
     assert new.is_dir()
@@ -124,7 +123,7 @@ def test_root_without_a_name_says_why():
     """Under sudo from root (SUDO_USER=root) the line does not claim there
     was no SUDO_USER."""
     from collectors.session import RunAs
-    from runners.plan import run_as_note
+    from runners.command.plan import run_as_note
     root = RunAs("root", 0, 0, (0,), "/root")
     assert run_as_note(root, None, "root") == \
         "running the workload as root (SUDO_USER is root; choose with --user)"
@@ -136,8 +135,9 @@ def test_root_without_a_name_says_why():
 
 def test_exit_status_is_the_codes():
     """--help's and the man page's EXIT STATUS name the numbers the tracer
-    returns (runners/record.py), and the man page's table is generated."""
-    from runners import cli, docs, record
+    returns (runners/command/record.py), and the man page's table is generated."""
+    from runners import docs
+    from runners.command import cli, record
     codes = [c for c, _ in cli.EXIT_STATUS]
     assert codes == ["0", "N", "1", "2", "3", "130", "143"]
     assert str(record.EMPTY_RUN) in codes and str(record.INTERRUPTED) in codes
@@ -165,7 +165,7 @@ def test_sample_hz_help_is_what_prepare_does():
     import inspect
 
     from collectors import modes
-    from runners import cli, plan
+    from runners.command import cli, plan
     text = " ".join(cli.build_parser().format_help().split())
     m = re.search(r"--sample-hz HZ (.*?)\)", text)
     assert m and f"{modes.SAMPLE_MODE_HZ} in the sample, budget, window modes" in m.group(1)
@@ -176,9 +176,10 @@ def test_sample_hz_help_is_what_prepare_does():
     assert "sample_hz = mode.sample_hz if mode.sample_hz is not None else" in src
 
 
-@pytest.mark.parametrize("cmd", ["-m runners.study", "-m runners.run_matrix",
-                                 "-m runners.durability", "-m viz.report",
-                                 "-m viz.flamegraph", "-m analysis", "-m runners.analyse",
+@pytest.mark.parametrize("cmd", ["runners/study.py", "-m runners.experiments.study",
+                                 "-m runners.experiments.run_matrix",
+                                 "-m runners.experiments.durability", "-m viz.report",
+                                 "-m viz.flamegraph", "-m analysis", "-m runners.command.analyse",
                                  "trace_wal.py", "walscope"])
 def test_help_descriptions_are_whole_sentences(cmd):
     """No --help stops mid-sentence (study.py's stopped at "write its")."""

@@ -139,7 +139,8 @@ def test_write_time_from_registers_matches_bpftrace(tmp_path):
 @pytest.mark.parametrize("nr", [1, 202, 75])
 def test_syscall_names_cover_any_syscall(nr):
     from analysis.syscalls import name as syscall_name
-    assert syscall_name(nr) == {1: "write", 202: "futex", 75: "fdatasync"}[nr]
+    from tests.conftest import GOLDEN
+    assert syscall_name(nr, GOLDEN) == {1: "write", 202: "futex", 75: "fdatasync"}[nr]
 
 
 @pytest.mark.root
@@ -186,7 +187,7 @@ def test_sqlite_in_sample_mode_takes_sqlite_components(tmp_path):
     journal's fdatasyncs."""
     p = subprocess.run(TRACE + ["-q", "--mode", "sample", "--sched", "--sample-hz", "499",
                                 "-o", str(tmp_path / "o"), "--",
-                                "python3", "-m", "runners.sqlite_tpcc", "--db",
+                                "python3", "-m", "runners.workloads.sqlite_tpcc", "--db",
                                 str(tmp_path / "t.db"), "--scale", "0.005",
                                 "--transactions", "300", "--journal-mode", "delete"],
                        capture_output=True, text=True, timeout=300, cwd=str(ROOT))

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors import records as R
 from tests import schema
-from tests.conftest import ROOT, ensure_tracefs, run_trace, start_bpftrace
+from tests.conftest import GOLDEN, ROOT, ensure_tracefs, run_trace, start_bpftrace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -39,7 +38,7 @@ def trace_sqlite(tmp: Path, *args: str, bt: bool = False):
 
 
 def components_sum(w: pd.DataFrame) -> None:
-    comps = R.components("sqlite")
+    comps = GOLDEN.components("sqlite")
     assert (w[[f"{c}_ns" for c in comps]].sum(axis=1) == w["dur_ns"]).all()
 
 
@@ -104,7 +103,7 @@ def test_untraced_syscalls_are_counted_and_compensated(tmp_path):
 
 def test_tpcc_labels_and_latency(tmp_path):
     p = run_trace(["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--", "python3", "-m",
-                   "runners.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),
+                   "runners.workloads.sqlite_tpcc", "--db", str(tmp_path / "tpcc.db"),
                    "--scale", "0.005", "--transactions", "150"],
                   timeout=300, cwd=str(ROOT))
     assert p.returncode == 0, p.stderr[-2000:]

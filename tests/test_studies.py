@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from collectors import modes
-from runners.studies import STUDIES
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
-from runners.studies.results import Results
+from runners.experiments.studies import STUDIES
+from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.results import Results
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.root

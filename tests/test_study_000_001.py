@@ -5,9 +5,9 @@ gives "cannot be tested here", and figures that were not measured are not
 printed."""
 from __future__ import annotations
 
-from runners.studies import STUDIES, s000, s001
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
-from runners.studies.results import CellResult, Results, Stat
+from runners.experiments.studies import STUDIES, s000, s001
+from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.results import CellResult, Results, Stat
 
 DECLARED = {"cpu_types": "PE", "cpu_types_source": "declared"}
 HYBRID = {"cpu_types": "PPEE", "cpu_types_source": "intel-hybrid-pmu"}

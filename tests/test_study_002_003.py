@@ -8,9 +8,9 @@ from typing import Callable
 
 import pytest
 
-from runners.studies import STUDIES, s002, s003
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
-from runners.studies.results import CellResult, Results, Stat
+from runners.experiments.studies import STUDIES, s002, s003
+from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.results import CellResult, Results, Stat
 
 AA = [0.95, 1.05]
 

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from runners.studies import s004
-from runners.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
-from runners.studies.results import CellResult, Results, Stat
+from runners.experiments.studies import s004
+from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.results import CellResult, Results, Stat
 from viz import figures, matrix
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from runners.studies import STUDIES
-from runners.studies.results import Results
-from runners.studies.writeup import verdicts
+from runners.experiments.studies import STUDIES
+from runners.experiments.studies.results import Results
+from runners.experiments.studies.writeup import verdicts
 from tests.conftest import ROOT
 
 FOLDERS = {s.id: ROOT / "studies" / s.folder for s in STUDIES.values()}

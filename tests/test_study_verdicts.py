@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import workload_output
-from runners.studies import STUDIES
-from runners.studies.model import HELD, NOT_HELD, UNTESTABLE
-from runners.studies.results import CellResult, Results, Stat
-from runners.studies import s002, s004
+from runners.experiments.studies import STUDIES
+from runners.experiments.studies.model import HELD, NOT_HELD, UNTESTABLE
+from runners.experiments.studies.results import CellResult, Results, Stat
+from runners.experiments.studies import s002, s004
 from viz import matrix
 
 

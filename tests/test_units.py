@@ -15,6 +15,7 @@ from analysis.compensation import Calibration
 from analysis.io import io_frame
 from analysis.summary import summarize
 from analysis.writes import writes_frame
+from tests.conftest import GOLDEN, golden_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,8 +36,8 @@ def test_dtypes_match_header_sizes(tmp_path):
                                             text=True).stdout.split()]
     names = ["ws_write_rec", "ws_io_rec", "ws_sched_rec", "ws_open_rec", "ws_sample_rec",
              "ws_task_rec", "ws_offcpu_ent", "ws_stack_ent"]
-    assert sizes == [R.struct_dtype(n).itemsize for n in names]
-    assert R.struct_dtype("ws_write_rec")["mig"].shape == (4, 4)
+    assert sizes == [GOLDEN.struct_dtype(n).itemsize for n in names]
+    assert GOLDEN.struct_dtype("ws_write_rec")["mig"].shape == (4, 4)
 
 
 def test_component_names_come_from_the_header():
@@ -45,19 +46,19 @@ def test_component_names_come_from_the_header():
     for e in engines.ENGINES:
         header = (ROOT / "probes" / f"{e.name}.h").read_text()
         names = re.findall(rf"\t{e.comp_prefix}(\w+) = \d+,", header)
-        assert R.components(e.name) == [n.lower() for n in names if n != "NR"], e.name
-        assert R.components(e.name)[0] == "other"
-        assert R.components(e.name)[7] == "sched_runq"   # the scheduler's shared slot
+        assert GOLDEN.components(e.name) == [n.lower() for n in names if n != "NR"], e.name
+        assert GOLDEN.components(e.name)[0] == "other"
+        assert GOLDEN.components(e.name)[7] == "sched_runq"   # the scheduler's shared slot
 
 
 def test_phase_components_come_from_the_header():
     """One table (WS_PHASE_COMPS) feeds the BPF program and Python."""
-    assert [R.phase_component(p) for p in ("PH_WRITE", "PH_QUEUE", "PH_CRC", "PH_WAL",
+    assert [GOLDEN.phase_component(p) for p in ("PH_WRITE", "PH_QUEUE", "PH_CRC", "PH_WAL",
                                             "PH_MEMTABLE")] == \
         ["other", "queue", "crc", "wal_append", "memtable"]
-    assert R.phase_component("PH_SQL_STEP", "sqlite") == "sql_exec"
-    assert R.phase_component("PH_CHECKPOINT", "sqlite") == "checkpoint"
-    assert R.phase_component("PH_LEADER") is None   # a marker opens nothing
+    assert GOLDEN.phase_component("PH_SQL_STEP", "sqlite") == "sql_exec"
+    assert GOLDEN.phase_component("PH_CHECKPOINT", "sqlite") == "checkpoint"
+    assert GOLDEN.phase_component("PH_LEADER") is None   # a marker opens nothing
 
 
 def test_file_kind_rules(tmp_path):
@@ -83,7 +84,7 @@ def test_file_kind_rules(tmp_path):
     exe = tmp_path / "fk"
     subprocess.run(["cc", "-I", str(ROOT / "probes"), str(src), "-o", str(exe)], check=True)
     out = subprocess.run([str(exe), *cases], capture_output=True, text=True).stdout.split()
-    kinds = R.file_kinds()
+    kinds = GOLDEN.file_kinds()
     assert {p: kinds[int(k)] for p, k in zip(cases, out)} == cases
 
 
@@ -118,11 +119,12 @@ def test_topology_detection(tmp_path):
 
 
 def _synthetic_writes(tmp_path: Path) -> None:
-    dt = R.struct_dtype("ws_write_rec")
+    golden_folder(tmp_path)
+    dt = GOLDEN.struct_dtype("ws_write_rec")
     a = np.zeros(2, dtype=dt)
-    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
-    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
-    comps = R.rocksdb_components()
+    a["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = GOLDEN.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
+    comps = GOLDEN.components("rocksdb")
     qi, ci, oi = comps.index("queue"), comps.index("crc"), comps.index("other")
     a["comp_ns"][0, qi], a["comp_ns"][0, ci], a["comp_ns"][0, oi] = 50_000, 12_000, 3_000
     a["hits_in"][0, ci] = 1      # one crc pair inside the write
@@ -136,6 +138,32 @@ def _synthetic_writes(tmp_path: Path) -> None:
     (tmp_path / "writes.bin").write_bytes(a.tobytes() + b"\x01\x02")  # torn tail
 
 
+def test_each_folder_is_read_with_its_own_layout(tmp_path):
+    """A folder's records are read with its layout.json, whatever folder was
+    read before and whatever the build's is: two folders whose layouts
+    number the file kinds differently, read in turn, each name an io
+    record's file kind by their own."""
+    import json
+    from analysis.io import io_frame
+    from collectors.run_folder import RunFolder
+    raw = json.loads(GOLDEN.path.read_text())
+    kinds = next(t for t in raw["types"] if t.get("name") == "ws_file_kind")
+    vals = {v["name"]: v for v in kinds["values"]}
+    vals["FK_WAL"]["val"], vals["FK_SST"]["val"] = vals["FK_SST"]["val"], vals["FK_WAL"]["val"]
+    a, b = golden_folder(tmp_path / "a"), tmp_path / "b"
+    b.mkdir()
+    RunFolder(b).layout_json.write_text(json.dumps(raw))
+    io = np.zeros(1, GOLDEN.struct_dtype("ws_io_rec"))
+    io["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_IO"]
+    io["nr"], io["kind"] = 1, GOLDEN.enum_values("ws_file_kind")["FK_WAL"]
+    for d in (a, b):
+        RunFolder(d).records("ws_io_rec").write_bytes(io.tobytes())
+    assert [io_frame(d)["kind"][0] for d in (a, b, a)] == ["wal", "sst", "wal"]
+    assert R.Layout.of(a).path == RunFolder(a).layout_json
+    assert R.Layout.of(b).file_kinds() != GOLDEN.file_kinds()
+    assert R.Layout.of(tmp_path / "none") == R.Layout.build()   # no layout.json
+
+
 def test_compensation_arithmetic(tmp_path):
     _synthetic_writes(tmp_path)
     cal = Calibration(pair_in_ns=10_000, pair_out_ns=1_000, one_ns=4_000)
@@ -147,7 +175,7 @@ def test_compensation_arithmetic(tmp_path):
     assert w.loc[0, "other_adj_ns"] == 0
     assert w.loc[0, "queue_adj_ns"] == 50_000
     assert w.loc[1, "queue_adj_ns"] == 0   # 1 us - 4 us entry-only probe -> 0
-    s = summarize(w, io_frame(tmp_path), {}, cal)
+    s = summarize(w, io_frame(tmp_path), {}, cal, layout=GOLDEN)
     assert "crc" in s["unreliable_components"] and "other" in s["unreliable_components"]
     # queue: one 4 us entry-only hit in 51 us raw: compensated, not flagged
     assert "queue" not in s["unreliable_components"]
@@ -162,7 +190,7 @@ def test_cold_hits_are_charged_the_cold_cost(tmp_path):
     share of cold probe hits (long after the thread's previous hit)."""
     _synthetic_writes(tmp_path)
     a = np.frombuffer((tmp_path / "writes.bin").read_bytes()[:-2],
-                      dtype=R.struct_dtype("ws_write_rec")).copy()
+                      dtype=GOLDEN.struct_dtype("ws_write_rec")).copy()
     a["cold_hits"][0] = 1      # 1 of the 4 hits of write 0 (2 pairs)
     a["cold_hits"][1] = 1      # the only hit of write 1
     (tmp_path / "writes.bin").write_bytes(a.tobytes())
@@ -182,9 +210,10 @@ def test_cold_hits_are_charged_the_cold_cost(tmp_path):
 
 
 def test_generated_docs_are_current():
-    """README.md's and docs/'s generated blocks are what the code says."""
+    """README.md's and docs/'s generated blocks are what the code says (the
+    record layout's with the golden layout, which is the build's)."""
     from runners import docs
-    assert docs.stale() == [], "run `make docs`"
+    assert docs.stale(layout=GOLDEN) == [], "run `make docs`"
 
 
 @pytest.mark.root
@@ -214,7 +243,6 @@ def test_run_folder_keeps_its_schema_and_analyses_offline(traced):
         subprocess.run(["chown", "-R", "nobody", str(base)], check=True)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
                 "from collectors import records as R; R.BTF_JSON = R.Path('/nonexistent'); "
-                "R.use_layout(R.BTF_JSON); "
                 "from analysis.__main__ import main; sys.exit(main(['-q', sys.argv[2]]))")
         p = subprocess.run(["runuser", "-u", "nobody", "--",
                             str(ROOT / ".venv" / "bin" / "python"), "-c", code, str(ROOT),
@@ -270,11 +298,11 @@ def test_writes_mode_probes_boundaries_and_wal_calls_only():
 
 
 def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
-    dt = R.struct_dtype("ws_write_rec")
+    dt = GOLDEN.struct_dtype("ws_write_rec")
     a = np.zeros(1, dtype=dt)
-    a["rec_type"] = R.enum_values("ws_rec_type")["WS_REC_WRITE"]
-    a["engine"] = R.enum_values("ws_engine")["WS_ENGINE_SQLITE"]
-    comps = R.components("sqlite")
+    a["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
+    a["engine"] = GOLDEN.enum_values("ws_engine")["WS_ENGINE_SQLITE"]
+    comps = GOLDEN.components("sqlite")
     ex, oth, jw = comps.index("sql_exec"), comps.index("other"), comps.index("journal_write_io")
     a["comp_ns"][0, ex], a["comp_ns"][0, oth], a["comp_ns"][0, jw] = 20_000, 5_000, 7_000
     a["dur_ns"][0] = 32_000
@@ -284,7 +312,7 @@ def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
     a["sys_par"][0, ex] = 4      # ... issued from inside steps
     a["sys_ign"][0, ex] = 5      # and five untraced ones (pread...)
     a["flags"][0] = 0x10
-    (tmp_path / "writes.bin").write_bytes(a.tobytes())
+    (golden_folder(tmp_path) / "writes.bin").write_bytes(a.tobytes())
     cal = Calibration(pair_in_ns=99_999, sql_pair_in_ns=2_000, sql_pair_out_ns=1_500,
                       sys_in_ns=100, sys_out_ns=400, sys_ign_ns=50)
     w = writes_frame(tmp_path, cal, "sqlite")
@@ -376,16 +404,19 @@ def test_two_sampled_shares_of_one_parent_are_taken_from_it_as_measured():
 
 def test_samples_in_io_syscalls_take_the_engines_components():
     from analysis.sampling import classify_symbol, syscall_component
-    assert syscall_component(75, "wal") == "wal_sync_io"
-    assert syscall_component(1, "wal") == "wal_write_io"
-    assert syscall_component(75, "dir") == "wal_sync_io"   # RocksDB syncs the WAL's dir
-    assert syscall_component(1, "other") is None           # e.g. stdout
-    assert syscall_component(202, "wal") is None           # futex
-    assert syscall_component(75, "journal", "sqlite") == "journal_sync_io"
-    assert syscall_component(18, "wal", "sqlite") == "journal_write_io"
-    assert syscall_component(74, "db", "sqlite") == "db_sync_io"
-    assert syscall_component(74, "dir", "sqlite") == "dir_sync_io"
-    assert syscall_component(1, "other", "sqlite") is None
+
+    def sc(nr: int, kind: str, engine: str = "rocksdb") -> str | None:
+        return syscall_component(nr, kind, engine, GOLDEN)
+    assert sc(75, "wal") == "wal_sync_io"
+    assert sc(1, "wal") == "wal_write_io"
+    assert sc(75, "dir") == "wal_sync_io"   # RocksDB syncs the WAL's dir
+    assert sc(1, "other") is None           # e.g. stdout
+    assert sc(202, "wal") is None           # futex
+    assert sc(75, "journal", "sqlite") == "journal_sync_io"
+    assert sc(18, "wal", "sqlite") == "journal_write_io"
+    assert sc(74, "db", "sqlite") == "db_sync_io"
+    assert sc(74, "dir", "sqlite") == "dir_sync_io"
+    assert sc(1, "other", "sqlite") is None
     assert classify_symbol("sqlite3VdbeExec") == "sql_exec"
     assert classify_symbol("[libsqlite3.so.0]") == "sql_exec"
     assert classify_symbol("rocksdb::MemTable::Add") == "memtable"

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from runners.run_matrix import AA, BASELINE, TRACED, WARMUP, Unit, schedule
-from runners.scenario import Cell
-from runners.studies.judge import MIN_ROUNDS, compare, median_interval
-from runners.studies.results import Stat
+from runners.experiments.run_matrix import AA, BASELINE, TRACED, WARMUP, Unit, schedule
+from runners.experiments.scenario import Cell
+from runners.experiments.studies.judge import MIN_ROUNDS, compare, median_interval
+from runners.experiments.studies.results import Stat
 
 CELLS = [Cell({"sync": s, "pin": p}) for s in (True, False) for p in ("P", "E", "none")]
 
@@ -104,7 +104,7 @@ def test_too_few_rounds_or_no_aa_cannot_tell():
 
 
 def test_the_disks_interrupt_cpus_are_recorded():
-    from runners.run_matrix import block_irq_cpus
+    from runners.experiments.run_matrix import block_irq_cpus
     text = ("           CPU0       CPU1       \n"
             " 34:        225          0 PCI-MSIX-0000:00:05.0   1-edge      virtio4-input\n"
             " 36:          0   32401191 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"

@@ -12,10 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def tpcc(cwd: Path, tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runners.sqlite_tpcc", "--transactions", "20",
-                           "--scale", "0.005", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT),
-                                            "TMPDIR": str(tmp), **env})
+    return subprocess.run([sys.executable, "-m", "runners.workloads.sqlite_tpcc",
+                           "--transactions", "20", "--scale", "0.005", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp), **env})
 
 
 def test_tpcc_leaves_nothing_in_the_current_folder(tmp_path):

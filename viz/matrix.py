@@ -1,6 +1,6 @@
 """A matrix's comparisons across cells, from matrix.parquet (one row per
 run and benchmark, untraced baselines and the traced run, as
-runners/run_matrix.py writes it): the workload's own throughput and
+runners/experiments/run_matrix.py writes it): the workload's own throughput and
 latency per cell against its untraced repeats, with the traced/untraced
 ratio."""
 from __future__ import annotations
@@ -24,7 +24,7 @@ WRAP = 28      # a name that is no cell's is broken into lines of about this
 
 
 def _segments(name: str) -> list[tuple[str, str]] | None:
-    """A cell's name (runners/scenario.py Cell.name: key-value pairs joined
+    """A cell's name (runners/experiments/scenario.py Cell.name: key-value pairs joined
     by '_', values stripped to [A-Za-z0-9.]) as (key, value) pairs; None
     for a name that is not one."""
     out, key = [], []

@@ -14,7 +14,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 
-#include "../../runners/flags.h"
+#include "../../runners/workloads/flags.h"
 
 #include <cstdio>
 #include <cstdlib>

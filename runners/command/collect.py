@@ -1,0 +1,179 @@
+"""Collecting a traced run: the collector and the workload (or -p PID)
+running together until the workload ends, Ctrl-C or SIGTERM comes or
+--duration passes; the objects the processes load followed as they come,
+memory maps and perf kept for stacks, and a warning while it runs when a
+mode with probes on every write meets a fast workload.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from collectors import perf_record, procfs, records as R
+from collectors.session import Collector, SessionError, Workload, process_tree
+from runners.command import defaults
+from runners.command.plan import Plan, TraceError, collector_options
+
+
+def _wait_pid(pid: int, deadline: float | None, stop: Any = lambda: False) -> None:
+    while os.path.exists(f"/proc/{pid}") and not stop() \
+            and (deadline is None or time.monotonic() < deadline):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
+
+
+class _Interrupts:
+    """SIGINT and SIGTERM while the workload runs: noted and passed on to
+    it (SIGINT; a second one kills it), never raised as an exception.  An
+    exception could land between waitpid() reaping the workload and Popen
+    keeping its status, and the next wait() would find no child and say 0:
+    Ctrl-C then exited 0 in 2 of 6 tries."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self.count = 0
+        self.workload: Workload | None = None
+        self.old: dict[int, Any] = {}
+
+    def install(self) -> "_Interrupts":
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.old[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def restore(self) -> None:
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signum = self.signum or signum
+        self.count += 1
+        w = self.workload
+        if w is None:
+            return
+        if self.count == 1:
+            w.interrupt()
+        elif w.proc.poll() is None:
+            w.proc.kill()
+
+    def __bool__(self) -> bool:
+        return bool(self.signum)
+
+
+@dataclass
+class Collected:
+    exit_code: int = 0
+    interrupted: bool = False
+    signum: int = 0              # what interrupted it (SIGINT, SIGTERM)
+    maps: procfs.MapSnapshots = field(default_factory=procfs.MapSnapshots)
+    perf: perf_record.PerfRecorder | None = None
+
+
+def collect(plan: Plan) -> Collected:
+    """Run the collector with the workload (or -p PID) until it ends, is
+    interrupted (Ctrl-C, SIGTERM) or --duration passes; the collector is
+    stopped last, whatever happened."""
+    opts, got = plan.opts, Collected()
+    collector = workload = None
+    stop = _Interrupts().install()
+    try:
+        collector = Collector(plan.run_dir, plan.attach, collector_options(plan),
+                              on_object=plan.objects.on_object)
+        collector.wait_ready()
+        if plan.mode.follows_objects:   # uprobes for what the processes load later
+            plan.objects.follow(collector)
+        if opts.pid is not None:
+            pids = process_tree(opts.pid)
+            procfs.save_open_files(plan.run_dir, procfs.open_files(pids))
+            for p in pids:
+                collector.add_pid(p)
+            start_watching(plan, got, opts.pid)
+            watch_cost(plan)
+            deadline = time.monotonic() + opts.duration if opts.duration else None
+            _wait_pid(opts.pid, deadline, stop=lambda: bool(stop))
+        elif not stop:   # (a Ctrl-C while the collector started: not run)
+            workload = Workload(opts.command, plan.run_as, plan.folder.command_log,
+                                echo=opts.echo, cwd=opts.cwd,
+                                extra_env={"WALSCOPE_RUN_DIR": str(plan.run_dir.resolve())})
+            stop.workload = workload
+            if stop:     # came before the handler knew the workload
+                workload.interrupt()
+            collector.add_pid(workload.pid)
+            if plan.stack_method == "dwarf":  # perf follows the pid across its exec
+                got.perf = perf_record.PerfRecorder(
+                    workload.pid, plan.sample_hz or defaults.DWARF_HZ,
+                    plan.folder.perf_data)
+            workload.release()
+            watch_cost(plan)
+            if plan.sample_hz or plan.offcpu_kind != "off":
+                got.maps.start(workload.pid)
+            got.exit_code = workload.wait()
+    except (SessionError, perf_record.StackError) as e:
+        if workload is not None and workload.proc.poll() is None:
+            workload.proc.kill()
+        raise TraceError(str(e)) from None
+    finally:
+        if got.perf is not None:
+            got.perf.stop()
+        got.maps.stop()
+        plan.objects.close()   # what is queued is handled, every process let go
+        if collector is not None:
+            collector.stop()
+        stop.restore()
+        got.interrupted, got.signum = bool(stop), stop.signum
+    return got
+
+
+def start_watching(plan: Plan, got: Collected, pid: int) -> None:
+    """-p PID: memory maps for symbols, perf for dwarf stacks."""
+    if plan.sample_hz or plan.offcpu_kind != "off":
+        got.maps.start(pid)
+    if plan.stack_method == "dwarf":
+        got.perf = perf_record.PerfRecorder(pid, plan.sample_hz or defaults.DWARF_HZ,
+                                            plan.folder.perf_data)
+
+
+# above this many traced writes a second, full mode's ~11 probe hits a write
+# (1-2 us each here) take over a fifth of every second from the workload
+# (an unsynced 1-thread db_bench: ~36,000/s traced, 3x slower)
+COSTLY_WRITES_PER_S = 15_000
+
+
+# how long the live check of a costly mode watches the workload first
+COST_WATCH_S = 1.0
+
+
+def watch_cost(plan: Plan) -> None:
+    """In a mode with probes on every write (full, writes), warn while the
+    workload runs when its first second already holds more writes than such
+    a mode can trace cheaply (the records on disk count them; the collector
+    writes them as they come)."""
+    if not plan.mode.every_write:
+        return
+    path = plan.folder.records("ws_write_rec")
+    size = R.Layout.build().struct_dtype("ws_write_rec").itemsize   # the collector's
+
+    def check() -> None:
+        t0 = time.monotonic()
+        time.sleep(COST_WATCH_S)
+        try:
+            n = path.stat().st_size // size
+        except OSError:
+            return
+        rate = n / (time.monotonic() - t0)
+        if rate > COSTLY_WRITES_PER_S:
+            print(f"walscope: ~{rate:,.0f} writes/s in the first second, each through "
+                  f"{plan.opts.mode} mode's probes: this run will be several times slower "
+                  "than untraced; the default mode (budget) records every write only "
+                  "while that is cheap, and windows within its budget when not",
+                  file=sys.stderr)
+    threading.Thread(target=check, name="walscope-cost-watch", daemon=True).start()

@@ -11,8 +11,9 @@ SAMPLE_HZ = 499
 # perf's dwarf unwinding copies 16 KiB per sample
 DWARF_HZ = 99
 # --mode window: windows of this length, open this share of the time, one
-# at a random moment in each stretch of the length over the share.  Inside a window an unsynced write runs at
-# ~0.3 of its speed (full mode's 11 probe hits a write), so the duty bounds
+# at a random moment in each stretch of the length over the share.  Inside
+# a window an unsynced write runs at ~0.3 of its speed (full mode's 11
+# probe hits a write), so the duty bounds
 # the cost: 4% open cost 6% on 1-thread sync=false db_bench (0.94, 5
 # pairs; bench/results/NOTES.md), 2% is the default.  50 ms windows (the
 # attach takes ~12 ms before one opens, off the workload's path) give a

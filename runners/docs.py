@@ -207,6 +207,7 @@ TRUTH_JSON = ROOT / "bench" / "results" / "truth.json"
 def truth() -> str:
     """bench/truth.py's table: traced latency over the workload's own
     untraced timing, per mode, with the self-check each run printed."""
+    from analysis.selfcheck import P99_TOLERANCE, TOLERANCE
     if not TRUTH_JSON.exists():
         return "(not measured yet: `sudo bench/truth.py --reps 5`)"
     data = json.loads(TRUTH_JSON.read_text())
@@ -221,30 +222,27 @@ def truth() -> str:
             v = s[arm].get(k)
             return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
 
-        def risk(arm: str) -> str:
-            """How many runs the self-check trusted, and how many of those
-            were within the tolerance (mean 15%, p99 30%)."""
-            # (a run with none of the measured type, e.g. no new-order
-            # transaction in the default's windows: nothing to set against)
+        def trust(arm: str) -> str:
+            """How many runs the self-check trusted and how many of those were
+            within the tolerance; how many it did not and how many of those
+            were outside.  (A run with none of the measured type, e.g. no
+            new-order transaction in the default's windows, is left out.)"""
             runs = [x for x in r["runs"][arm] if x.get("self_check") and x.get("mean")]
-            if not runs or "trusted" not in runs[0]["self_check"]:
-                got = [x["self_check"]["risk"] for x in runs]
-                return f"risk {min(got):.3f}-{max(got):.3f}" if got else "-"
-            trusted = [x for x in runs if x["self_check"]["trusted"]]
             # the untraced runs' own spread: an error below it cannot be seen
             spread = {k: max(abs(u[k] / ref[k] - 1) for u in r["runs"]["untraced"])
                       for k in ("mean", "p99")}
 
             def within(x: dict) -> bool:
-                return (abs(x["mean"] / ref["mean"] - 1) <= max(0.15, spread["mean"])
-                        and abs(x["p99"] / ref["p99"] - 1) <= max(0.30, spread["p99"]))
+                return (abs(x["mean"] / ref["mean"] - 1) <= max(TOLERANCE, spread["mean"])
+                        and abs(x["p99"] / ref["p99"] - 1) <= max(P99_TOLERANCE, spread["p99"]))
+            trusted = [x for x in runs if x["self_check"]["trusted"]]
             good = sum(within(x) for x in trusted)
             off = sum(not within(x) for x in runs if not x["self_check"]["trusted"])
             return (f"{len(trusted)}/{len(runs)} ({good} within); "
                     f"{len(runs) - len(trusted)} not ({off} outside)")
         rows.append(f"| {wl} | {ref['mean'] / 1e3:.1f} / {ref['p99'] / 1e3:.1f} us | "
                     f"{c('untraced', 'mean')} | "
-                    + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')} | {risk(m)}"
+                    + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')} | {trust(m)}"
                                  for m in modes) + " |")
     reps = max(r["reps"] for r in data.values())
     rows += ["", f"Medians of {reps} interleaved rounds [range]; each traced run's "

@@ -155,6 +155,58 @@ def start_bpftrace(args: list[str], timeout: float = 60,
     return bt
 
 
+class BpftraceTotals:
+    """bpftrace summing into aggregate maps (`names`), read while it runs.
+
+    The script is given an interval probe that prints the maps, then a line
+    "tick", every 100 ms.  totals() waits for two ticks after its call: the
+    maps printed between them were read after the call, so they hold every
+    event of a workload that ended before it.  bpftrace is then stopped
+    (SIGINT, and SIGKILL if it has not exited in 30 s): its exit, which has
+    once taken over 300 s in a CI clone, decides nothing."""
+
+    TICK = "tick"
+
+    def __init__(self, script: str, names: tuple[str, ...], out: Path):
+        self.names = names
+        self.out = out
+        prints = " ".join(f"print(@{n});" for n in names)
+        self.bt = start_bpftrace(
+            ["-e", f"{script}\ninterval:ms:100 {{ {prints} printf(\"{self.TICK}\\n\"); }}"],
+            out=out)
+
+    def _ticks(self) -> list[int]:
+        text = self.out.read_text()
+        return [m.start() for m in re.finditer(rf"^{self.TICK}$", text, re.M)]
+
+    def totals(self, timeout: float = 120) -> dict[str, int]:
+        seen = len(self._ticks())
+        end = time.monotonic() + timeout
+        while len(self._ticks()) < seen + 2:
+            if time.monotonic() >= end or self.bt.poll() is not None:
+                self.stop()
+                raise AssertionError(f"bpftrace printed no totals: {self.out.read_text()[-2000:]}")
+            time.sleep(0.05)
+        text = self.out.read_text()
+        ticks = self._ticks()
+        block = text[ticks[seen]:ticks[seen + 1]]
+        self.stop()
+        got = {}
+        for n in self.names:
+            m = re.search(rf"^@{n}: (\d+)$", block, re.M)
+            got[n] = int(m.group(1)) if m else 0
+        return got
+
+    def stop(self) -> None:
+        if self.bt.poll() is None:
+            self.bt.send_signal(2)
+            try:
+                self.bt.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.bt.kill()
+                self.bt.wait()
+
+
 # what the fault tests observed, for docs/faults.md (`make docs`): a build
 # output, never a tracked file
 FAULTS_JSON = ROOT / ".output" / "faults.json"

@@ -67,19 +67,19 @@ def test_uretprobe_syscalls_are_not_charged_twice(tmp_path):
     write records count no untraced syscall for them (the calibrated probe
     cost holds that syscall already; db_bench's writes make none but
     write(2), as strace -c shows)."""
-    import re
-    from tests.conftest import ensure_tracefs, start_bpftrace
+    from tests.conftest import BpftraceTotals, ensure_tracefs
     ensure_tracefs()
-    bt = start_bpftrace(["-e", 'tracepoint:raw_syscalls:sys_enter /comm == "db_bench" '
-                               '&& args->id == 335/ { @n = count(); }'])
-    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--", "db_bench",
-                                f"--db={tmp_path}/db", "--benchmarks=fillrandom",
-                                "--num=5000", "--threads=1", "--sync=false"],
-                       capture_output=True, text=True, timeout=300)
-    bt.send_signal(2)
-    out, _ = bt.communicate(timeout=30)
+    bt = BpftraceTotals('tracepoint:raw_syscalls:sys_enter /comm == "db_bench" '
+                        '&& args->id == 335/ { @n = count(); }', ("n",), tmp_path / "bt.out")
+    try:
+        p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "o"), "--",
+                                    "db_bench", f"--db={tmp_path}/db", "--benchmarks=fillrandom",
+                                    "--num=5000", "--threads=1", "--sync=false"],
+                           capture_output=True, text=True, timeout=300)
+        n = bt.totals()["n"]
+    finally:
+        bt.stop()
     assert p.returncode == 0, p.stderr
-    n = int(re.search(r"@n: (\d+)", out).group(1))
     w = pd.read_parquet(tmp_path / "o" / "writes.parquet", columns=["untraced_syscalls"])
     assert len(w) == 5000
     assert n >= 4 * len(w), n   # WriteImpl, WriteToWAL, AddRecord, InsertInto... return

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests import schema
-from tests.conftest import TRACE, db_bench_stats, ensure_tracefs, start_bpftrace
+from tests.conftest import TRACE, BpftraceTotals, db_bench_stats, ensure_tracefs
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -36,7 +36,11 @@ def test_sync_counts_match_rocksdb(traced, threads, pipelined):
     ours = s["wal"]["sync"]["sum_ns"] / 1e3
     theirs = st["rocksdb.wal.file.sync.micros.sum"]
     assert abs(ours - theirs) <= 0.10 * theirs, (ours, theirs)
-    assert all(v == 0 for v in s["lost_events"].values())
+    # records only: a stack the stack map could not store (a hash-bucket
+    # collision, which depends on the boot's kernel addresses) loses no
+    # record, and tests/test_offcpu.py checks that such misses are shown
+    lost = {k: v for k, v in s["lost_events"].items() if v and k != "stack"}
+    assert not lost, s["lost_events"]
 
 
 @pytest.mark.parametrize("threads,pipelined", SYNC_CASES)
@@ -84,16 +88,17 @@ def test_bpftrace_counts_the_same_fdatasyncs(tmp_path):
     ensure_tracefs()
     script = ('tracepoint:syscalls:sys_enter_fdatasync /comm == "db_bench"/ '
               '{ @n = count(); }')
-    bt = start_bpftrace(["-e", script])
-    p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "out"), "--",
-                                "db_bench", f"--db={tmp_path}/db",
-                                "--benchmarks=fillrandom", "--num=997",
-                                "--threads=2", "--sync=true", "--statistics"],
-                       capture_output=True, text=True, timeout=300)
+    bt = BpftraceTotals(script, ("n",), tmp_path / "bt.out")
+    try:
+        p = subprocess.run(TRACE + ["-q", "--mode", "full", "-o", str(tmp_path / "out"), "--",
+                                    "db_bench", f"--db={tmp_path}/db",
+                                    "--benchmarks=fillrandom", "--num=997",
+                                    "--threads=2", "--sync=true", "--statistics"],
+                           capture_output=True, text=True, timeout=300)
+        counted = bt.totals()["n"]
+    finally:
+        bt.stop()
     assert p.returncode == 0, p.stderr
-    bt.send_signal(2)
-    out, _ = bt.communicate(timeout=30)
-    counted = int(out.split("@n:")[1].split()[0])
     io = pd.read_parquet(tmp_path / "out" / "io.parquet")
     ours = ((io["syscall"] == "fdatasync") & (io["thread"] == "db_bench")).sum()
     assert ours == counted

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -14,7 +13,7 @@ import pandas as pd
 import pytest
 
 from collectors.modes import SAMPLE_MODE_HZ
-from tests.conftest import ROOT, TRACE, ensure_tracefs, start_bpftrace
+from tests.conftest import ROOT, TRACE, BpftraceTotals, ensure_tracefs
 
 # total time db_bench's own threads spend in a syscall, timed by tracepoints;
 # the exit reads the clock before anything else, so of bpftrace's own work
@@ -62,21 +61,19 @@ def sample_run(tmp_path: Path, syscall: str, *args: str,
     bpftrace's ns less all of that run time and bpftrace's ns."""
     ensure_tracefs()
     with bpf_stats():
-        bt = start_bpftrace(["-e", TIMER.format(nr=syscall)])
-        p = subprocess.run(TRACE + ["-q", "--mode", "sample", "--sched", "--sample-hz", str(hz),
-                                    "-o", str(tmp_path / "o"), "--",
-                                    "db_bench", f"--db={tmp_path}/db",
-                                    "--benchmarks=fillrandom", *args],
-                           capture_output=True, text=True, timeout=300)
-        own = bpf_run_ns(f"sys_enter_{syscall}")
-        bt.send_signal(2)
-        # bpftrace prints its maps and detaches before it exits: wait for
-        # that, as long as the traced run itself may take (it once took
-        # over 30 s in a fresh CI clone)
-        out, _ = bt.communicate(timeout=300)
+        bt = BpftraceTotals(TIMER.format(nr=syscall), ("ns", "n"), tmp_path / "bt.out")
+        try:
+            p = subprocess.run(TRACE + ["-q", "--mode", "sample", "--sched", "--sample-hz",
+                                        str(hz), "-o", str(tmp_path / "o"), "--",
+                                        "db_bench", f"--db={tmp_path}/db",
+                                        "--benchmarks=fillrandom", *args],
+                               capture_output=True, text=True, timeout=300)
+            own = bpf_run_ns(f"sys_enter_{syscall}")
+            got = bt.totals()
+        finally:
+            bt.stop()
     assert p.returncode == 0, p.stderr
-    ns = int(re.search(r"@ns: (\d+)", out).group(1))
-    n = int(re.search(r"@n: (\d+)", out).group(1))
+    ns, n = got["ns"], got["n"]
     assert 0 < own < ns, (own, ns)
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     return s, pd.read_parquet(tmp_path / "o" / "samples.parquet"), ns, own, n

@@ -106,6 +106,17 @@ void budget_drained(struct budget *b, double drain_ns)
 		set_duty(b);
 }
 
+double budget_drain_max_ns(const struct budget *b)
+{
+	double inside = b->cost > 0 ? b->cost / (1 + b->cost) : 0, ns;
+
+	if (inside <= 0)
+		return BUDGET_DRAIN_MAX_NS;
+	ns = BUDGET_WINDOW_LOSS_NS / inside;
+	return ns < BUDGET_DRAIN_MIN_NS ? BUDGET_DRAIN_MIN_NS :
+	       ns > BUDGET_DRAIN_MAX_NS ? BUDGET_DRAIN_MAX_NS : ns;
+}
+
 double budget_gap_ms(const struct budget *b)
 {
 	return b->window_ns / 1e6 * (1 - b->duty) / b->duty;

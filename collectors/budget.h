@@ -65,6 +65,22 @@
 #define BUDGET_WINDOW_MAX_NS	1000000000.0
 /* windows never open less than this share of the time */
 #define BUDGET_MIN_DUTY		0.001
+/*
+ * A window's writes in flight at its close keep its probes attached until
+ * they end (the drain), and every other thread of the traced processes
+ * pays for them meanwhile.  SQLite's busy handler lets one client of
+ * two starve for seconds, untraced too (runners/workloads/sqlite_tpcc, 2
+ * clients: one transaction of 4 s in an untraced 4 s run), and such a
+ * transaction, begun in the every-write start, kept the probes 0.67-1 s
+ * past its close in 4 runs of 4: 32-41% of the run attached and 3-13% of
+ * its transactions lost against its own rate away from the probes; capped,
+ * 20-25% and 2.4-4.9% (bench/results/NOTES.md, 2026-11-26).  A
+ * drain may lose as much work as a window's edges (BUDGET_WINDOW_LOSS_NS)
+ * at the cost inside, within these bounds; the rows still in flight then
+ * are cut, counted (windows.rows_cut) and said in the table.
+ */
+#define BUDGET_DRAIN_MIN_NS	20000000.0
+#define BUDGET_DRAIN_MAX_NS	1000000000.0
 
 /* what the probes did in one stretch of time */
 struct budget_sample {
@@ -111,6 +127,9 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s);
 /* a window stayed attached this long after its close, until its last
  * write ended: the probes cost that too, and the duty pays for it */
 void budget_drained(struct budget *b, double drain_ns);
+/* how long a window's writes in flight may keep its probes attached
+ * after its close, at the last cost estimate */
+double budget_drain_max_ns(const struct budget *b);
 /* the mean closed time between windows at b->duty */
 double budget_gap_ms(const struct budget *b);
 

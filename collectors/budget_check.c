@@ -8,7 +8,8 @@
  *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
  *   paced PERIOD_NS COST_PER_MILLE 0 0       (a window the workload's pace priced)
  * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
- * WINDOW_MS" (at least 50 ms windows); "ready 0|1" is printed before an
+ * WINDOW_MS DRAIN_MS" (at least 50 ms windows; DRAIN_MS: how long a
+ * window's writes in flight may hold its probes after its close); "ready 0|1" is printed before an
  * "every" line's verdict.
  */
 #include <stdio.h>
@@ -52,9 +53,9 @@ int main(void)
 		} else {
 			return 2;
 		}
-		printf("%s %.6f %.6f %.3f %.0f %.3f\n", b.every_write ? "every" : "windows",
+		printf("%s %.6f %.6f %.3f %.0f %.3f %.3f\n", b.every_write ? "every" : "windows",
 		       b.cost, b.duty, b.every_write ? 0.0 : budget_gap_ms(&b),
-		       b.tokens_ns, b.window_ns / 1e6);
+		       b.tokens_ns, b.window_ns / 1e6, budget_drain_max_ns(&b) / 1e6);
 	}
 	return 0;
 }

@@ -41,6 +41,7 @@
 
 #define DRAIN_MAX_NS 1000000000ULL	/* a write in flight longer: give up */
 
+
 #define FOREVER_NS (~0ULL)
 /* while every write is traced, the cost is judged this often */
 #define BUDGET_POLL_MS 10
@@ -438,6 +439,13 @@ static void detach_window(struct walscope_bpf *skel)
 				(double)env.window_gap_ms);
 }
 
+/* how long the closed window's writes in flight may keep its probes: with
+ * --budget, what the budget pays for (budget_drain_max_ns) */
+static unsigned long long drain_max_ns(void)
+{
+	return env.budget > 0 ? (unsigned long long)budget_drain_max_ns(&bud) : DRAIN_MAX_NS;
+}
+
 /* ms until t (at least 1, at most POLL_MS) */
 static int ms_until(unsigned long long t, unsigned long long now)
 {
@@ -457,7 +465,7 @@ int step_windows(struct walscope_bpf *skel)
 		syscw_refresh(skel);	/* for the processes that exit */
 	if (win.draining) {
 		if (__atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST) <= 0 ||
-		    now - win.close_ns > DRAIN_MAX_NS)
+		    now - win.close_ns > drain_max_ns())
 			detach_window(skel);
 		return 1;	/* a write in flight ends in microseconds */
 	}

@@ -155,6 +155,14 @@ def start_bpftrace(args: list[str], timeout: float = 60,
     return bt
 
 
+def records_lost(summary: dict) -> int:
+    """Records the kernel dropped (summary.json lost_events), stack-map
+    misses aside: a stack the map could not store (a hash-bucket collision,
+    which depends on the boot's kernel addresses) loses no record, and
+    tests/test_offcpu.py checks that such misses are counted and shown."""
+    return sum(v for k, v in summary.get("lost_events", {}).items() if k != "stack")
+
+
 class BpftraceTotals:
     """bpftrace summing into aggregate maps (`names`), read while it runs.
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from collectors import records as R
-from tests.conftest import TRACE, record_fault, run_trace
+from tests.conftest import TRACE, record_fault, records_lost, run_trace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -125,7 +125,7 @@ def test_ctrl_c_keeps_everything(tmp_path):
           and len(pd.read_parquet(out / "writes.parquet")) > 100
           and s.get("interrupted") is True and _wait_gone(f"--db={tmp_path}/db", 30))
     _check_and_record("Ctrl-C (SIGINT) to trace_wal.py", tmp_path,
-            sum(s.get("lost_events", {}).values()), ok)
+            records_lost(s), ok)
 
 
 def test_ctrl_c_exits_130_every_time(tmp_path):
@@ -177,7 +177,7 @@ def test_sigterm_keeps_everything(tmp_path):
     out = tmp_path / "o"
     ok = _sigterm_after(tmp_path, out)
     _check_and_record("SIGTERM to trace_wal.py", tmp_path,
-            sum(_summary(out).get("lost_events", {}).values()), ok)
+            records_lost(_summary(out)), ok)
 
 
 def test_workload_killed_mid_run(tmp_path):
@@ -195,7 +195,7 @@ def test_workload_killed_mid_run(tmp_path):
     ok = (proc.returncode != 0 and "Traceback" not in err    # the workload's fate
           and s.get("writes", {}).get("count", 0) > 100 and s.get("partial_run") is False)
     _check_and_record("workload killed (kill -9 db_bench)", tmp_path,
-            sum(s.get("lost_events", {}).values()), ok)
+            records_lost(s), ok)
 
 
 def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
@@ -223,7 +223,7 @@ def test_killed_tracer_leaves_a_readable_partial_run(tmp_path):
           and any("the tracer died" in w for w in s.get("partial_why", []))
           and "PARTIAL" in (out / "report.html").read_text())
     _check_and_record("trace_wal.py killed (kill -9)", tmp_path,
-            sum(s.get("lost_events", {}).values()), ok)
+            records_lost(s), ok)
 
 
 def test_killed_collector_detaches_and_workload_goes_on(tmp_path):
@@ -247,7 +247,7 @@ def test_killed_collector_detaches_and_workload_goes_on(tmp_path):
           and bool(s.get("partial_run"))       # the collector's report is missing: said so
           and s.get("writes", {}).get("count", 0) > 100)   # what it had written is kept
     record_fault("collector killed (kill -9 walscope-collect)", survived=goes_on and ok,
-                 lost=sum(s.get("lost_events", {}).values()), left=left)
+                 lost=records_lost(s), left=left)
     assert goes_on and ok and left == 0
 
 

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from tests import schema
-from tests.conftest import TRACE, BpftraceTotals, db_bench_stats, ensure_tracefs
+from tests.conftest import (TRACE, BpftraceTotals, db_bench_stats, ensure_tracefs,
+                            records_lost)
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -36,11 +37,7 @@ def test_sync_counts_match_rocksdb(traced, threads, pipelined):
     ours = s["wal"]["sync"]["sum_ns"] / 1e3
     theirs = st["rocksdb.wal.file.sync.micros.sum"]
     assert abs(ours - theirs) <= 0.10 * theirs, (ours, theirs)
-    # records only: a stack the stack map could not store (a hash-bucket
-    # collision, which depends on the boot's kernel addresses) loses no
-    # record, and tests/test_offcpu.py checks that such misses are shown
-    lost = {k: v for k, v in s["lost_events"].items() if v and k != "stack"}
-    assert not lost, s["lost_events"]
+    assert records_lost(s) == 0, s["lost_events"]
 
 
 @pytest.mark.parametrize("threads,pipelined", SYNC_CASES)

@@ -73,14 +73,18 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
 
 
 def rows_cut(windows: pd.DataFrame, counted: int) -> dict[str, int]:
-    """The rows let go because their window's drain gave up: each
+    """The rows let go because their window's drain gave up, and the least
+    time they had run (rows_cut_ns: each at least its drain): each
     window's writes still in flight at its detach ("late"), or the BPF
     side's count of those it met again if higher; and the longest a
     drain that gave up had held the probes (ns after the close)."""
     late = windows[windows["late"] > 0] if len(windows) else windows
-    held = (late["detached_ns"] - late["close_ns"]).max() if len(late) else 0
+    drains = late["detached_ns"] - late["close_ns"] if len(late) else late
+    # each row let go had run at least its window's drain past the close:
+    # the time the rows left out add up to, at the least
     return {"rows_cut": max(int(counted), int(late["late"].sum()) if len(late) else 0),
-            "drain_max_ns": int(held)}
+            "drain_max_ns": int(drains.max()) if len(late) else 0,
+            "rows_cut_ns": int((late["late"] * drains).sum()) if len(late) else 0}
 
 
 def read_budget(run_dir: Path) -> dict[str, float]:

@@ -215,6 +215,7 @@ def truth() -> str:
     rows = ["| workload | untraced mean / p99 | A/A mean | "
             + " | ".join(f"{m} mean | {m} p99 | {m} trusted" for m in modes) + " |",
             "|---|---|---|" + "---|---|---|" * len(modes)]
+    totals = {"trusted": 0, "within": 0, "not": 0, "outside": 0}
     for wl, r in data.items():
         s, ref = r["summary"], r["summary"]["reference"]
 
@@ -238,6 +239,9 @@ def truth() -> str:
             trusted = [x for x in runs if x["self_check"]["trusted"]]
             good = sum(within(x) for x in trusted)
             off = sum(not within(x) for x in runs if not x["self_check"]["trusted"])
+            for k, v in (("trusted", len(trusted)), ("within", good),
+                         ("not", len(runs) - len(trusted)), ("outside", off)):
+                totals[k] += v
             return (f"{len(trusted)}/{len(runs)} ({good} within); "
                     f"{len(runs) - len(trusted)} not ({off} outside)")
         rows.append(f"| {wl} | {ref['mean'] / 1e3:.1f} / {ref['p99'] / 1e3:.1f} us | "
@@ -251,7 +255,10 @@ def truth() -> str:
              "(`summary.json` `self_check`) trusted their latencies and how many of "
              "those were within 15% (mean) and 30% (p99) of the untraced median (or "
              "the untraced runs' own spread, where wider); then the runs it did not "
-             "trust and how many of those were outside."]
+             "trust and how many of those were outside.",
+             "", f"In all, the self-check trusted {totals['trusted']} runs, "
+             f"{totals['within']} of them within; of the {totals['not']} it did not "
+             f"trust, {totals['outside']} were outside."]
     return "\n".join(rows)
 
 

@@ -8,8 +8,10 @@ from analysis import selfcheck
 
 
 def summary(raw_us: float, adj_us: float, queue_us: float = 0.0, runq_us: float = 0.0,
-            band: float = 0.18, longest_us: float | None = None) -> dict:
-    return {"writes": {"count": 1000, "duration": {"mean_ns": raw_us * 1e3},
+            band: float = 0.18, longest_us: float | None = None,
+            cut_us: float = 0.0) -> dict:
+    return {"windows": {"rows_cut_ns": cut_us * 1e3},
+            "writes": {"count": 1000, "duration": {"mean_ns": raw_us * 1e3},
                        "duration_adj": {"mean_ns": adj_us * 1e3, "sum_ns": adj_us * 1e6,
                                         "max_ns": (longest_us or 3 * adj_us) * 1e3}},
             "components": {"queue": {"mean_ns": queue_us * 1e3},
@@ -53,3 +55,15 @@ def test_a_mean_one_write_makes_is_not_trusted():
     assert c["longest_share"] == 1_000_000 / 1_700_000
     assert not c["trusted"] and not c["high"]
     assert "the mean is that write's" in selfcheck.line(c)
+
+
+def test_a_mean_that_leaves_out_the_writes_let_go_is_not_trusted():
+    # 1000 transactions of 0.7 ms kept; two let go, each still running 100
+    # ms and 200 ms past its window's close (at least 300 ms left out)
+    c = selfcheck.self_check(summary(710.0, 700.0, cut_us=300_000.0))
+    assert c["left_out_share"] == 300_000 / 1_000_000
+    assert not c["trusted"] and not c["high"]
+    assert "reads low" in selfcheck.line(c)
+    # one let go 20 ms past its close: 3% of the time, trusted
+    c = selfcheck.self_check(summary(710.0, 700.0, cut_us=20_000.0))
+    assert c["left_out_share"] < selfcheck.TOLERANCE and c["trusted"]

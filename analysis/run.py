@@ -100,7 +100,8 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         # counts those it meets again; windows.tsv's "late", all in flight
         # at the detach, also those that never ran again before the end)
         summary["windows"].update(windows.rows_cut(
-            sched, S.collector_counters(run_dir)[0].get("rows_cut", 0)))
+            sched, S.collector_counters(run_dir)[0].get("rows_cut", 0),
+            windows.read_stop(run_dir)))
         budget = (info.get("window") or {}).get("budget")
         if budget is not None:
             costs, end_ns = windows.read_costs(run_dir)

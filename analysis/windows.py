@@ -72,19 +72,31 @@ def read_windows(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(done, columns=cols).astype("int64")
 
 
-def rows_cut(windows: pd.DataFrame, counted: int) -> dict[str, int]:
-    """The rows let go because their window's drain gave up, and the least
-    time they had run (rows_cut_ns: each at least its drain): each
-    window's writes still in flight at its detach ("late"), or the BPF
-    side's count of those it met again if higher; and the longest a
-    drain that gave up had held the probes (ns after the close)."""
+def read_stop(run_dir: Path) -> int | None:
+    """When tracing began to stop (the "stop" line): windows closed from
+    then on closed because of it, not because their time was up."""
+    got = [v[0] for f in lines_of(run_dir, "stop", 1) if (v := numbers(f, int)) is not None]
+    return got[-1] if got else None
+
+
+def rows_cut(windows: pd.DataFrame, counted: int,
+             stop_ns: int | None = None) -> dict[str, int]:
+    """The rows let go because their window's drain gave up: each window's
+    writes still in flight at its detach ("late"), or the BPF side's count
+    of those it met again if higher; the longest a drain that gave up had
+    held the probes (ns after the close); and rows_cut_ns, a lower bound
+    on the time the rows let go had run: each at least its window's drain.
+    Rows the BPF side counted beyond the late ones add no time to it, and
+    neither do those of a window closed by the stop (stop_ns: their thread
+    may have ended with the workload, mid-write)."""
     late = windows[windows["late"] > 0] if len(windows) else windows
-    drains = late["detached_ns"] - late["close_ns"] if len(late) else late
-    # each row let go had run at least its window's drain past the close:
-    # the time the rows left out add up to, at the least
-    return {"rows_cut": max(int(counted), int(late["late"].sum()) if len(late) else 0),
-            "drain_max_ns": int(drains.max()) if len(late) else 0,
-            "rows_cut_ns": int((late["late"] * drains).sum()) if len(late) else 0}
+    if not len(late):
+        return {"rows_cut": max(int(counted), 0), "drain_max_ns": 0, "rows_cut_ns": 0}
+    drains = late["detached_ns"] - late["close_ns"]
+    timed = late["close_ns"] < stop_ns if stop_ns is not None else late["late"] >= 0
+    return {"rows_cut": max(int(counted), int(late["late"].sum())),
+            "drain_max_ns": int(drains.max()),
+            "rows_cut_ns": int((late["late"] * drains)[timed].sum())}
 
 
 def read_budget(run_dir: Path) -> dict[str, float]:

@@ -41,7 +41,6 @@
 
 #define DRAIN_MAX_NS 1000000000ULL	/* a write in flight longer: give up */
 
-
 #define FOREVER_NS (~0ULL)
 /* while every write is traced, the cost is judged this often */
 #define BUDGET_POLL_MS 10
@@ -516,9 +515,13 @@ int start_windows(struct walscope_bpf *skel)
 /* at the end: the open window closed, its writes drained, the last lines */
 void end_windows(struct walscope_bpf *skel, struct ring_buffer *rb)
 {
+	/* windows closed from here on close because tracing stops: a write
+	 * still in flight then may belong to a thread that is gone, so the
+	 * analysis counts no time for it (analysis/windows.py rows_cut) */
+	window_line("stop\t%llu\n", now_ns());
 	if (win.open)	/* stopped inside a window: its writes end first */
 		close_window(skel);
-	while (win.draining && now_ns() - win.close_ns <= DRAIN_MAX_NS &&
+	while (win.draining && now_ns() - win.close_ns <= drain_max_ns() &&
 	       __atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST) > 0) {
 		ring_buffer__consume(rb);
 		usleep(1000);

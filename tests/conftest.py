@@ -202,6 +202,9 @@ class BpftraceTotals:
         got = {}
         for n in self.names:
             m = re.search(rf"^@{n}: (\d+)$", block, re.M)
+            # a map never set prints nothing: 0; one whose print was lost
+            # would read 0 too, so a lost event fails here
+            assert m or "Lost" not in text, text[-2000:]
             got[n] = int(m.group(1)) if m else 0
         return got
 

@@ -248,6 +248,9 @@ def test_a_row_cut_by_its_windows_end_does_not_hold_later_windows(tmp_path):
 # one thread's transaction stays open for 1.5 s (as a client that SQLite's
 # busy handler starves does), begun before another thread writes fast to a
 # second database: tracing every write of that costs more than the budget
+# (the Python insert loop costs tracing every write far more than the 2%
+# budget: the start closes within ~0.1 s, well before the slow commit at
+# 1.5 s, and its drain cap is tens of ms)
 STARVED_TXN = """
 import sqlite3, sys, threading, time
 begun = threading.Event()

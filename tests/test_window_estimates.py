@@ -18,6 +18,31 @@ def test_a_torn_last_window_is_not_one(tmp_path):
     assert W.read_windows(tmp_path / "none").empty
 
 
+def test_rows_let_go_ran_at_least_their_drain(tmp_path):
+    """Two windows whose drains gave up (60 ms with 2 writes in flight,
+    40 ms with 1), one that drained in time, and the last one closed by
+    the stop (its write in flight may be a thread gone with the workload:
+    counted, but no time)."""
+    ms = 1_000_000
+    RunFolder(tmp_path).windows_tsv.write_text(
+        f"open\t0\t50\t21\nclose\t{100 * ms}\t{160 * ms}\t30\t2\n"
+        f"open\t{1000 * ms}\t50\t21\nclose\t{1100 * ms}\t{1101 * ms}\t30\t0\n"
+        f"open\t{2000 * ms}\t50\t21\nclose\t{2100 * ms}\t{2140 * ms}\t30\t1\n"
+        f"open\t{3000 * ms}\t50\t21\nstop\t{3050 * ms}\n"
+        f"close\t{3050 * ms}\t{3150 * ms}\t30\t1\nend\t{3151 * ms}\n")
+    win = W.read_windows(tmp_path)
+    stop = W.read_stop(tmp_path)
+    assert stop == 3050 * ms and len(win) == 4
+    got = W.rows_cut(win, 0, stop)
+    assert got == {"rows_cut": 4, "drain_max_ns": 100 * ms,
+                   "rows_cut_ns": 2 * 60 * ms + 40 * ms}
+    assert W.rows_cut(win, 7, stop)["rows_cut"] == 7      # the BPF side met more
+    assert W.rows_cut(win.iloc[[1]], 0, stop) == {"rows_cut": 0, "drain_max_ns": 0,
+                                                  "rows_cut_ns": 0}
+    assert W.rows_cut(win.iloc[:0], 0, None)["rows_cut_ns"] == 0
+    assert W.rows_cut(win, 0, None)["rows_cut_ns"] == 2 * 60 * ms + 40 * ms + 100 * ms
+
+
 def test_writes_fall_in_the_window_they_began_in():
     win = pd.DataFrame({"open_ns": [100, 500], "close_ns": [200, 600]})
     starts = np.array([50, 100, 199, 200, 300, 550, 700])

@@ -13,7 +13,8 @@ noise (the A/A column).  The run's self-check (summary.json self_check) is
 kept beside each traced run, to show whether it said when to distrust it.
 
 Writes truth.json and truth.md to -o (bench/results); docs/attribution.md's
-table is generated from truth.json (`make docs`).
+table is generated from truth.json (`make docs`).  --merge keeps the other
+workloads of the results file; --render writes truth.md again from it.
 """
 from __future__ import annotations
 
@@ -168,7 +169,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="truth")
     ap.add_argument("--merge", action="store_true",
                     help="keep the other workloads of an existing results file")
+    ap.add_argument("--render", action="store_true",
+                    help="only write the markdown again from the results file")
     a = ap.parse_args(argv)
+    if a.render:
+        results = json.loads((a.output / f"{a.name}.json").read_text())
+        reps = max(r["reps"] for r in results.values())
+        md = table(results, a.modes.split(","), reps)
+        (a.output / f"{a.name}.md").write_text("# Truth under contention\n\n" + md)
+        print(md)
+        return 0
     modes = a.modes.split(",")
     wls = a.workloads.split(",")
     unknown = [w for w in wls if w not in WORKLOADS]

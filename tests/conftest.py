@@ -175,13 +175,16 @@ class BpftraceTotals:
 
     TICK = "tick"
 
-    def __init__(self, script: str, names: tuple[str, ...], out: Path):
+    def __init__(self, script: str, names: tuple[str, ...], out: Path,
+                 args: tuple[str, ...] = ()):
+        """script: bpftrace's program text (a .bt file's too); args: its
+        positional parameters ($1...)."""
         self.names = names
         self.out = out
         prints = " ".join(f"print(@{n});" for n in names)
         self.bt = start_bpftrace(
-            ["-e", f"{script}\ninterval:ms:100 {{ {prints} printf(\"{self.TICK}\\n\"); }}"],
-            out=out)
+            ["-e", f"{script}\ninterval:ms:100 {{ {prints} printf(\"{self.TICK}\\n\"); }}",
+             *args], out=out)
 
     def _ticks(self) -> list[int]:
         text = self.out.read_text()

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import pytest
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
 
 from tests import schema
-from tests.conftest import GOLDEN, ROOT, ensure_tracefs, run_trace, start_bpftrace
+from tests.conftest import GOLDEN, ROOT, BpftraceTotals, ensure_tracefs, run_trace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -20,16 +19,21 @@ WORKLOAD = ["python3", str(ROOT / "tests" / "sqlite_workload.py")]
 def trace_sqlite(tmp: Path, *args: str, bt: bool = False):
     """(summary, writes, io, bpftrace counts or {}) of one traced run."""
     counts: dict[str, int] = {}
-    proc = None
+    totals = None
     if bt:
         ensure_tracefs()
-        proc = start_bpftrace([str(ROOT / "probes" / "sqlite_commit_io.bt"), "python3"])
-    p = run_trace(["-q", "--mode", "full", "-o", str(tmp / "o"), "--", *WORKLOAD, str(tmp / "t.db"), *args],
-                  timeout=300)
-    if proc is not None:
-        proc.send_signal(2)
-        out = proc.communicate(timeout=30)[0]
-        counts = {k: int(v) for k, v in re.findall(r"@(\w+): (\d+)", out)}
+        script = "\n".join(l for l in (ROOT / "probes" / "sqlite_commit_io.bt")
+                           .read_text().splitlines() if not l.startswith("#!"))
+        totals = BpftraceTotals(script, ("syncs", "sync_ns", "unlinks", "ftruncates",
+                                         "writes"), tmp / "bt.out", args=("python3",))
+    try:
+        p = run_trace(["-q", "--mode", "full", "-o", str(tmp / "o"), "--", *WORKLOAD,
+                       str(tmp / "t.db"), *args], timeout=300)
+        if totals is not None:
+            counts = totals.totals()
+    finally:
+        if totals is not None:
+            totals.stop()
     assert p.returncode == 0, p.stderr[-2000:]
     out_dir = tmp / "o"
     return (json.loads((out_dir / "summary.json").read_text()),

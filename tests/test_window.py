@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from analysis import windows as W
-from tests.conftest import TRACE, db_bench_stats, ensure_tracefs, run_trace, start_bpftrace
+from tests.conftest import TRACE, BpftraceTotals, db_bench_stats, ensure_tracefs, run_trace
 from tests.test_faults import ours_attached
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -111,21 +111,20 @@ def test_counts_inside_windows_match_bpftrace(tmp_path):
     but for a write at a window's edge (bpftrace's stamp and walscope's
     admission are a few hundred ns apart): at most one each side of a window."""
     ensure_tracefs()
-    script, printed = tmp_path / "leaders.bt", tmp_path / "bpftrace.out"
-    script.write_text(LEADERS_BT)
-    bt = start_bpftrace([str(script)], out=printed)
+    printed = tmp_path / "bpftrace.out"
+    bt = BpftraceTotals(LEADERS_BT, ("writes",), printed)
     try:
         p = run_trace(["-q", "--mode", "window", "--window-ms", "100", "--window-duty",
                        "0.3", "-o", str(tmp_path / "o"), "--", "db_bench",
                        f"--db={tmp_path}/db", "--benchmarks=fillrandom", "--num=5000",
                        "--threads=4", "--sync=true"], timeout=600)
         assert p.returncode == 0, p.stderr[-2000:]
+        seen = bt.totals()["writes"]
     finally:
-        bt.send_signal(signal.SIGINT)
-        bt.wait(timeout=60)
+        bt.stop()
     out = printed.read_text()
     assert "Lost" not in out, out[-500:]
-    assert re.search(r"^@writes: 20000$", out, re.M), out[-500:]   # saw every write
+    assert seen == 20000, out[-500:]   # saw every write
     win = W.read_windows(tmp_path / "o")
     assert len(win) >= 3
     leaders = np.array([int(l[2:]) for l in out.splitlines() if l.startswith("L ")])

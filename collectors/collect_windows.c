@@ -39,7 +39,8 @@
 #include "collect_outputs.h"
 #include "collect_windows.h"
 
-#define DRAIN_MAX_NS 1000000000ULL	/* a write in flight longer: give up */
+/* a write in flight longer: give up (--mode window; the budget caps it lower) */
+#define DRAIN_MAX_NS ((unsigned long long)BUDGET_DRAIN_MAX_NS)
 
 #define FOREVER_NS (~0ULL)
 /* while every write is traced, the cost is judged this often */

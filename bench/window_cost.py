@@ -53,6 +53,7 @@ PROFILE_MS = range(-50, 301, 10)   # the profile's points, from the attach
 WORKLOADS = {  # name: timed_writer arguments (the goals' three workloads)
     "sync-off-1t": ["--sync=false", "--threads=1"],
     "sync-off-4t": ["--sync=false", "--threads=4"],
+    "sync-on-1t": ["--sync=true", "--threads=1"],
     "sync-on-4t": ["--sync=true", "--threads=4"],
 }
 
@@ -133,7 +134,7 @@ def kept(lost_ms: float, window_ms: float, duty: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=30)
-    ap.add_argument("--window-ms", type=float, default=defaults.WINDOW_MS)
+    ap.add_argument("--window-ms", type=int, default=defaults.WINDOW_MS)
     ap.add_argument("--duty", type=float, default=0.05,
                     help="the measuring runs' duty (the default schedule's "
                          "cost is computed from the cost of a window)")

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 
+import engines
 from analysis import components, syscalls
 from analysis.folded import clean_frame
 from analysis.symbols import RunSymbols
@@ -94,6 +95,7 @@ def fold(run_dir: Path, engine: str = "rocksdb",
         "periods": 0, "blocked_us": 0.0, "runnable_us": 0.0, "lost_kernel_stacks": 0,
         "user_frames": "all" if user_stacks else "leaf", "kernel_stacks": False}
     by_sys: dict[str, list[float]] = {}   # foreground threads: blocked, runnable, n
+    background = engines.background_prefixes()
     unsampled = layout.stack_id_value("WS_STACK_UNSAMPLED")
     shares = sampled_shares(ents, unsampled)
     kframes: dict[int, list[str]] = {}   # a kernel stack, symbolized once
@@ -150,7 +152,7 @@ def fold(run_dir: Path, engine: str = "rocksdb",
                 info["sampled_periods"] += int(v["count"])
             parts.append((user(uid), kf, 1.0))
         info["periods"] += int(v["count"])
-        if not thread.startswith(R.BACKGROUND_PREFIX):   # the threads that issue writes
+        if not thread.startswith(background):   # the threads that issue writes
             row = by_sys.setdefault(sysf, [0.0, 0.0, 0])
             row[0] += v["blocked_ns"] / 1e3
             row[1] += v["runnable_ns"] / 1e3

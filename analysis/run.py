@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+import engines
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
@@ -135,7 +136,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     # the engine with the most writes leads; a process may hold several
     present = W.records_engines(run_dir)
     engine = next(iter(present), None) or info.get("engine") or "rocksdb"
-    engines = [engine] + [e for e in present if e != engine]
+    row_engines = [engine] + [e for e in present if e != engine]
     sample_hz = info.get("sample_hz", 0)
     split = info.get("sampled_split", {})
     groups_unprobed = info.get("groups_unprobed", False)
@@ -143,7 +144,8 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     # a workload may log its own transactions (txlog.csv: tid,start_ns,
     # end_ns,type[,ok] with CLOCK_MONOTONIC ns); they label the rows
     txlog = folder.txlog_csv
-    log = W.read_txlog(txlog) if engine == "sqlite" and txlog.exists() else None
+    log = W.read_txlog(txlog) if engines.get(engine).txlog_labels and txlog.exists() \
+        else None
     empty_w = np.zeros(0, layout.struct_dtype("ws_write_rec"))
     samples = sampling.samples_frame(run_dir, engine) if sample_hz else None
     fractions = sampling.split_fractions(samples, split) \
@@ -151,13 +153,13 @@ def tables(run_dir: Path, cal: compensation.Calibration,
 
     # the traced machine's CPUs, for the waits others' probes lengthened
     ncpu = len(info.get("summary", {}).get("environment", {}).get("cpu_types") or "")
-    empties = [W.writes_frame_from(empty_w, cal, e, ncpu, layout=layout) for e in engines]
+    empties = [W.writes_frame_from(empty_w, cal, e, ncpu, layout=layout) for e in row_engines]
 
     def frame(chunk: np.ndarray):
-        if len(engines) == 1:
+        if len(row_engines) == 1:
             return W.writes_frame_from(chunk, cal, engine, ncpu, layout=layout)
         return W.union_frame([W.writes_frame_from(chunk, cal, e, ncpu, layout=layout)
-                              for e in engines], empties)
+                              for e in row_engines], empties)
 
     def writes_chunks():
         for chunk in R.iter_records(run_dir, "ws_write_rec"):
@@ -188,17 +190,17 @@ def tables(run_dir: Path, cal: compensation.Calibration,
                                     layout))
     writes = C.ParquetColumns(folder.writes_parquet)
     io = C.ParquetColumns(folder.io_parquet)
-    several = len(engines) > 1
+    several = len(row_engines) > 1
     summary = S.summarize(writes, io, counters, cal, engine, groups_unprobed, several,
                           layout=layout)
-    if log is not None and engine == "sqlite":
-        summary["by_type"] = by_type(writes, "sqlite" if several else None, layout)
+    if log is not None:
+        summary["by_type"] = by_type(writes, engine if several else None, layout)
     if several:   # each other engine's writes, summarised as the first's
         summary["by_engine"] = {}
-        for e in engines[1:]:
+        for e in row_engines[1:]:
             sub = S.summarize(writes, io, counters, cal, e, groups_unprobed, True,
                               layout=layout)
-            if log is not None and e == "sqlite":
+            if log is not None and engines.get(e).txlog_labels:
                 sub["by_type"] = by_type(writes, e, layout)
             summary["by_engine"][e] = sub
     threads = threadtime.threads_frame(run_dir)

@@ -15,27 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import engines
 from analysis import components, syscalls
 from analysis.symbols import RunSymbols
 from collectors import records as R
 from collectors.run_folder import RunFolder
 
-# demangled-name fragments -> component (first match wins)
-RULES: tuple[tuple[str, str], ...] = (
-    ("crc32c", "crc"),
-    ("WriteThread::AwaitState", "queue"),
-    ("WriteThread::JoinBatchGroup", "queue"),
-    ("WriteThread::", "queue"),
-    ("log::Writer", "wal_append"),
-    ("WriteToWAL", "wal_append"),
-    ("WritableFileWriter", "wal_append"),
-    ("MemTable", "memtable"),
-    ("InlineSkipList", "memtable"),
-    ("SkipList", "memtable"),
-    ("InsertInto", "memtable"),
-    ("sqlite3", "sql_exec"),          # SQLite's code, named or not
-    ("[libsqlite3", "sql_exec"),
-)
+# demangled-name fragment -> component (first match wins): every engine's
+RULES: tuple[tuple[str, str], ...] = tuple(r for e in engines.ENGINES for r in e.sample_rules)
 
 
 def classify_symbol(name: str) -> str:
@@ -89,22 +76,9 @@ def samples_frame(run_dir: Path, engine: str = "rocksdb") -> pd.DataFrame:
     })
 
 
-# a split's symbols where they are narrower than the component's RULES: a
-# write's queue outside its futex waits and yields is the spin of a waiting
-# writer (a leader's group bookkeeping in WriteThread:: is not queue)
-SPLIT_SYMBOLS = {
-    "queue": ("WriteThread::AwaitState", "WriteThread::JoinBatchGroup"),
-    # what WriteBatchInternal::InsertInto runs (PerfContext's
-    # write_memtable_time): the batch's iteration and its inserter, the
-    # skip list, its comparator and arena; outside the WAL call, libc's
-    # time in a write is the comparator's memcmp and the arena's memcpy
-    "memtable": ("MemTable", "SkipList", "InsertInto", "WriteBatch::Iterate",
-                 "WriteBatchInternal::Iterate", "MemTableInserter", "Arena",
-                 "GetLengthPrefixedSlice", "[libc.so", "memcmp", "memcpy", "memmove",
-                 # RocksDB's own functions it exports no name for, like the
-                 # bytewise comparator (an anonymous namespace)
-                 "[librocksdb.so"),
-}
+# a split's symbols where they are narrower than the component's RULES
+SPLIT_SYMBOLS: dict[str, tuple[str, ...]] = {
+    c: syms for e in engines.ENGINES for c, syms in e.split_symbols}
 
 
 def split_fractions(samples: pd.DataFrame, split: dict[str, str],
@@ -135,8 +109,8 @@ def breakdown(samples: pd.DataFrame, hz: int) -> dict[str, dict[str, float]]:
     if not len(samples):
         return {}
     # the write path runs on the threads that issue writes: the foreground
-    # threads (not rocksdb:* background threads)
-    fg = samples[~samples["thread"].str.startswith(R.BACKGROUND_PREFIX)]
+    # threads (not the engines' own background threads)
+    fg = samples[~samples["thread"].str.startswith(engines.background_prefixes())]
     counts = fg["component"].value_counts()
     total = int(counts.sum())
     return {c: {"samples": int(n), "share": n / total,

@@ -49,40 +49,24 @@ class _IoSums:
             o["bytes"] += int(d["bytes"].sum())
 
 
-LOG_KINDS = {"journal", "wal"}
+def io_picks(sums: tuple[tuple[str, engines.IoSum], ...], layout: R.Layout
+             ) -> dict[str, tuple[set[str], set[str], bool]]:
+    """summary.json's I/O sums: name -> (syscalls, file kinds, inside rows
+    only); the syscall groups named in layout."""
+    groups = {"write": syscalls.writes(layout), "sync": syscalls.syncs(layout)}
+    return {name: (set(groups[x.syscalls] if isinstance(x.syscalls, str) else x.syscalls),
+                   set(x.kinds), x.inside_rows) for name, x in sums}
 
 
-def io_picks(engine: str, layout: R.Layout) -> dict[str, tuple[set[str], set[str], bool]]:
-    """summary.json's I/O sums: name -> (syscalls, file kinds, inside writes
-    only); the syscalls named in layout."""
-    w, s = syscalls.writes(layout), syscalls.syncs(layout)
-    if engine == "sqlite":
-        return {
-            "journal_write": (w, LOG_KINDS, True),
-            "journal_sync": (s, LOG_KINDS, True),
-            "db_write": (w, {"db", "other"}, True),
-            "db_sync": (s, {"db", "other"}, True),
-            "dir_sync": (s, {"dir"}, True),
-            "journal_unlink": ({"unlink", "unlinkat"}, {"journal"}, True),
-            "journal_truncate": ({"ftruncate"}, LOG_KINDS, True),
-            "journal_open": ({"openat"}, {"journal"}, True),
-        }
-    return {
-        "wal_sync_in": (s, {"wal"}, True),
-        "wal_sync_all": (s, {"wal"}, False),
-        "wal_write": (w, {"wal"}, False),
-        "dir_sync": (s, {"dir"}, False),
-    }
-
-
-def group_roles(n: int, leaders: int, engine: str, groups_unprobed: bool
+def group_roles(n: int, leaders: int, unit: engines.Engine, groups_unprobed: bool
                 ) -> dict[str, Any]:
     """summary.json's groups: leaders, followers and where the roles came
     from (None when no write called the WAL and nothing else tells)."""
     g: dict[str, Any] = {"leaders": leaders, "followers": n - leaders}
-    if engine != "rocksdb":
+    if unit.role_sources is None:
         return g
-    g["source"] = "wal_calls" if groups_unprobed else "EnterAsBatchGroupLeader"
+    probed, from_wal_calls = unit.role_sources
+    g["source"] = from_wal_calls if groups_unprobed else probed
     if groups_unprobed and n and not leaders:   # disableWAL: nobody calls it
         g["leaders"] = g["followers"] = None
     return g
@@ -99,19 +83,20 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
     only: the table holds several engines' writes; summarise this one's.
     layout: the one the records were read with (components, syscalls).
     """
+    unit = engines.get(engine)
     comps = components.names(engine, layout)
-    flag_cols = [c for c, _ in engines.get(engine).flag_columns]
+    flag_cols = [c for c, _ in unit.flag_columns]
+    rows_with = {c: 0 for c in (unit.section.rows_with if unit.section else ())}
+    calls = unit.calls_column if unit.section else None
     names = (["dur_ns", "dur_adj_ns", "leader", "partial", "truncated", "probe_hits"]
              + flag_cols
              + [f"{c}_{x}" for c in comps for x in ("ns", "adj_ns", "overhead_ns")]
              + [f"{p}_ns" for p in QUEUE_PARTS]
-             + (["checkpoint_ns", "explicit", "rollback", "statements"]
-                if engine == "sqlite" else []))
+             + ([calls] if calls else []))
     dist = {k: G.Dist() for k in ["dur_ns", "dur_adj_ns"]
             + [f"{c}_ns" for c in comps] + [f"{c}_adj_ns" for c in comps]
             + [f"{p}_ns" for p in QUEUE_PARTS]}
-    sums = {k: 0 for k in ["leader", "partial", "truncated", "probe_hits", "checkpoints",
-                           "explicit", "rollback", "statements"]
+    sums = {k: 0 for k in ["leader", "partial", "truncated", "probe_hits", "calls"]
             + [f"{c}_overhead_ns" for c in comps]}
     flag_sums = {c: 0 for c in flag_cols}
     n = 0
@@ -127,13 +112,16 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             sums[f"{c}_overhead_ns"] += float(b[f"{c}_overhead_ns"].sum())
         for c in flag_cols:
             flag_sums[c] += int(b[c].sum())
-        if engine == "sqlite":
-            sums["checkpoints"] += int((b["checkpoint_ns"] > 0).sum())
-            for k in ("explicit", "rollback", "statements"):
-                sums[k] += int(b[k].sum())
-    iosums = _IoSums(io_picks(engine, layout))
+        for c in rows_with:
+            rows_with[c] += int((b[f"{c}_ns"] > 0).sum())
+        if calls:
+            sums["calls"] += int(b[calls].sum())
+    # the WAL's sums (an engine without them reads none) and its section's
+    wal_sums = _IoSums(io_picks(engines.WAL_IO_SUMS if unit.wal_io else (), layout))
+    own_sums = _IoSums(io_picks(unit.section.io_sums if unit.section else (), layout))
     for b in _batches(io, list(IO_SUMMARY_COLUMNS)):
-        iosums.add(b)
+        wal_sums.add(b)
+        own_sums.add(b)
     total_raw, total_adj = dist["dur_ns"].sum, dist["dur_adj_ns"].sum
     raw = {c: dist[f"{c}_ns"].stats(total_raw) for c in comps}
     adj = {c: dist[f"{c}_adj_ns"].stats(total_adj) for c in comps}
@@ -150,13 +138,12 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             unreliable.append(c)
     queue = {p: dist[f"{p}_ns"].stats(total_raw) for p in QUEUE_PARTS}
     out: dict[str, Any] = {"engine": engine, "flags": flag_sums}
-    io_out = iosums.out
-    if engine == "sqlite":
-        out["sqlite"] = {**io_out, "checkpoints": sums["checkpoints"],
-                         "explicit": sums["explicit"], "autocommit": n - sums["explicit"],
-                         "rollbacks": sums["rollback"], "statements": sums["statements"]}
-        io_out = {k: {"count": 0, "sum_ns": 0, "bytes": 0}
-                  for k in io_picks("rocksdb", layout)}
+    if unit.section:
+        out[unit.name] = unit.section.build({
+            "rows": n, "flags": flag_sums, "calls": sums["calls"], "rows_with": rows_with,
+            "io": own_sums.out})
+    io_out = {k: wal_sums.out.get(k, {"count": 0, "sum_ns": 0, "bytes": 0})
+              for k, _ in engines.WAL_IO_SUMS}
     leaders = sums["leader"]
     out.update({
         "writes": {
@@ -185,7 +172,7 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
             "dir_sync": {"count": io_out["dir_sync"]["count"],
                          "sum_ns": io_out["dir_sync"]["sum_ns"]},
         },
-        "groups": group_roles(n, leaders, engine, groups_unprobed),
+        "groups": group_roles(n, leaders, unit, groups_unprobed),
         "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
                         if k.startswith("lost_")},
         # what the BPF side could not follow (its maps' limits, unmatched probes)

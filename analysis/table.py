@@ -175,7 +175,6 @@ def engine_table(summary: dict[str, Any]) -> str:
                      f"{fmt_ns(s['p999_ns']):>9}{s['share'] * 100:>6.1f}%"
                      f"{fmt_ns(raw[c]['mean_ns']):>10}")
     d = summary["writes"]["duration_adj"]
-    sq = summary.get("sqlite")
     unit = engines.get(summary.get("engine") or "rocksdb")
     total = "txn (total)" if unit.row == "transaction" else "write (total)"
     lines.append(f"{total:<16}{summary['writes']['count']:>8}"
@@ -190,17 +189,8 @@ def engine_table(summary: dict[str, Any]) -> str:
             f"{q[p]['sum_ns'] / qs * 100:.0f}%" for p in QUEUE_PARTS))
     g = summary["groups"]
     w = summary["wal"]
-    if sq:
-        lines.append(
-            f"transactions: {sq['explicit']} BEGIN..COMMIT, {sq['autocommit']} "
-            f"autocommit, {sq['rollbacks']} rolled back; journal: "
-            f"{sq['journal_sync']['count']} syncs, {sq['journal_write']['count']} writes, "
-            f"{sq['journal_unlink']['count']} unlinks; db: {sq['db_sync']['count']} "
-            f"syncs; dir: {sq['dir_sync']['count']} syncs; "
-            f"{sq['checkpoints']} with a checkpoint")
-        for typ, v in summary.get("by_type", {}).items():
-            lines.append(f"  {typ:<14}{v['count']:>7} txns, mean {fmt_ns(v['mean_adj_ns'])}"
-                         f" (workload's own: {fmt_ns(v['app_mean_ns'])})")
+    if unit.section and unit.name in summary:
+        lines += unit.section.lines(summary)
     else:
         lead, follow = unit.roles or ("leaders", "followers")
         roles = (f"{g['leaders']} {lead}, {g['followers']} {follow}"
@@ -209,9 +199,13 @@ def engine_table(summary: dict[str, Any]) -> str:
         lines.append(f"groups: {roles}; WAL: {w['sync']['count']} syncs, "
                      f"{w['write']['count']} writes, {w['write']['bytes']} B")
         flags = summary.get("flags", {})
-        if flags and not sq:
+        if flags:
             lines.append("rows: " + ", ".join(f"{n} {c.replace('_', ' ')}"
                                               for c, n in flags.items()))
+    # the rows a workload's own transaction log labelled
+    for typ, v in summary.get("by_type", {}).items():
+        lines.append(f"  {typ:<14}{v['count']:>7} txns, mean {fmt_ns(v['mean_adj_ns'])}"
+                     f" (workload's own: {fmt_ns(v['app_mean_ns'])})")
     for comp, f in summary.get("sampled_split", {}).items():
         if f.get("applied"):
             lines.append(f"{comp}: {f['fraction'] * 100:.1f}% (+-{f['stderr'] * 100:.1f}) of "
@@ -224,7 +218,7 @@ def engine_table(summary: dict[str, Any]) -> str:
     n = summary["writes"]["count"]
     if over and n:
         lines.append(f"probe overhead removed: {fmt_ns(over / n)} per "
-                     f"{'transaction' if sq else 'write'} (+-{band * 100:.0f}%: "
+                     f"{unit.row} (+-{band * 100:.0f}%: "
                      "warm vs cold caches)")
     if summary["unreliable_components"]:
         # (a mode this walscope does not know: the default's advice)

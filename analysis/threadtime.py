@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import engines
 from collectors import records as R
 from collectors.run_folder import RunFolder
 
@@ -64,9 +65,9 @@ def threads_frame(run_dir: Path) -> pd.DataFrame:
 
 
 def role(thread: str, engine: str = "rocksdb") -> str:
-    """foreground (the application's threads) or background (RocksDB's own)."""
-    return "background" if engine == "rocksdb" and \
-        thread.startswith(R.BACKGROUND_PREFIX) else "foreground"
+    """foreground (the application's threads) or background (the engine's own)."""
+    own = engines.get(engine).background_threads
+    return "background" if own and thread.startswith(own) else "foreground"
 
 
 def summarize(df: pd.DataFrame, engine: str = "rocksdb") -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import engines
 from collectors.run_folder import RunFolder
 
 BOOTSTRAP = 1000
@@ -255,7 +256,8 @@ def interval_across_windows(per_window_sum: np.ndarray, per_window_n: np.ndarray
 # the write path's on-CPU work, which samples (taken all the run) and
 # windows (exact, some of the run) both measure, in the groups both can
 # tell apart (crc is inside wal_append where it was not split out)
-CPU_GROUPS = {"memtable": ("memtable",), "wal_append+crc": ("wal_append", "crc")}
+CPU_GROUPS: dict[str, tuple[str, ...]] = {
+    g: cs for e in engines.ENGINES for g, cs in e.cpu_groups}
 
 
 def compare_with_samples(writes: pd.DataFrame, w: np.ndarray, k: int,

@@ -139,10 +139,6 @@ def _enum_values(name: str, path: str) -> dict[str, int]:
     return {v["name"]: v["val"] for v in t["values"]}
 
 
-# RocksDB names its background threads (flush, compaction) "rocksdb:*"; the
-# others issue the writes
-BACKGROUND_PREFIX = "rocksdb:"
-
 # the header's syscall groups (enum ws_sys_<group>): write, sync and other
 # are traced, untraced ones are only recognised
 SYSCALL_GROUPS = ("write", "sync", "other", "untraced")

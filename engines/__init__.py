@@ -4,7 +4,8 @@ engine loops over ENGINES or looks one up with get(); nothing else spells
 an engine's component list."""
 from __future__ import annotations
 
-from engines.base import OTHER, SCHED_RUNQ, Component, Engine
+from engines.base import (OTHER, SCHED_RUNQ, WAL_IO_SUMS, Component, Engine, IoSum,
+                          Section)
 from engines.postgres import ENGINE as POSTGRES
 from engines.rocksdb import ENGINE as ROCKSDB
 from engines.sqlite import ENGINE as SQLITE
@@ -13,8 +14,8 @@ from engines.sqlite import ENGINE as SQLITE
 ENGINES: tuple[Engine, ...] = (ROCKSDB, SQLITE, POSTGRES)
 NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)
 
-__all__ = ["ENGINES", "NAMES", "Component", "Engine", "OTHER", "SCHED_RUNQ", "get",
-           "by_ws_engine", "titles"]
+__all__ = ["ENGINES", "NAMES", "Component", "Engine", "IoSum", "OTHER", "SCHED_RUNQ",
+           "Section", "WAL_IO_SUMS", "background_prefixes", "get", "by_ws_engine", "titles"]
 
 
 def get(name: str) -> Engine:
@@ -28,6 +29,12 @@ def titles() -> str:
     """Every engine's name for a sentence: "RocksDB, SQLite or PostgreSQL"."""
     t = [e.title for e in ENGINES]
     return ", ".join(t[:-1]) + " or " + t[-1] if len(t) > 1 else t[0]
+
+
+def background_prefixes() -> tuple[str, ...]:
+    """The name prefixes of every engine's own background threads (the
+    others are the application's, which issue the rows)."""
+    return tuple(e.background_threads for e in ENGINES if e.background_threads)
 
 
 def by_ws_engine(values: dict[str, int]) -> dict[int, str]:

@@ -12,7 +12,7 @@ phase stack, ``probes/<name>.bpf.h``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,41 @@ class Component:
 SCHED_RUNQ = Component("sched_runq", "#1f77b4",
                        "runnable but waiting for a CPU (sched_wakeup to sched_switch)")
 OTHER = Component("other", "#7f7f7f", "the rest of the write: time in no other component")
+
+
+@dataclass(frozen=True)
+class IoSum:
+    """One of summary.json's I/O sums: which syscalls ("write" or "sync":
+    the groups the records' layout names; or syscall names), on which file
+    kinds, and whether only those inside rows count."""
+    syscalls: str | tuple[str, ...]
+    kinds: tuple[str, ...]
+    inside_rows: bool
+
+
+# summary.json's "wal" section: the write path's syncs (what
+# rocksdb.wal.synced counts), every WAL sync, every WAL write, and
+# directory syncs
+WAL_IO_SUMS: tuple[tuple[str, IoSum], ...] = (
+    ("wal_sync_in", IoSum("sync", ("wal",), True)),
+    ("wal_sync_all", IoSum("sync", ("wal",), False)),
+    ("wal_write", IoSum("write", ("wal",), False)),
+    ("dir_sync", IoSum("sync", ("dir",), False)),
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A unit's own summary.json section (under its name) and table lines.
+    ``build`` gets the run's totals: ``rows``, ``flags`` (its flag columns'
+    sums), ``calls`` (its calls column's sum), ``io`` (each of io_sums:
+    count, sum_ns, bytes) and ``rows_with`` (per component named in
+    rows_with: the rows with time in it).  ``lines`` gets the whole
+    summary.json and returns the table's lines about it."""
+    io_sums: tuple[tuple[str, IoSum], ...]
+    rows_with: tuple[str, ...]
+    build: Callable[[dict[str, Any]], dict[str, Any]]
+    lines: Callable[[dict[str, Any]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -67,6 +102,26 @@ class Engine:
     frames: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # what a leader (WS_WF_LEADER) and a follower are, where roles exist
     roles: tuple[str, str] | None = None
+    # where summary.json's groups.source says roles came from: (the probe
+    # that names a leader, what --mode writes takes instead); None: no source
+    role_sources: tuple[str, str] | None = None
+    # its rows carry the WAL I/O sums (WAL_IO_SUMS) in summary.json's "wal";
+    # an engine whose section holds its own I/O says False
+    wal_io: bool = True
+    # its own summary.json section and table lines, if any
+    section: Section | None = None
+    # its rows are what a workload's own transaction log (txlog.csv) labels
+    txlog_labels: bool = False
+    # sampling: a demangled-name fragment -> its component (first match wins)
+    sample_rules: tuple[tuple[str, str], ...] = ()
+    # a sampled split's symbols, where narrower than its component's rules
+    split_symbols: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the write path's on-CPU work in groups that samples and windows both
+    # tell apart: group -> its components
+    cpu_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the name prefix of the engine's own background threads (not the
+    # application's, which issue the rows)
+    background_threads: str | None = None
 
     def component_names(self) -> list[str]:
         """Display order: its own, then the run queue, then the residual."""

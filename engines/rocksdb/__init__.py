@@ -47,4 +47,38 @@ ENGINE = Engine(
         ("memtable", ("InsertInto",)),
         ("sched_runq", ("[runnable]",)),
     ),
+    role_sources=("EnterAsBatchGroupLeader", "wal_calls"),
+    sample_rules=(
+        ("crc32c", "crc"),
+        ("WriteThread::AwaitState", "queue"),
+        ("WriteThread::JoinBatchGroup", "queue"),
+        ("WriteThread::", "queue"),
+        ("log::Writer", "wal_append"),
+        ("WriteToWAL", "wal_append"),
+        ("WritableFileWriter", "wal_append"),
+        ("MemTable", "memtable"),
+        ("InlineSkipList", "memtable"),
+        ("SkipList", "memtable"),
+        ("InsertInto", "memtable"),
+    ),
+    split_symbols=(
+        # a write's queue outside its futex waits and yields is the spin of
+        # a waiting writer (a leader's group bookkeeping in WriteThread::
+        # is not queue)
+        ("queue", ("WriteThread::AwaitState", "WriteThread::JoinBatchGroup")),
+        # what WriteBatchInternal::InsertInto runs (PerfContext's
+        # write_memtable_time): the batch's iteration and its inserter, the
+        # skip list, its comparator and arena; outside the WAL call, libc's
+        # time in a write is the comparator's memcmp and the arena's memcpy
+        ("memtable", ("MemTable", "SkipList", "InsertInto", "WriteBatch::Iterate",
+                      "WriteBatchInternal::Iterate", "MemTableInserter", "Arena",
+                      "GetLengthPrefixedSlice", "[libc.so", "memcmp", "memcpy", "memmove",
+                      # RocksDB's own functions it exports no name for, like
+                      # the bytewise comparator (an anonymous namespace)
+                      "[librocksdb.so")),
+    ),
+    # crc is inside wal_append where it was not split out
+    cpu_groups=(("memtable", ("memtable",)), ("wal_append+crc", ("wal_append", "crc"))),
+    # its flush and compaction threads
+    background_threads="rocksdb:",
 )

@@ -2,7 +2,12 @@
 statement that wrote)."""
 from __future__ import annotations
 
-from engines.base import Component, Engine
+from typing import Any
+
+from engines.base import Component, Engine, IoSum, Section
+
+# the rollback journal and the WAL file alike
+LOG_KINDS = ("journal", "wal")
 
 
 def io_component(io: str, kind: str) -> str | None:
@@ -14,6 +19,40 @@ def io_component(io: str, kind: str) -> str | None:
         return f"db_{io}_io"
     return "dir_sync_io" if kind == "dir" and io == "sync" else None
 
+
+def section(t: dict[str, Any]) -> dict[str, Any]:
+    """summary.json's "sqlite": its file I/O, and the transactions by kind."""
+    explicit = t["flags"]["explicit"]
+    return {**t["io"], "checkpoints": t["rows_with"]["checkpoint"],
+            "explicit": explicit, "autocommit": t["rows"] - explicit,
+            "rollbacks": t["flags"]["rollback"], "statements": t["calls"]}
+
+
+def lines(summary: dict[str, Any]) -> list[str]:
+    sq = summary["sqlite"]
+    return [f"transactions: {sq['explicit']} BEGIN..COMMIT, {sq['autocommit']} "
+            f"autocommit, {sq['rollbacks']} rolled back; journal: "
+            f"{sq['journal_sync']['count']} syncs, {sq['journal_write']['count']} writes, "
+            f"{sq['journal_unlink']['count']} unlinks; db: {sq['db_sync']['count']} "
+            f"syncs; dir: {sq['dir_sync']['count']} syncs; "
+            f"{sq['checkpoints']} with a checkpoint"]
+
+
+SECTION = Section(
+    io_sums=(
+        ("journal_write", IoSum("write", LOG_KINDS, True)),
+        ("journal_sync", IoSum("sync", LOG_KINDS, True)),
+        ("db_write", IoSum("write", ("db", "other"), True)),
+        ("db_sync", IoSum("sync", ("db", "other"), True)),
+        ("dir_sync", IoSum("sync", ("dir",), True)),
+        ("journal_unlink", IoSum(("unlink", "unlinkat"), ("journal",), True)),
+        ("journal_truncate", IoSum(("ftruncate",), LOG_KINDS, True)),
+        ("journal_open", IoSum(("openat",), ("journal",), True)),
+    ),
+    rows_with=("checkpoint",),
+    build=section,
+    lines=lines,
+)
 
 ENGINE = Engine(
     name="sqlite", title="SQLite", ws_engine="WS_ENGINE_SQLITE",
@@ -51,4 +90,9 @@ ENGINE = Engine(
         ("lock_wait", ("sqlite3_step", "[locks and busy waits]")),
         ("sched_runq", ("[runnable]",)),
     ),
+    wal_io=False,
+    section=SECTION,
+    txlog_labels=True,
+    # SQLite's code, named or not
+    sample_rules=(("sqlite3", "sql_exec"), ("[libsqlite3", "sql_exec")),
 )

@@ -139,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the measuring runs' duty (the default schedule's "
                          "cost is computed from the cost of a window)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--trace-args", default="",
+                    help="more trace_wal.py options for the measuring runs, e.g. "
+                         "'--no-sched' (what one kind of probe costs)")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     a = ap.parse_args(argv)
     if not WRITER.exists():
@@ -154,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [str(WRITER), f"--db={db}", f"--seconds={a.seconds}", *WORKLOADS[name]]
             p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", "window",
                                 "--window-ms", str(a.window_ms), "--window-duty",
-                                str(a.duty), "-o", str(rd), "--", *cmd],
+                                str(a.duty), *a.trace_args.split(), "-o", str(rd),
+                                "--", *cmd],
                                capture_output=True, text=True, cwd=ROOT)
             if p.returncode != 0:
                 raise SystemExit(f"{name}: trace_wal.py exited {p.returncode}: "
@@ -162,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             r = analyse(rd / "command.log", rd, a.window_ms)
             r["kept_at_default"] = kept(r["lost_ms"], defaults.WINDOW_MS,
                                         defaults.WINDOW_DUTY)
-            r.update(default_window_ms=defaults.WINDOW_MS,
+            r.update(default_window_ms=defaults.WINDOW_MS, trace_args=a.trace_args,
                      default_duty=defaults.WINDOW_DUTY, seconds=a.seconds,
                      window_ms=a.window_ms, duty=a.duty, commit=commit)
             results[name] = r

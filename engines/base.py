@@ -78,3 +78,9 @@ class Engine:
         if comp == SCHED_RUNQ.name:
             return SCHED_RUNQ.meaning
         return next(c.meaning for c in self.components if c.name == comp)
+
+    @property
+    def total_label(self) -> str:
+        """The label of a table's line for the whole row (its components'
+        sum): "write (total)", "txn (total)"."""
+        return "txn (total)" if self.row == "transaction" else f"{self.row} (total)"

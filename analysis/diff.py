@@ -323,8 +323,9 @@ def decompose(a: Run, b: Run, q: float = QUANTILE, band: float = BAND,
 
 def io_per_write(run: Run) -> dict[str, Any]:
     """The run's I/O per recorded write: traced syscalls inside writes, the
-    WAL's syncs, writes and bytes (summary.json wal; SQLite: its journal
-    and database syncs), and io.parquet's calls, syncs and bytes per file
+    WAL's syncs, writes and bytes (summary.json wal; an engine with a
+    section of its own there, SQLite: its syncs inside writes, every
+    "*_sync" count of it), and io.parquet's calls, syncs and bytes per file
     kind, inside writes and outside them (flushes, compactions)."""
     n = max(run.n, 1)
     w = run.writes
@@ -335,10 +336,9 @@ def io_per_write(run: Run) -> dict[str, Any]:
         if "untraced_syscalls" in w else None,
     }
     s = run.summary
-    if run.engine == "sqlite" and s.get("sqlite"):
-        sq = s["sqlite"]
-        out["syncs"] = sum((sq.get(k) or {}).get("count", 0)
-                           for k in ("journal_sync", "db_sync", "dir_sync")) / n
+    if own := s.get(run.engine):
+        out["syncs"] = sum(v.get("count", 0) for k, v in own.items()
+                           if k.endswith("_sync") and isinstance(v, dict)) / n
     elif s.get("wal"):
         wal = s["wal"]
         out["syncs"] = wal.get("sync", {}).get("count", 0) / n

@@ -334,12 +334,13 @@ class ObjectFollower:
         return list(dict.fromkeys(r.engine for r in self.found))
 
     def merged(self) -> symbols.Resolution:
-        """What was found, as one Resolution: the first RocksDB (else the
-        first engine) names the run's engine and library; probes, missing
-        points, notes and sampled splits of every object together."""
+        """What was found, as one Resolution: the first object of the
+        engine earliest in the registry (engines.ENGINES: RocksDB first)
+        names the run's engine and library; probes, missing points, notes
+        and sampled splits of every object together."""
         if not self.found:
             return symbols.Resolution(objects_checked=[o.path for o in self.objects])
-        main = next((r for r in self.found if r.engine == "rocksdb"), self.found[0])
+        main = min(self.found, key=lambda r: engines.NAMES.index(r.engine))
         out = symbols.Resolution(
             objects_checked=[o.path for o in self.objects], object_path=main.object_path,
             version=main.version, engine=main.engine,

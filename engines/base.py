@@ -20,12 +20,17 @@ class Component:
     name: str        # lower-case enum name after the engine's prefix
     color: str       # display colour (figures, flame graphs' legend)
     meaning: str     # what its time is, for tables and docs
+    # where the BPF side takes its time, for docs/components.md, if neither
+    # the unit's probe table (resolve.py) nor its syscall rule says
+    where: str = ""
 
 
 # slots every engine's partition has: the scheduler's and the residual
 SCHED_RUNQ = Component("sched_runq", "#1f77b4",
-                       "runnable but waiting for a CPU (sched_wakeup to sched_switch)")
-OTHER = Component("other", "#7f7f7f", "the rest of the write: time in no other component")
+                       "runnable but waiting for a CPU (sched_wakeup to sched_switch)",
+                       "`sched_switch`, `sched_wakeup` tracepoints")
+OTHER = Component("other", "#7f7f7f", "the rest of the write: time in no other component",
+                  "the residual")
 
 
 @dataclass(frozen=True)
@@ -133,3 +138,9 @@ class Engine:
         if comp == SCHED_RUNQ.name:
             return SCHED_RUNQ.meaning
         return next(c.meaning for c in self.components if c.name == comp)
+
+    @property
+    def total_label(self) -> str:
+        """The label of a table's line for the whole row (its components'
+        sum): "write (total)", "txn (total)"."""
+        return "txn (total)" if self.row == "transaction" else f"{self.row} (total)"

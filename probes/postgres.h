@@ -3,7 +3,7 @@
  * postgres.h - PostgreSQL's part of the record interface: the components
  * a transaction is split into, and the phases its probes open (the attach
  * cookie's byte 0, with WS_ENGINE_POSTGRES in byte 1).  Python reads both
- * enums from BTF (engines/postgres.py names them); included by walscope.h.
+ * enums from BTF (engines/postgres names them); included by walscope.h.
  *
  * A row is one transaction that wrote a commit or abort record, from the
  * transaction__start USDT probe (StartTransaction) to transaction__commit

@@ -72,12 +72,13 @@ def run_folder_files() -> str:
 
 def _where(comp: str, engine: str, layout: Layout) -> str:
     """Where the BPF side takes a component's time, from the code's tables
-    (the header's, in layout)."""
+    (the header's, in layout), else what the unit declares (Component.where)."""
     from analysis import components, syscalls
     from collectors import symbols
     import engines
-    unit = symbols.resolver_module(engines.get(engine))
-    specs = getattr(unit, "PROBES", ()) or getattr(unit, "FUNCTIONS", ())
+    unit = engines.get(engine)
+    resolver = symbols.resolver_module(unit)
+    specs = getattr(resolver, "PROBES", ()) or getattr(resolver, "FUNCTIONS", ())
     probes = [(s.prefix.rstrip("("), s.phase) if hasattr(s, "prefix") else (s[0], s[1])
               for s in specs]
     funcs = [f for f, ph in probes if ph != "PH_WRITE" and comp != "other"
@@ -95,12 +96,8 @@ def _where(comp: str, engine: str, layout: Layout) -> str:
                                else syscalls.syncs(layout))
                 out.append(f"{'/'.join(calls)} on {', '.join(kinds)} files")
         return "; ".join(out)
-    return {"sched_runq": "`sched_switch`, `sched_wakeup` tracepoints",
-            "other": "the residual",
-            "journal_lifecycle": "openat/close/unlink/ftruncate of journal files",
-            "lock_wait": ("USDT `lock__wait__start`..`lock__wait__done`"
-                          if engine == "postgres" else
-                          "fcntl/flock, nanosleep in a transaction")}.get(comp, "")
+    declared = (*unit.components, engines.SCHED_RUNQ, engines.OTHER)
+    return next((c.where for c in declared if c.name == comp), "")
 
 
 def component_table(layout: Layout) -> str:

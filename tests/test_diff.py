@@ -252,6 +252,37 @@ def test_the_table_fits_80_columns_and_json_is_strict(tmp_path, capsys):
     assert d["io"]["B"]["by_kind"] == [] and d["io"]["A"]["syncs"] == 1.0
 
 
+@pytest.mark.parametrize("engine,comp", [("rocksdb", "wal_sync_io"),
+                                         ("sqlite", "journal_sync_io"),
+                                         ("postgres", "wal_sync_io")])
+def test_the_total_line_names_the_engines_row(engine, comp, tmp_path, capsys):
+    """A write for RocksDB, a transaction for SQLite and PostgreSQL: the
+    unit's row, as the run's own table names it."""
+    rng = np.random.default_rng(12)
+    a = make_run(tmp_path / "A", {comp: rng.exponential(1000, 100)}, engine=engine)
+    b = make_run(tmp_path / "B", {comp: rng.exponential(1200, 100)}, engine=engine)
+    assert walscope.main(["diff", str(a), str(b)]) == 0
+    totals = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()
+              if "(total)" in line]
+    assert totals == ["write (total)" if engine == "rocksdb" else "txn (total)"]
+
+
+def test_syncs_per_write_from_the_engines_own_summary_section(tmp_path):
+    """SQLite's summary.json section counts its journal, database and
+    directory syncs inside transactions; an engine without one, the WAL's."""
+    rng = np.random.default_rng(13)
+    sq = make_run(tmp_path / "S", {"sql_exec": rng.exponential(1000, 100)}, engine="sqlite")
+    s = json.loads((sq / "summary.json").read_text())
+    s["sqlite"] = {"journal_sync": {"count": 100}, "db_sync": {"count": 30},
+                   "dir_sync": {"count": 20}, "journal_write": {"count": 999},
+                   "checkpoints": 7}
+    (sq / "summary.json").write_text(json.dumps(s))
+    assert D.io_per_write(D.load_run(sq))["syncs"] == 1.5
+    pg = make_run(tmp_path / "P", {"wal_sync_io": rng.exponential(1000, 100)},
+                  engine="postgres")
+    assert D.io_per_write(D.load_run(pg))["syncs"] == 1.0   # make_run's wal: one each
+
+
 def test_folded_stacks_are_compared_per_write(tmp_path):
     f = tmp_path / "p.folded"
     f.write_text("w;a 3\nw;b 0.0004\nw;c 1.5\n")      # microseconds in all

@@ -147,6 +147,22 @@ def test_exit_status_is_the_codes():
     assert "## EXIT STATUS\n\n<!-- gen:exit_status -->\n" + docs.exit_status() in man
 
 
+def test_help_names_every_engine_of_the_registry():
+    """--help's description lists each engine's components, and exit
+    status 3 and --allow-empty name each engine's row (engines.ENGINES:
+    none is left out, as PostgreSQL was)."""
+    import engines
+    from runners.command import cli
+    text = " ".join(cli.build_parser().format_help().split())
+    desc = " ".join(cli.description().split())
+    for e in engines.ENGINES:
+        assert f"{e.title}: {', '.join(c.name for c in e.components)};" in desc
+    seen = ", ".join(f"{e.title} {e.row}" for e in engines.ENGINES[:-1])
+    last = engines.ENGINES[-1]
+    assert f"no {seen} or {last.title} {last.row} exits 0" in text
+    assert f"3 no {seen} or {last.title} {last.row} seen" in text
+
+
 def test_man_page_overhead_is_the_readme_table():
     """No hand-kept throughput figures: the man page's overhead table is the
     README's block, both generated from bench/results/overhead.json."""

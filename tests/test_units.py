@@ -355,6 +355,21 @@ def test_sqlite_symbols_of_the_system_library():
     assert SR.decode_sql_offset("/dev/null", 0) == 0
 
 
+def test_the_runs_engine_is_the_earliest_found_in_the_registry(tmp_path):
+    """A process with SQLite met before RocksDB (Python's own sqlite3) is
+    a RocksDB run; objects of one engine: the first met names it."""
+    from collectors import symbols as S
+    from collectors.objects import ObjectFollower
+    f = ObjectFollower(modes.FULL, False, tmp_path)
+    f.found = [S.Resolution(object_path="/a/libsqlite3.so", engine="sqlite"),
+               S.Resolution(object_path="/b/librocksdb.so", engine="rocksdb"),
+               S.Resolution(object_path="/c/librocksdb.so", engine="rocksdb")]
+    res = f.merged()
+    assert (res.engine, res.object_path) == ("rocksdb", "/b/librocksdb.so")
+    f.found = f.found[:1]
+    assert f.merged().engine == "sqlite"
+
+
 def test_sampled_split_moves_a_share_of_the_parent():
     from analysis.sampling import split_fractions
     from analysis.writes import apply_split

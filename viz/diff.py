@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import engines
 from analysis.diff import DiffError
 from analysis.table import fmt_ns
 from viz import flamegraph
@@ -93,7 +94,7 @@ def format_table(d: dict[str, Any]) -> str:
     lines.append(head)
     rows, zero = component_rows(m["components"])
     lines += rows
-    total = "txn (total)" if d["engine"] == "sqlite" else "write (total)"
+    total = engines.get(d["engine"]).total_label
     lines.append(f"{total:<18}{fmt_ns(m['a_ns']):>10}{fmt_ns(m['b_ns']):>10}"
                  f"{signed(m['delta_ns']):>11}  {span(m['lo_ns'], m['hi_ns'])}")
     lines.append(f"{'residual (B-A minus the sum)':<38}{signed(m['residual_ns']):>11}")

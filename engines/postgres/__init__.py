@@ -40,7 +40,8 @@ ENGINE = Engine(
                   "writes to relation or SLRU files: dirty buffers this backend evicted"),
         Component("data_sync_io", "#843c39", "fsync of a relation or other non-WAL file"),
         Component("lock_wait", "#bcbd22",
-                  "heavyweight (row, table) lock waits: lock__wait__start to __done"),
+                  "heavyweight (row, table) lock waits: lock__wait__start to __done",
+                  "USDT `lock__wait__start`..`lock__wait__done`"),
         Component("lwlock_wait", "#17becf",
                   "lightweight-lock waits (PGSemaphoreLock: WAL insertion locks, "
                   "buffer content locks, group xid clearing), not WALWriteLock's"),

@@ -5,16 +5,57 @@ import argparse
 import os
 import signal
 import sys
+import textwrap
 from pathlib import Path
 
+import engines
 from collectors import modes, symbols
 from runners.command import defaults
+
+
+def either(items: list[str]) -> str:
+    """"a, b or c"."""
+    return ", ".join(items[:-1]) + " or " + items[-1] if len(items) > 1 else items[0]
+
+
+def rows_seen() -> str:
+    """What a run must see, each engine's row: "RocksDB write, SQLite
+    transaction or PostgreSQL transaction"."""
+    return either([f"{e.title} {e.row}" for e in engines.ENGINES])
+
+
+def rows_attributed() -> str:
+    """Each engine's row, engines with the same row together: "write's
+    (RocksDB) or transaction's (SQLite, PostgreSQL)"."""
+    by_row: dict[str, list[str]] = {}
+    for e in engines.ENGINES:
+        by_row.setdefault(e.row, []).append(e.title)
+    return " or ".join(f"{row}'s ({', '.join(t)})" for row, t in by_row.items())
+
+
+def description() -> str:
+    """--help's description: the engines, their rows and their components
+    (the registry's), wrapped to 80 columns."""
+    def para(text: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(text, 79, initial_indent=indent,
+                             subsequent_indent=indent + "  " if indent else "",
+                             break_on_hyphens=False)
+    lines = para(f"Trace a {engines.titles()} workload and attribute every "
+                 f"{rows_attributed()} latency to its components "
+                 "(docs/components.md says what each holds):")
+    for e in engines.ENGINES:
+        lines += para(f"{e.title}: " + ", ".join(c.name for c in e.components) + ";",
+                      "  ")
+    lines += para(f"and in every engine {engines.SCHED_RUNQ.name} (run-queue waits) "
+                  f"and {engines.OTHER.name} (the rest).", "  ")
+    return "\n".join(lines)
+
 
 EXAMPLES = """\
 examples:
   sudo ./trace_wal.py -- db_bench --benchmarks=fillrandom --num=20000 --threads=4 --sync=true
   sudo ./trace_wal.py -o runs/mine -- ./my_rocksdb_app --flag
-  sudo ./trace_wal.py -p 4242 --duration 30        # a RocksDB/SQLite process already running
+  sudo ./trace_wal.py -p 4242 --duration 30        # a process already running
   sudo ./trace_wal.py -- python3 -m runners.workloads.sqlite_tpcc --journal-mode wal --duration 20
   sudo ./trace_wal.py --mode sample -- db_bench --benchmarks=fillrandom --sync=false
   sudo ./trace_wal.py --cpu-types P:0,E:1 -- taskset -c 1 db_bench --benchmarks=fillrandom
@@ -24,17 +65,18 @@ examples:
 # the numbers to its constants); --help and the man page's EXIT STATUS
 # (runners/docs.py) are this table
 EXIT_STATUS = [
-    ("0", "the command exited 0 and a write or transaction was seen (or "
-          "--allow-empty); with -p: the process ended, --duration passed, or "
-          "Ctrl-C or SIGTERM ended the tracing"),
+    ("0", "the command exited 0 and a "
+          + " or ".join(dict.fromkeys(e.row for e in engines.ENGINES))
+          + " was seen (or --allow-empty); with -p: the process ended, --duration "
+          "passed, or Ctrl-C or SIGTERM ended the tracing"),
     ("N", "the command's own non-zero status (128 + the signal's number if a "
           "signal killed it); it comes before 3"),
     ("1", "walscope could not trace: bad input found after parsing (no such "
           "command, process or user; an output folder that is not empty), no "
           "privileges, no BTF, a collector that failed; one line on stderr"),
     ("2", "a usage error: an option or argument refused (one line on stderr)"),
-    ("3", "no RocksDB write or SQLite transaction seen (stderr and summary.json "
-          "objects say why), unless --allow-empty"),
+    ("3", f"no {rows_seen()} seen (stderr and summary.json objects say why), "
+          "unless --allow-empty"),
     ("130", "Ctrl-C (SIGINT) stopped the command, or came before tracing began "
             "or during the analysis; one line on stderr says what was kept"),
     ("143", "SIGTERM stopped the command; what was traced is kept, as with Ctrl-C"),
@@ -43,7 +85,6 @@ EXIT_STATUS = [
 
 def exit_status_text() -> str:
     """EXIT_STATUS for --help."""
-    import textwrap
     lines = ["exit status:"]
     for code, what in EXIT_STATUS:
         lines += textwrap.wrap(what, 76, initial_indent=f"  {code:<5}",
@@ -112,14 +153,7 @@ def planned_rate_modes() -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="trace_wal.py",
-        description="Trace a RocksDB, SQLite or PostgreSQL workload and attribute "
-                    "every write's (RocksDB) or transaction's (SQLite, PostgreSQL) "
-                    "latency to its components: queue, crc, WAL append, WAL "
-                    "write/sync I/O, memtable (RocksDB); statement execution, "
-                    "journal/WAL and database write/sync I/O, journal lifecycle, "
-                    "checkpoint, locks (SQLite); executor, WAL insert, WALWriteLock "
-                    "wait, WAL write/sync I/O, lock waits, client waits "
-                    "(PostgreSQL); and run-queue waits.",
+        description=description(),
         epilog=EXAMPLES + "\n" + exit_status_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     target = p.add_mutually_exclusive_group()
@@ -217,9 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "Extend, ~10 us a hit); by default their component is "
                         "split out of its parent by sampling")
     p.add_argument("--allow-empty", action="store_true",
-                   help="a run that saw no RocksDB write or SQLite transaction "
-                        "exits 0 (default: exit status 3, or the command's "
-                        "own if it failed)")
+                   help=f"a run that saw no {rows_seen()} exits 0 (default: "
+                        "exit status 3, or the command's own if it failed)")
     p.add_argument("--recalibrate", action="store_true",
                    help="measure probe costs again instead of using the cache")
     p.add_argument("--no-calibrate", action="store_true",

@@ -176,7 +176,7 @@ def engine_table(summary: dict[str, Any]) -> str:
                      f"{fmt_ns(raw[c]['mean_ns']):>10}")
     d = summary["writes"]["duration_adj"]
     unit = engines.get(summary.get("engine") or "rocksdb")
-    total = "txn (total)" if unit.row == "transaction" else "write (total)"
+    total = unit.total_label
     lines.append(f"{total:<16}{summary['writes']['count']:>8}"
                  f"{fmt_ns(d['mean_ns']):>9}{fmt_ns(d['p50_ns']):>9}"
                  f"{fmt_ns(d['p99_ns']):>9}{fmt_ns(d['p999_ns']):>9}{'100.0%':>7}"

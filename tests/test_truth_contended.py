@@ -1,0 +1,93 @@
+"""Contended writes against the workload's own untraced timing.
+
+db_bench unsynced with more threads than this machine's CPUs (4 threads on
+2 here): the probes lengthen other writes' waits, which each write's own
+compensation cannot see.  The chain compensation (analysis/chain.py) takes
+out what the wait-for chain shows; the self-check says where the rest
+leaves the latencies.  Untraced runs with db_bench's own --histogram are
+interleaved with the traced ones, and the traced latencies are set against
+them: the truth is the workload's, not walscope's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.selfcheck import TOLERANCE
+from tests.conftest import run_trace
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
+
+THREADS = max(4, 2 * len(os.sched_getaffinity(0)))   # writers outnumber the CPUs
+WORKLOAD = ["db_bench", "--benchmarks=fillrandom", "--sync=false", f"--threads={THREADS}",
+            f"--num={200000 // THREADS}", "--histogram"]
+
+
+def untraced_mean_us(db: Path) -> float:
+    p = subprocess.run([*WORKLOAD, f"--db={db}"], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    m = re.search(r"Count: \d+ Average: ([\d.]+)", p.stdout)
+    assert m, p.stdout[-2000:]
+    return float(m.group(1))
+
+
+def traced_run(out: Path, db: Path, mode: list[str]) -> tuple[pd.DataFrame, dict]:
+    p = run_trace(["-q", *mode, "-o", str(out), "--", *WORKLOAD, f"--db={db}"])
+    assert p.returncode == 0, p.stderr[-2000:]
+    w = pd.read_parquet(out / "writes.parquet", columns=["dur_ns", "dur_adj_ns", "chain_ns"])
+    return w, json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Untraced, the plain command, untraced, full, untraced: the traced
+    runs between untraced ones."""
+    d = tmp_path_factory.mktemp("truth")
+    untraced, traced = [], {}
+    untraced.append(untraced_mean_us(d / "u0"))
+    traced["default"] = traced_run(d / "default", d / "d0", [])
+    untraced.append(untraced_mean_us(d / "u1"))
+    traced["full"] = traced_run(d / "full", d / "d1", ["--mode", "full"])
+    untraced.append(untraced_mean_us(d / "u2"))
+    return statistics.median(untraced) * 1e3, traced
+
+
+@pytest.mark.parametrize("mode", ["default", "full"])
+def test_the_chain_takes_the_traced_mean_towards_the_untraced(runs, mode):
+    """Each write's own hits are out of dur_adj_ns already; what the chain
+    took out too (chain_ns: a few writes' waits, each by many us) brings
+    the mean closer to the untraced one, and not past it by more than it
+    was above.  (Here, 2026-11-26: raw 3.9-4.2x, own hits only 3.1x, with
+    the chain 2.0-2.4x, in either mode.)"""
+    untraced_ns, traced = runs
+    w, _ = traced[mode]
+    chained = w["dur_adj_ns"].mean()
+    own_only = (w["dur_adj_ns"] + w["chain_ns"]).mean()
+    assert w["chain_ns"].sum() > 0, "the chain charged no write"
+    assert abs(chained - untraced_ns) < abs(own_only - untraced_ns), \
+        (chained, own_only, untraced_ns)
+    # nor far below it: the untraced runs spread 0.85-1.32x of their median
+    # and the default's mean read 0.80x at its lowest (bench/results/truth.json)
+    assert chained >= 0.5 * untraced_ns, (chained, untraced_ns)
+    assert w["dur_adj_ns"].min() >= 0
+
+
+@pytest.mark.parametrize("mode", ["default", "full"])
+def test_the_self_check_trusts_only_what_is_within_the_tolerance(runs, mode):
+    """The plain command first: a run the self-check trusts has its mean
+    within the tolerance of the workload's own (where it is not, the check
+    must have said so)."""
+    untraced_ns, traced = runs
+    _, s = traced[mode]
+    check = s["self_check"]
+    ratio = s["writes"]["duration_adj"]["mean_ns"] / untraced_ns
+    if check["trusted"]:
+        assert abs(ratio - 1) <= TOLERANCE, (mode, ratio, check)

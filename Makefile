@@ -2,7 +2,8 @@
 # (generated, never committed).  `make` builds; `make test` and `make demo`
 # are the two README commands (they run setup.sh first); `make unit` runs
 # the tests that need no root and no build; `make docs` regenerates the
-# generated blocks of README.md and docs/; `make golden` the test layout.
+# generated blocks of README.md, docs/ and analysis/queries/*.sql; `make
+# golden` the test layout.
 OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= bpftool

@@ -43,6 +43,24 @@ MEANING = {c: next(e.meaning(c) for e in engines.ENGINES if c in e.component_nam
            for c in DISPLAY_ORDER}
 
 
+def column_order() -> list[str]:
+    """Every engine's components as the columns of one table across engines
+    (the named queries, the fleet report): each engine's display order in
+    registry order, a name already placed keeping its place, so RocksDB's
+    come first in their own order and each further engine adds its own
+    after them.  Read from the registry at each call."""
+    order: dict[str, None] = {}
+    for e in engines.ENGINES:
+        order.update((c, None) for c in e.component_names())
+    return list(order)
+
+
+def columns(comp: str) -> list[str]:
+    """A component's writes.parquet columns: raw, compensated, and the
+    probe overhead taken out."""
+    return [f"{comp}_ns", f"{comp}_adj_ns", f"{comp}_overhead_ns"]
+
+
 def meaning(comp: str, engine: str) -> str:
     return engines.get(engine).meaning(comp)
 

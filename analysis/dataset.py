@@ -43,6 +43,12 @@ def partition_value(text: str) -> str:
     return _SAFE.sub("_", text) or "_"
 
 
+def version_column(engine: str) -> str:
+    """The runs table's column of an engine's version (as its resolver read
+    it from the object), one per engine of the registry."""
+    return f"{engine}_version"
+
+
 def run_row(summary: dict[str, Any], host: str, run: str) -> dict[str, Any]:
     """The runs table's row: what a fleet query groups and filters by."""
     env = summary.get("environment", {})
@@ -67,7 +73,7 @@ def run_row(summary: dict[str, Any], host: str, run: str) -> dict[str, Any]:
         "machine": env.get("machine"),
         "cpu_model": env.get("cpu_model"),
         "cpu_types": env.get("cpu_types"),
-        **{f"{e}_version": versions.get(e) for e in engines.NAMES},
+        **{version_column(e.name): versions.get(e.name) for e in engines.ENGINES},
         "library": env.get("library"),
         "writes": w.get("count", 0),
         "mean_ns": d.get("mean_ns"),
@@ -83,6 +89,17 @@ def run_row(summary: dict[str, Any], host: str, run: str) -> dict[str, Any]:
         "exit_code": summary.get("exit_code"),
         "walscope_commit": env.get("walscope_commit"),
     }
+
+
+def runs_table(row: dict[str, Any]) -> pa.Table:
+    """The runs table's row as a table.  Every engine's version is a string,
+    also where the run had none of that engine: a column of nulls would be
+    typed null, which Spark does not merge with another run's string."""
+    t = pa.Table.from_pylist([row])
+    for e in engines.ENGINES:
+        c = version_column(e.name)
+        t = t.set_column(t.schema.get_field_index(c), c, t.column(c).cast(pa.string()))
+    return t
 
 
 def _metadata(table: str, commit: str | None) -> dict[bytes, bytes]:
@@ -132,7 +149,7 @@ def export(run_dir: Path, dataset: Path, host: str | None = None,
         if src.exists():
             out[table] = _write_table(pq.ParquetFile(src), part_path(dataset, table, host, run),
                                       _metadata(table, commit))
-    row = pa.Table.from_pylist([run_row(summary, host, run)])
+    row = runs_table(run_row(summary, host, run))
     # host and run are the partition's, in its path: not columns of the file
     row = row.drop_columns(["host", "run"])
     out[RUNS] = _write_table(row, part_path(dataset, RUNS, host, run), _metadata(RUNS, commit))

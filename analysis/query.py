@@ -4,10 +4,12 @@ every engine: DuckDB embedded (the default), or Spark for a fleet.
 The queries live in analysis/queries/NAME.sql; their first line is a
 ``-- description``.  Each table of the dataset is a view of the same name
 (writes, io, sched, samples, threads, runs) with ``host`` and ``run`` from
-its partitions.  The SQL keeps to what both engines read the same way
-(standard ordered-set aggregates such as ``percentile_cont(0.99) WITHIN
-GROUP (ORDER BY ...)``, ``greatest``); a test runs every query on both
-and compares the rows.
+its partitions, and every engine's columns (components, versions) that
+no file holds, as NULL (analysis/query_columns.py).  The SQL keeps to
+what both engines read the same way (standard ordered-set aggregates such
+as ``percentile_cont(0.99) WITHIN GROUP (ORDER BY ...)``, ``greatest``,
+which skips NULLs in both); a test runs every query on both and compares
+the rows.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import dataset as D
+from analysis import query_columns as QC
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 # DuckDB's memory for one query: results stream from Parquet, so a fleet's
@@ -59,9 +62,11 @@ def duckdb_connection(dataset: Path, memory_limit: str = DUCKDB_MEMORY) -> Any:
     con = duckdb.connect(config={"memory_limit": memory_limit})
     for t in tables:
         glob = str(Path(dataset).resolve() / f"table={t}" / "*" / "*" / "*.parquet")
-        con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{glob}', "
-                    "hive_partitioning = true, union_by_name = true, "
-                    "hive_types = {'host': VARCHAR, 'run': VARCHAR})")
+        files = (f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true, "
+                 "hive_types = {'host': VARCHAR, 'run': VARCHAR})")
+        present = [d[0] for d in con.execute(f"SELECT * FROM {files} LIMIT 0").description]
+        con.execute(f"CREATE VIEW {t} AS SELECT "
+                    + ", ".join(["*", *QC.null_columns(t, present)]) + f" FROM {files}")
     return con
 
 
@@ -105,7 +110,8 @@ def spark_views(spark: Any, dataset: str) -> list[str]:
             if local:
                 raise QueryError(f"spark: {str(e).splitlines()[0]}") from None
             continue
-        df.createOrReplaceTempView(t)
+        added = QC.null_columns(t, df.columns)
+        (df.selectExpr("*", *added) if added else df).createOrReplaceTempView(t)
         made.append(t)
     return made
 

@@ -1,9 +1,12 @@
-"""Regenerate the generated blocks of README.md and docs/*.md (`make docs`).
+"""Regenerate the generated blocks of README.md, docs/*.md and the named
+queries, analysis/queries/*.sql (`make docs`).
 
-Blocks sit between `<!-- gen:NAME -->` and `<!-- /gen:NAME -->`.  A test
-fails when a file differs from what this would write, except the fault
-table, which is what the last test run observed (.output/faults.json,
-written by tests/test_faults.py): `make docs` after `make test` updates it.
+Blocks sit between `<!-- gen:NAME -->` and `<!-- /gen:NAME -->` lines
+(Markdown) or `-- gen:NAME` and `-- /gen:NAME` lines (SQL), the block
+indented as its opening line.  A test fails when a file differs from what
+this would write, except the fault table, which is what the last test run
+observed (.output/faults.json, written by tests/test_faults.py): `make
+docs` after `make test` updates it.
 """
 from __future__ import annotations
 
@@ -15,11 +18,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analysis.query_columns import SQL_BLOCKS
+
 if TYPE_CHECKING:
     from collectors.records import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+         *sorted((ROOT / "analysis" / "queries").glob("*.sql"))]
 FAULTS_JSON = ROOT / ".output" / "faults.json"
 
 
@@ -314,10 +320,17 @@ BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
           "window_cost": window_cost, "truth": truth, "schema": schema,
           "components": component_table, "queries": queries, "faults": faults,
           "engines": engines_table, "run_folder": run_folder_files,
-          "verdict_noise": verdict_noise}
+          "verdict_noise": verdict_noise, **SQL_BLOCKS}
 MEASURED = {"faults"}   # what a test run observed, not what the code says
 # read from the record layout (its argument: the build's, or the caller's)
 FROM_LAYOUT = {"schema", "components"}
+
+
+def block(name: str) -> re.Pattern[str]:
+    """A generated block: its opening line (indentation, marker), what it
+    holds (perhaps nothing), its closing line."""
+    return re.compile(rf"^([ \t]*)(<!-- gen:{name} -->|-- gen:{name})\n(?:.*?\n)??"
+                      rf"([ \t]*(?:<!-- /gen:{name} -->|-- /gen:{name}))$", re.S | re.M)
 
 
 def render(text: str, only: set[str] | None = None,
@@ -328,12 +341,14 @@ def render(text: str, only: set[str] | None = None,
     for name, fn in BLOCKS.items():
         if only is not None and name not in only:
             continue
-        pat = re.compile(rf"(<!-- gen:{name} -->\n).*?(\n<!-- /gen:{name} -->)", re.S)
+        pat = block(name)
         if not pat.search(text):
             continue
         new = fn(layout or Layout.build()) if name in FROM_LAYOUT else fn()
         if new is not None:
-            text = pat.sub(lambda m: m.group(1) + new + m.group(2), text)
+            text = pat.sub(lambda m: m.group(1) + m.group(2) + "\n" + "\n".join(
+                m.group(1) + line if line else line for line in new.split("\n"))
+                + "\n" + m.group(3), text)
     return text
 
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import engines
 from analysis import dataset as D
 from analysis import query as Q
 from analysis.compensation import Calibration
@@ -23,28 +24,40 @@ from tests.conftest import GOLDEN
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def synthetic_run(d: Path, seed: int, n: int = 400) -> Path:
+VERSIONS = {"rocksdb": "7.8.3", "sqlite": "3.45.1", "postgres": "16.4"}
+
+
+def synthetic_run(d: Path, seed: int, n: int = 400, engine: str = "rocksdb") -> Path:
     """A run folder from write records made here: writes.parquet (through
-    the real record layout and frame builder) and summary.json."""
+    the real record layout and frame builder) and summary.json.  RocksDB's
+    rows have time in four components, half the queue behind a sync; other
+    engines' in every component, and most of it in a queue (if the engine
+    has one) behind a sync."""
     rng = np.random.default_rng(seed)
+    unit = engines.get(engine)
     a = np.zeros(n, dtype=GOLDEN.struct_dtype("ws_write_rec"))
     a["rec_type"] = GOLDEN.enum_values("ws_rec_type")["WS_REC_WRITE"]
-    a["engine"] = GOLDEN.enum_values("ws_engine")["WS_ENGINE_ROCKSDB"]
-    comps = GOLDEN.components("rocksdb")
-    for c in ("queue", "wal_sync_io", "memtable", "other"):
+    a["engine"] = GOLDEN.enum_values("ws_engine")[unit.ws_engine]
+    comps = GOLDEN.components(engine)
+    for c in ("queue", "wal_sync_io", "memtable", "other") if engine == "rocksdb" else comps:
         a["comp_ns"][:, comps.index(c)] = rng.integers(1_000, 200_000, n)
+    if unit.queue:
+        q = comps.index(unit.queue)
+        if engine != "rocksdb":
+            a["comp_ns"][:, q] *= 20
+        a["q_behind_sync_ns"] = a["comp_ns"][:, q] // (2 if engine == "rocksdb" else 1)
     a["dur_ns"] = a["comp_ns"].sum(axis=1)
-    a["q_behind_sync_ns"] = a["comp_ns"][:, comps.index("queue")] // 2
     a["start_ns"] = np.arange(n) * 1000
     a["flags"] = rng.integers(0, 2, n)
     d.mkdir(parents=True)
-    writes_frame_from(a, Calibration(), layout=GOLDEN).to_parquet(d / "writes.parquet", index=False)
+    writes_frame_from(a, Calibration(), engine, layout=GOLDEN).to_parquet(
+        d / "writes.parquet", index=False)
     (d / "summary.json").write_text(json.dumps({
-        "engine": "rocksdb", "mode": "full", "command": ["db_bench", f"--seed={seed}"],
+        "engine": engine, "mode": "full", "command": ["db_bench", f"--seed={seed}"],
         "writes": {"count": n, "duration_adj": {"mean_ns": 1.0, "p99_ns": 2.0}},
-        "components": {"queue": {"sum_ns": 100, "overhead_ns": 10}},
-        "lost_events": {"write": 0}, "tracking_gaps": {}, "engines_found": ["rocksdb"],
-        "objects": [{"engine": "rocksdb", "version": "7.8.3"}],
+        "components": {unit.components[0].name: {"sum_ns": 100, "overhead_ns": 10}},
+        "lost_events": {"write": 0}, "tracking_gaps": {}, "engines_found": [engine],
+        "objects": [{"engine": engine, "version": VERSIONS.get(engine, "1.0")}],
         "environment": {"kernel": "6.18", "cpu_model": "test", "host": "ignored",
                         "walscope_commit": "abc123"}}))
     return d
@@ -69,6 +82,11 @@ def test_export_is_hive_partitioned_and_versioned(fleet):
     runs = pq.read_table(fleet / "table=runs/host=h1/run=r1/part-0.parquet").to_pandas()
     assert runs.loc[0, "kernel"] == "6.18" and runs.loc[0, "rocksdb_version"] == "7.8.3"
     assert "host" not in runs.columns   # it is the partition's
+    # a version the run had none of is a string too: Spark merges it with
+    # another run's (a column typed null it refuses)
+    schema = pq.read_schema(fleet / "table=runs/host=h1/run=r1/part-0.parquet")
+    assert {schema.field(D.version_column(e.name)).type for e in engines.ENGINES} == \
+        {pa.string()}
     assert D.check_versions(fleet) == ["runs", "writes"]
 
 

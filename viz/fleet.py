@@ -15,22 +15,25 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from analysis import components
 from analysis import query as Q
 from analysis.components import COLORS
 
-# components_per_run's and p99_tail's columns: <component>_us
-COMPONENT_COLUMNS = ("queue", "wal_sync_io", "wal_write_io", "wal_append", "crc",
-                     "memtable", "sched_runq", "other")
+
+def drawn_components(df: pd.DataFrame) -> list[str]:
+    """The components of a query's rows (components_per_run's, p99_tail's
+    <component>_us columns) that some row has a value of, in the queries'
+    column order: an engine no run of the dataset traced draws nothing."""
+    return [c for c in components.column_order()
+            if f"{c}_us" in df and df[f"{c}_us"].notna().any()]
 
 
-def _bars(df: pd.DataFrame, title: str, how: str) -> go.Figure:
+def component_bars(df: pd.DataFrame, title: str, how: str) -> go.Figure:
     """Stacked components per run, runs grouped by host."""
     fig = go.Figure()
     x = [df["host"].tolist(), df["run"].tolist()]
-    for c in COMPONENT_COLUMNS:
-        if f"{c}_us" in df:
-            fig.add_bar(x=x, y=df[f"{c}_us"].fillna(0), name=c,
-                        marker_color=COLORS.get(c))
+    for c in drawn_components(df):
+        fig.add_bar(x=x, y=df[f"{c}_us"].fillna(0), name=c, marker_color=COLORS.get(c))
     fig.update_layout(barmode="stack", title=title, height=460, yaxis_title="us",
                       annotations=[dict(text=how, showarrow=False, xref="paper",
                                         yref="paper", x=0, y=-0.25, align="left")])
@@ -44,10 +47,10 @@ def build(dataset: Path, out: Path) -> dict[str, Any]:
     tail = Q.run_duckdb(dataset, "p99_tail", con)
     runs = Q.run_duckdb(dataset, "overhead_and_losses", con)
     figs = [
-        ("Mean write latency by component", _bars(
+        ("Mean write latency by component", component_bars(
             comps, "mean compensated latency per write (us)",
             "Each bar is a run, grouped by host; its segments add up to the mean write.")),
-        ("The p99 tail by component", _bars(
+        ("The p99 tail by component", component_bars(
             tail, "writes at or above their run's p99 (us)",
             "The mean of the slowest 1% of writes, split the same way: what grows in the tail.")),
     ]

@@ -3,19 +3,47 @@ WITH p AS (
     SELECT host, run, percentile_cont(0.99) WITHIN GROUP (ORDER BY dur_adj_ns) AS p99_ns
     FROM writes
     GROUP BY host, run
+), slowest AS (
+    SELECT w.*, p.p99_ns
+    FROM writes w
+    JOIN p ON w.host = p.host AND w.run = p.run
+    WHERE w.dur_adj_ns >= p.p99_ns
 )
-SELECT w.host, w.run,
-       min(p.p99_ns) / 1e3 AS p99_us,
+SELECT host, run,
+       min(p99_ns) / 1e3 AS p99_us,
        count(*) AS tail_writes,
-       avg(w.dur_adj_ns) / 1e3 AS tail_mean_us,
-       avg(w.queue_behind_sync_ns) / 1e3 AS behind_sync_us,
-       avg(w.queue_adj_ns) / 1e3 AS queue_us,
-       avg(w.wal_sync_io_adj_ns) / 1e3 AS wal_sync_io_us,
-       avg(w.sched_runq_adj_ns) / 1e3 AS sched_runq_us,
-       avg(w.memtable_adj_ns) / 1e3 AS memtable_us,
-       avg(w.other_adj_ns) / 1e3 AS other_us
-FROM writes w
-JOIN p ON w.host = p.host AND w.run = p.run
-WHERE w.dur_adj_ns >= p.p99_ns
-GROUP BY w.host, w.run
-ORDER BY w.host, w.run
+       avg(dur_adj_ns) / 1e3 AS tail_mean_us,
+       avg(queue_behind_sync_ns) / 1e3 AS behind_sync_us,
+       -- every engine's components, as components_per_run's (NULL where the
+       -- run's engine has no such component); `make docs` writes them from engines/
+       -- gen:component_means
+       avg(queue_adj_ns) / 1e3 AS queue_us,
+       avg(wal_sync_io_adj_ns) / 1e3 AS wal_sync_io_us,
+       avg(wal_write_io_adj_ns) / 1e3 AS wal_write_io_us,
+       avg(wal_append_adj_ns) / 1e3 AS wal_append_us,
+       avg(crc_adj_ns) / 1e3 AS crc_us,
+       avg(memtable_adj_ns) / 1e3 AS memtable_us,
+       avg(sched_runq_adj_ns) / 1e3 AS sched_runq_us,
+       avg(other_adj_ns) / 1e3 AS other_us,
+       avg(journal_sync_io_adj_ns) / 1e3 AS journal_sync_io_us,
+       avg(journal_write_io_adj_ns) / 1e3 AS journal_write_io_us,
+       avg(db_sync_io_adj_ns) / 1e3 AS db_sync_io_us,
+       avg(db_write_io_adj_ns) / 1e3 AS db_write_io_us,
+       avg(dir_sync_io_adj_ns) / 1e3 AS dir_sync_io_us,
+       avg(journal_lifecycle_adj_ns) / 1e3 AS journal_lifecycle_us,
+       avg(checkpoint_adj_ns) / 1e3 AS checkpoint_us,
+       avg(lock_wait_adj_ns) / 1e3 AS lock_wait_us,
+       avg(sql_exec_adj_ns) / 1e3 AS sql_exec_us,
+       avg(wal_lock_wait_adj_ns) / 1e3 AS wal_lock_wait_us,
+       avg(wal_flush_adj_ns) / 1e3 AS wal_flush_us,
+       avg(wal_insert_adj_ns) / 1e3 AS wal_insert_us,
+       avg(executor_adj_ns) / 1e3 AS executor_us,
+       avg(buffer_write_io_adj_ns) / 1e3 AS buffer_write_io_us,
+       avg(data_sync_io_adj_ns) / 1e3 AS data_sync_io_us,
+       avg(lwlock_wait_adj_ns) / 1e3 AS lwlock_wait_us,
+       avg(sleep_adj_ns) / 1e3 AS sleep_us,
+       avg(client_wait_adj_ns) / 1e3 AS client_wait_us
+       -- /gen:component_means
+FROM slowest
+GROUP BY host, run
+ORDER BY host, run

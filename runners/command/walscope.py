@@ -90,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--list", action="store_true", help="list the named queries")
     q.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
     q.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
-    q.add_argument("--format", choices=("table", "csv", "parquet"), default="table")
+    q.add_argument("--format", choices=("table", "csv", "parquet"), default="table",
+                   help="table (default; leaves out the columns with no value in any "
+                   "row, such as other engines' components), csv or parquet")
     q.add_argument("-o", "--output", type=Path, help="file (default: stdout; "
                    "parquet needs one)")
     return p
@@ -126,8 +128,15 @@ def query(args: argparse.Namespace) -> int:
         text = df.to_csv(index=False)
         args.output.write_text(text) if args.output else sys.stdout.write(text)
     else:
-        text = df.to_string(index=False) + "\n"
+        # a column no row has a value in (another engine's component) is
+        # left out of the table, and said so; csv and parquet keep them all
+        shown = df.dropna(axis=1, how="all") if len(df) else df
+        text = shown.to_string(index=False) + "\n"
         args.output.write_text(text) if args.output else sys.stdout.write(text)
+        if len(shown.columns) < len(df.columns):
+            print(f"({len(df.columns) - len(shown.columns)} columns with no value in any row "
+                  "left out, such as the components of engines no run traced: "
+                  "--format csv has them)", file=sys.stderr)
     return 0
 
 

@@ -13,11 +13,12 @@ time went):
   by that share.  The share is the others' probe time during the write over
   the CPUs' time then (all of them: a runnable thread waits for whichever
   frees first).
-- **queue**: a follower waiting for its group's leader, which was slowed by
-  its own probes and by whatever lengthened its waits.  The follower's wait
-  (taken as the start of its write, where RocksDB's JoinBatchGroup is)
-  shrinks by the leaders' delay that fell inside it: each leader's delay
-  (its own probe time plus its run-queue charge) spread over its write.
+- **the leader wait** (the engine unit's ``leader_wait``: RocksDB's queue):
+  a follower waiting for its group's leader, which was slowed by its own
+  probes and by whatever lengthened its waits.  The follower's wait (taken
+  as the start of its write, where RocksDB's JoinBatchGroup is) shrinks by
+  the leaders' delay that fell inside it: each leader's delay (its own
+  probe time plus its run-queue charge) spread over its write.
 
 Each write's probe time is spread evenly over its span: the probes fire at
 its phase boundaries, which cover it from end to end.  The result is, per
@@ -28,8 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-# the components a wait-for charge is removed from
-CHAINED = ("sched_runq", "queue")
+RUNQ = "sched_runq"   # the scheduler's shared slot (engines.SCHED_RUNQ)
 
 
 def _integral(starts: np.ndarray, ends: np.ndarray, rates: np.ndarray
@@ -53,12 +53,14 @@ def _between(knots: tuple[np.ndarray, np.ndarray], a: np.ndarray, b: np.ndarray
     return np.interp(b, t, f) - np.interp(a, t, f)
 
 
-def charges(w: pd.DataFrame, overhead_ns: np.ndarray, ncpu: int) -> dict[str, np.ndarray]:
-    """What others' probes added to each write's sched_runq and queue (ns):
-    w has start_ns, dur_ns, pid, leader and the two components' raw time
-    (sched_runq_ns, queue_ns); overhead_ns is each write's own probe time."""
+def charges(w: pd.DataFrame, overhead_ns: np.ndarray, ncpu: int,
+            leader_wait: str | None) -> dict[str, np.ndarray]:
+    """What others' probes added to each write's sched_runq and leader wait
+    (ns): w has start_ns, dur_ns, pid, leader and the two components' raw
+    time (sched_runq_ns, <leader_wait>_ns); overhead_ns is each write's own
+    probe time; leader_wait None: the run queue alone."""
     n = len(w)
-    out = {c: np.zeros(n, np.int64) for c in CHAINED}
+    out = {c: np.zeros(n, np.int64) for c in (RUNQ, leader_wait) if c}
     if not n:
         return out
     start = w["start_ns"].to_numpy(np.float64)
@@ -70,14 +72,14 @@ def charges(w: pd.DataFrame, overhead_ns: np.ndarray, ncpu: int) -> dict[str, np
     others = np.maximum(_between(probes, start, end) - own, 0.0)
     share = np.minimum(others / (max(ncpu, 1) * dur), 1.0)
     runq = w["sched_runq_ns"].to_numpy(np.float64) if "sched_runq_ns" in w else np.zeros(n)
-    out["sched_runq"] = np.floor(runq * share).astype(np.int64)
-    if "queue_ns" not in w or "leader" not in w:
+    out[RUNQ] = np.floor(runq * share).astype(np.int64)
+    if not leader_wait or f"{leader_wait}_ns" not in w or "leader" not in w:
         return out
-    # queue: the leaders' delay inside each follower's wait, per process
-    queue = w["queue_ns"].to_numpy(np.float64)
+    # the leaders' delay inside each follower's wait, per process
+    queue = w[f"{leader_wait}_ns"].to_numpy(np.float64)
     leader = w["leader"].to_numpy(bool)
     pid = w["pid"].to_numpy()
-    delay = own + out["sched_runq"]
+    delay = own + out[RUNQ]
     got = np.zeros(n)
     for p in np.unique(pid):
         lead = (pid == p) & leader
@@ -86,5 +88,5 @@ def charges(w: pd.DataFrame, overhead_ns: np.ndarray, ncpu: int) -> dict[str, np
             continue
         knots = _integral(start[lead], end[lead], delay[lead] / dur[lead])
         got[wait] = _between(knots, start[wait], start[wait] + queue[wait])
-    out["queue"] = np.floor(np.minimum(got, queue)).astype(np.int64)
+    out[leader_wait] = np.floor(np.minimum(got, queue)).astype(np.int64)
     return out

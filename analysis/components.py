@@ -18,6 +18,8 @@ ENGINES = engines.NAMES
 # a waiting write's queue (RocksDB's follower, PostgreSQL's WALWriteLock
 # wait), split by what the writer it waited for was doing meanwhile
 QUEUE_PARTS = ("queue_behind_sync", "queue_behind_wal_write", "queue_other")
+# each part: the component the writer waited for was in (drawn in its colour)
+QUEUE_BEHIND = dict(zip(QUEUE_PARTS, ("wal_sync_io", "wal_write_io", "other")))
 
 
 def _display_order() -> tuple[str, ...]:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+import engines
 from analysis import components, syscalls
 from collectors import modes, records as R
 from collectors.run_folder import RunFolder
@@ -105,7 +106,7 @@ def load_run(path: Path) -> Run:
                         "walscope analyse it)") from None
     except ValueError as e:
         raise DiffError(f"{path}/summary.json: unreadable ({e})") from None
-    engine = summary.get("engine") or "rocksdb"
+    engine = summary.get("engine") or engines.UNNAMED
     mode = summary.get("mode", "?")
     folder = RunFolder(path)
     if not folder.writes_parquet.exists():

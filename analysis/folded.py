@@ -57,7 +57,7 @@ def phase_us(writes: pd.DataFrame, root: str = "command") -> Counter:
     out: Counter = Counter()
     if not len(writes):
         return out
-    names = writes["engine"] if "engine" in writes else pd.Series("rocksdb", writes.index)
+    names = writes["engine"] if "engine" in writes else pd.Series(engines.UNNAMED, writes.index)
     for name, w in writes.groupby(names, sort=False):
         unit = engines.get(str(name))
         out.update(_engine_phase_us(w, unit, root))

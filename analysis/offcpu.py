@@ -80,7 +80,7 @@ def sampled_shares(ents: np.ndarray, unsampled: int
     return out
 
 
-def fold(run_dir: Path, engine: str = "rocksdb",
+def fold(run_dir: Path, engine: str = engines.UNNAMED,
          user_stacks: bool = False) -> tuple[Counter, dict[str, Any]]:
     """(folded stacks -> us, what summary.json says about them)."""
     folder = RunFolder(run_dir)

@@ -135,7 +135,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     counters, rep = S.collector_counters(run_dir)
     # the engine with the most writes leads; a process may hold several
     present = W.records_engines(run_dir)
-    engine = next(iter(present), None) or info.get("engine") or "rocksdb"
+    engine = next(iter(present), None) or info.get("engine") or engines.UNNAMED
     row_engines = [engine] + [e for e in present if e != engine]
     sample_hz = info.get("sample_hz", 0)
     split = info.get("sampled_split", {})

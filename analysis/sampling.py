@@ -42,7 +42,7 @@ def syscall_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str 
     return components.io_component(io, kind, engine, layout) if io else None
 
 
-def samples_frame(run_dir: Path, engine: str = "rocksdb") -> pd.DataFrame:
+def samples_frame(run_dir: Path, engine: str = engines.UNNAMED) -> pd.DataFrame:
     """One row per perf sample of a traced thread (samples.parquet)."""
     folder = RunFolder(run_dir)
     layout = R.Layout.of(folder)

@@ -52,8 +52,16 @@ from __future__ import annotations
 
 from typing import Any
 
-# the components that are waits another write or thread can lengthen
-WAITS = ("queue", "sched_runq")
+import engines
+
+
+
+def waits(engine: str) -> tuple[str, ...]:
+    """The components that are waits another row or thread can lengthen:
+    the run queue, and the unit's leader wait (RocksDB's queue)."""
+    unit = engines.get(engine)
+    return (engines.SCHED_RUNQ.name,) + ((unit.leader_wait,) if unit.leader_wait else ())
+
 # bench/results/truth.json (2026-11-24, 2-core VM): db_bench sync=false, 4
 # threads, budget and full mode, risk 0.31-0.60: mean 1.7-3.1x and p99
 # 4.6-12x the untraced histogram's
@@ -75,7 +83,8 @@ def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
     if not writes.get("count") or not raw or not adj:
         return None
     comps = summary.get("components", {})
-    wait = sum(comps.get(c, {}).get("mean_ns", 0.0) for c in WAITS)
+    wait = sum(comps.get(c, {}).get("mean_ns", 0.0)
+               for c in waits(summary.get("engine") or engines.UNNAMED))
     inflation = max(raw / adj - 1, 0.0)
     share = min(wait / adj, 1.0)
     risk = inflation * share

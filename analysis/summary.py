@@ -73,7 +73,7 @@ def group_roles(n: int, leaders: int, unit: engines.Engine, groups_unprobed: boo
 
 
 def summarize(writes: Any, io: Any, counters: dict[str, int],
-              cal: Calibration, engine: str = "rocksdb",
+              cal: Calibration, engine: str = engines.UNNAMED,
               groups_unprobed: bool = False, only: bool = False, *,
               layout: R.Layout) -> dict[str, Any]:
     """summary.json's numbers.  writes and io: DataFrames, or ParquetColumns

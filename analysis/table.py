@@ -175,7 +175,7 @@ def engine_table(summary: dict[str, Any]) -> str:
                      f"{fmt_ns(s['p999_ns']):>9}{s['share'] * 100:>6.1f}%"
                      f"{fmt_ns(raw[c]['mean_ns']):>10}")
     d = summary["writes"]["duration_adj"]
-    unit = engines.get(summary.get("engine") or "rocksdb")
+    unit = engines.get(summary.get("engine") or engines.UNNAMED)
     total = unit.total_label
     lines.append(f"{total:<16}{summary['writes']['count']:>8}"
                  f"{fmt_ns(d['mean_ns']):>9}{fmt_ns(d['p50_ns']):>9}"

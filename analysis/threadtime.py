@@ -64,13 +64,13 @@ def threads_frame(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols).sort_values("tid", ignore_index=True)
 
 
-def role(thread: str, engine: str = "rocksdb") -> str:
+def role(thread: str, engine: str = engines.UNNAMED) -> str:
     """foreground (the application's threads) or background (the engine's own)."""
     own = engines.get(engine).background_threads
     return "background" if own and thread.startswith(own) else "foreground"
 
 
-def summarize(df: pd.DataFrame, engine: str = "rocksdb") -> dict[str, Any]:
+def summarize(df: pd.DataFrame, engine: str = engines.UNNAMED) -> dict[str, Any]:
     """Totals per role, for summary.json's thread_time."""
     out: dict[str, Any] = {"source": SOURCE, "roles": {}}
     if df.empty:

@@ -22,7 +22,7 @@ from collectors.run_folder import RunFolder
 QUEUE_PARTS = components.QUEUE_PARTS
 
 
-def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
+def writes_frame(run_dir: Path, cal: Calibration, engine: str = engines.UNNAMED
                  ) -> pd.DataFrame:
     """One row per write (RocksDB) or transaction (SQLite, PostgreSQL) of
     that engine."""
@@ -31,7 +31,7 @@ def writes_frame(run_dir: Path, cal: Calibration, engine: str = "rocksdb"
                              layout=R.Layout.of(folder))
 
 
-def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
+def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = engines.UNNAMED,
                       ncpu: int = 0, *, layout: R.Layout) -> pd.DataFrame:
     """writes_frame of some write records (a chunk of the file, read with
     layout); with ncpu (the machine's CPUs), the waits that others' probes
@@ -95,7 +95,7 @@ def writes_frame_from(w: np.ndarray, cal: Calibration, engine: str = "rocksdb",
         sin * col["sys_in_ns"] + spar * (col["sys_out_ns"] + col["sys_ign_ns"]) + \
         sign * col["sys_ign_ns"]   # the slow path runs outside a syscall's window
     if ncpu and cal.source != "none":   # others' probes, along who waited for whom
-        got = chain.charges(df, over.sum(axis=1), ncpu)
+        got = chain.charges(df, over.sum(axis=1), ncpu, engines.get(engine).leader_wait)
         for c, v in got.items():
             if c in comps:
                 i = comps.index(c)

@@ -183,7 +183,7 @@ class Layout:
                 out[v] = k[len(prefix):].lower()
         return out
 
-    def components(self, engine: str = "rocksdb") -> list[str]:
+    def components(self, engine: str = engines.UNNAMED) -> list[str]:
         """An engine's component names in slot order (slot i of comp_ns)."""
         e = engines.get(engine)
         names = self.enum_names(e.comp_enum, e.comp_prefix)
@@ -193,7 +193,7 @@ class Layout:
         """The write records' engine field -> the engine's name."""
         return engines.by_ws_engine(self.enum_values("ws_engine"))
 
-    def phase_component(self, phase: str, engine: str = "rocksdb") -> str | None:
+    def phase_component(self, phase: str, engine: str = engines.UNNAMED) -> str | None:
         """The component a phase (``PH_CRC``...) is charged to, from the
         header's WS_PHASE_COMPS table (enum ws_phase_comp); "other" if it has
         none; None for an entry-only marker (a phase value from WS_PH_MARKERS

@@ -56,7 +56,7 @@ class Resolved:
     path: str
     offset: int          # file offset
     arg: int = 0         # cookie bits 16..: PH_SQL_STEP's zSql offset
-    engine: str = "rocksdb"   # whose phase enum spec.phase is in
+    engine: str = engines.UNNAMED   # whose phase enum spec.phase is in
 
 
 @dataclass
@@ -66,7 +66,7 @@ class Resolution:
     probes: list[Resolved] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)   # spec prefixes not found
     version: str | None = None
-    engine: str = "rocksdb"
+    engine: str = engines.UNNAMED
     notes: list[str] = field(default_factory=list)     # degraded attribution
     # components measured by sampling inside their parent instead of probes
     sampled_split: dict[str, str] = field(default_factory=dict)  # comp -> parent

@@ -13,9 +13,12 @@ from engines.sqlite import ENGINE as SQLITE
 # resolution order: an object holding two engines is taken for the first
 ENGINES: tuple[Engine, ...] = (ROCKSDB, SQLITE, POSTGRES)
 NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)
+# the engine of a run folder, summary or record that names none: walscope
+# traced RocksDB alone before it knew other engines
+UNNAMED: str = ROCKSDB.name
 
 __all__ = ["ENGINES", "NAMES", "Component", "Engine", "IoSum", "OTHER", "SCHED_RUNQ",
-           "Section", "WAL_IO_SUMS", "background_prefixes", "get", "by_ws_engine", "titles"]
+           "Section", "UNNAMED", "WAL_IO_SUMS", "background_prefixes", "get", "by_ws_engine", "titles"]
 
 
 def get(name: str) -> Engine:

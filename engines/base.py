@@ -107,6 +107,13 @@ class Engine:
     frames: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # what a leader (WS_WF_LEADER) and a follower are, where roles exist
     roles: tuple[str, str] | None = None
+    # the component in which a follower waits for its leaders from the start
+    # of its row (RocksDB's JoinBatchGroup): the wait-for chain charges it
+    # the leaders' probe delay inside it, and the self-check counts it as a
+    # wait others' probes lengthen (analysis/chain.py, selfcheck.py; both
+    # measured on RocksDB).  None: no such wait, or one the chain cannot
+    # place in the row (PostgreSQL's WALWriteLock wait comes at the commit)
+    leader_wait: str | None = None
     # where summary.json's groups.source says roles came from: (the probe
     # that names a leader, what --mode writes takes instead); None: no source
     role_sources: tuple[str, str] | None = None

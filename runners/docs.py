@@ -45,6 +45,7 @@ def exit_status() -> str:
 def schema(layout: Layout) -> str:
     """Parquet columns of each file: the frames built from no records, in a
     folder written with layout."""
+    import engines
     from analysis import io, sampling, sched, threadtime
     from analysis import writes as W
     from analysis.compensation import Calibration
@@ -53,11 +54,13 @@ def schema(layout: Layout) -> str:
     rows = ["| file | columns |", "|---|---|"]
     with tempfile.TemporaryDirectory() as d:
         R.write_layout(d, layout.path)
-        frames = {RF.WRITES_PARQUET: W.writes_frame(Path(d), Calibration()),
-                  f"{RF.WRITES_PARQUET} (SQLite)": W.label_transactions(
-                      W.writes_frame(Path(d), Calibration(), "sqlite"),
-                      W.read_txlog(Path(d) / "none.csv")),
-                  RF.IO_PARQUET: io.io_frame(Path(d)),
+        frames = {}
+        for unit in engines.ENGINES:   # each engine's rows (labelled, if a log can)
+            w = W.writes_frame(Path(d), Calibration(), unit.name)
+            if unit.txlog_labels:
+                w = W.label_transactions(w, W.read_txlog(Path(d) / "none.csv"))
+            frames[f"{RF.WRITES_PARQUET} ({unit.title})"] = w
+        frames |= {RF.IO_PARQUET: io.io_frame(Path(d)),
                   RF.SCHED_PARQUET: sched.sched_frame(Path(d), {}),
                   f"{RF.SAMPLES_PARQUET} (sample mode)": sampling.samples_frame(Path(d)),
                   RF.THREADS_PARQUET: threadtime.threads_frame(Path(d))}

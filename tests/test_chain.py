@@ -7,9 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import engines
 from analysis import chain
 
 US = 1_000
+QUEUE = engines.get("rocksdb").leader_wait   # "queue": the constructed writes' column
 
 
 def writes(rows: list[dict]) -> tuple[pd.DataFrame, np.ndarray]:
@@ -26,7 +28,7 @@ def test_a_leaders_probes_delay_its_two_followers():
         {"start_ns": 10 * US, "dur_ns": 95 * US, "queue_ns": 90 * US, "own": 2 * US},
         {"start_ns": 50 * US, "dur_ns": 55 * US, "queue_ns": 50 * US, "own": 2 * US},
     ])
-    got = chain.charges(w, own, ncpu=4)
+    got = chain.charges(w, own, ncpu=4, leader_wait=QUEUE)
     # the leader's 20 us spread over its 100 us: 0.2 ns a ns of wait inside it
     assert got["queue"].tolist() == [0, 18 * US, 10 * US]
     assert got["sched_runq"].tolist() == [0, 0, 0]
@@ -37,7 +39,7 @@ def test_a_wait_is_charged_only_its_own_processs_leaders():
         {"start_ns": 0, "dur_ns": 100 * US, "leader": True, "own": 20 * US, "pid": 2},
         {"start_ns": 10 * US, "dur_ns": 95 * US, "queue_ns": 90 * US, "own": 2 * US},
     ])
-    assert chain.charges(w, own, ncpu=4)["queue"].tolist() == [0, 0]
+    assert chain.charges(w, own, ncpu=4, leader_wait=QUEUE)["queue"].tolist() == [0, 0]
 
 
 def test_two_threads_sharing_one_cpu():
@@ -47,10 +49,10 @@ def test_two_threads_sharing_one_cpu():
         {"start_ns": 0, "dur_ns": 100 * US, "own": 40 * US},
         {"start_ns": 0, "dur_ns": 100 * US, "sched_runq_ns": 60 * US},
     ])
-    got = chain.charges(w, own, ncpu=1)
+    got = chain.charges(w, own, ncpu=1, leader_wait=QUEUE)
     assert got["sched_runq"].tolist() == [0, 24 * US]
     # with two CPUs the same probes took a fifth of the CPUs' time
-    assert chain.charges(w, own, ncpu=2)["sched_runq"].tolist() == [0, 12 * US]
+    assert chain.charges(w, own, ncpu=2, leader_wait=QUEUE)["sched_runq"].tolist() == [0, 12 * US]
 
 
 def test_own_probes_are_not_charged_again_and_charges_stay_within_the_wait():
@@ -59,12 +61,12 @@ def test_own_probes_are_not_charged_again_and_charges_stay_within_the_wait():
         {"start_ns": 0, "dur_ns": 10 * US, "leader": True, "own": 10 * US},
         {"start_ns": 0, "dur_ns": 10 * US, "queue_ns": 3 * US},
     ])
-    got = chain.charges(w, own, ncpu=1)
+    got = chain.charges(w, own, ncpu=1, leader_wait=QUEUE)
     assert got["sched_runq"][0] == 5 * US          # all of it, not more
     assert got["queue"][2] == 3 * US
     alone, own1 = writes([{"start_ns": 0, "dur_ns": 10 * US, "sched_runq_ns": 5 * US,
                            "own": 8 * US}])
-    assert chain.charges(alone, own1, ncpu=1)["sched_runq"][0] == 0
+    assert chain.charges(alone, own1, ncpu=1, leader_wait=QUEUE)["sched_runq"][0] == 0
 
 
 def test_a_leader_slowed_in_the_run_queue_passes_that_on():
@@ -75,7 +77,7 @@ def test_a_leader_slowed_in_the_run_queue_passes_that_on():
         {"start_ns": 0, "dur_ns": 100 * US, "leader": True, "sched_runq_ns": 30 * US},
         {"start_ns": 0, "dur_ns": 100 * US, "queue_ns": 100 * US},
     ])
-    got = chain.charges(w, own, ncpu=1)
+    got = chain.charges(w, own, ncpu=1, leader_wait=QUEUE)
     assert got["sched_runq"][1] == 15 * US
     assert got["queue"][2] == pytest.approx(15 * US, abs=1)
 
@@ -83,5 +85,14 @@ def test_a_leader_slowed_in_the_run_queue_passes_that_on():
 def test_no_writes():
     w = pd.DataFrame(columns=["start_ns", "dur_ns", "pid", "leader", "queue_ns",
                               "sched_runq_ns"])
-    got = chain.charges(w, np.zeros(0, np.int64), ncpu=2)
+    got = chain.charges(w, np.zeros(0, np.int64), ncpu=2, leader_wait=QUEUE)
     assert all(len(v) == 0 for v in got.values())
+
+
+def test_no_leader_wait_charges_the_run_queue_alone():
+    """An engine whose follower wait the chain cannot place (PostgreSQL's
+    WALWriteLock wait comes at the commit) gets no leader-wait charge."""
+    w, own = writes([{"start_ns": 0, "dur_ns": 100 * US, "leader": True, "own": 30 * US},
+                     {"start_ns": 0, "dur_ns": 100 * US, "queue_ns": 80 * US}])
+    assert set(chain.charges(w, own, ncpu=4, leader_wait=None)) == {"sched_runq"}
+    assert chain.charges(w, own, ncpu=4, leader_wait=QUEUE)["queue"][1] > 0

@@ -100,3 +100,46 @@ def test_a_units_section_reaches_the_summary_and_the_table(monkeypatch):
     assert s["rocksdb"] == {"rows_twice": 6, "wal_bytes": 100}
     s.update(mode="full", self_check=None)
     assert "made-up: 6 rows twice" in format_table(s)
+
+
+# the layers that know no engine by name: they loop over the registry
+GENERIC = ("analysis", "viz", "collectors", "runners/command", "runners/docs.py",
+           "trace_wal.py", "engines/__init__.py", "engines/base.py")
+# where a generic layer may spell a component: the queue parts' definition
+SPELLS_COMPONENTS = {"analysis/components.py"}
+
+
+def _engine_words() -> tuple[set[str], set[str]]:
+    """Every engine's names, and the components only units declare (the
+    shared run queue and residual are everyone's)."""
+    names = {w for e in engines.ENGINES for w in (e.name, e.title)}
+    comps = {c.name for e in engines.ENGINES for c in e.components}
+    return names, comps
+
+
+def test_no_engine_or_component_is_spelled_outside_the_units():
+    """An engine's name or one of its components written in a generic layer
+    is a place adding an engine or a component would have to edit."""
+    import ast
+
+    from tests.conftest import ROOT
+    names, comps = _engine_words()
+    files = []
+    for g in GENERIC:
+        p = ROOT / g
+        files += [p] if p.is_file() else sorted(p.rglob("*.py"))
+    found = []
+    for f in files:
+        rel = str(f.relative_to(ROOT))
+        tree = ast.parse(f.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+                and n.body and isinstance(n.body[0], ast.Expr)
+                and isinstance(n.body[0].value, ast.Constant)}
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Constant) or not isinstance(n.value, str) \
+                    or id(n) in docs:
+                continue
+            if n.value in names or (n.value in comps and rel not in SPELLS_COMPONENTS):
+                found.append(f"{rel}:{n.lineno}: {n.value!r}")
+    assert not found, found

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from analysis.components import QUEUE_PARTS
+from analysis.components import QUEUE_BEHIND, QUEUE_PARTS
 from viz.matrix import add_note, cell_labels
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
                       component_means, components_of)
@@ -190,8 +190,7 @@ def types_figure(runs: list[Run]) -> go.Figure | None:
 
 
 # what a follower waited behind: the leader's WAL sync, its WAL write, other
-QUEUE_COLORS = dict(zip(QUEUE_PARTS, (COLORS["wal_sync_io"], COLORS["wal_write_io"],
-                                      COLORS["other"])))
+QUEUE_COLORS = {part: COLORS[comp] for part, comp in QUEUE_BEHIND.items()}
 
 
 def groups_figure(runs: list[Run]) -> go.Figure | None:
@@ -228,7 +227,7 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
             f = r.writes[~r.writes["leader"]] if len(r.writes) else r.writes
             vals.append(r.step * float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0.0)
         fig.add_bar(y=names, x=vals, base=base, orientation="h", name=part,
-                    marker_color=QUEUE_COLORS[part], offsetgroup="queue",
+                    marker_color=QUEUE_COLORS[part], offsetgroup="queue parts",
                     hovertemplate=f"{part}: %{{x:.1f}} ms<extra>%{{y}}</extra>",
                     row=1, col=2)
         base = [b + v for b, v in zip(base, vals)]

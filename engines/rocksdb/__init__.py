@@ -32,6 +32,7 @@ ENGINE = Engine(
     io_component=io_component,
     resolver="engines.rocksdb.resolve",
     queue="queue",
+    leader_wait="queue",
     flame_root="WriteImpl",
     flame_group="role",
     roles=("leader", "follower"),

@@ -7,34 +7,6 @@
 #ifndef __WS_SYSCALLS_H
 #define __WS_SYSCALLS_H
 
-/* futex commands that wait (FUTEX_CMD_MASK drops the private and clock
- * flags): WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2 */
-#define FUTEX_CMD_MASK		0x7f
-#define FUTEX_WAIT_CMDS		(1u << 0 | 1u << 6 | 1u << 9 | 1u << 11 | 1u << 13)
-
-/*
- * With the write-group probes not attached, a RocksDB write's futex waits
- * and yields outside any probed phase are its queue: a follower's
- * AwaitState yields, then blocks on its writer's condition variable.  A
- * leader's futex wakes of its followers are not waits and stay where they
- * are.
- */
-static __always_inline bool is_queue_wait(struct thread_state *t, long nr,
-					  struct pt_regs *regs)
-{
-	__u32 cmd;
-
-	if (!groups_unprobed || t->depth || t->in_sys ||
-	    t->rec.engine != WS_ENGINE_ROCKSDB)
-		return false;
-	if (nr == WS_NR_sched_yield)
-		return true;
-	if (nr != WS_NR_futex)
-		return false;
-	cmd = (__u32)BPF_CORE_READ(regs, si) & FUTEX_CMD_MASK;
-	return cmd < 32 && (FUTEX_WAIT_CMDS >> cmd & 1);
-}
-
 /* a traced syscall begins: no file, no component, nothing busy yet */
 static __always_inline void sys_begin(struct thread_state *t, long nr,
 				      __u64 now)
@@ -80,7 +52,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		count(CNT_TRACEPOINT);	/* a traced thread's slow path */
 		if (!t->write_start)
 			return 0;
-		if (!is_queue_wait(t, nr, regs)) {
+		if (!rocksdb_queue_wait(t, nr, regs)) {
 			t->rec.sys_ign[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 			return 0;
 		}
@@ -155,13 +127,8 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 			t->sys_comp = pg_sys_comp(t, cls);
 			if (cls == IOC_WRITE || cls == IOC_SYNC)
 				t->rec.flags |= WS_WF_WROTE;
-		} else if (cls == IOC_WRITE && t->sys_kind == FK_WAL) {
-			t->sys_comp = RC_WAL_WRITE_IO;
-			t->sys_busy = 2;
-		} else if (cls == IOC_SYNC &&
-			   (t->sys_kind == FK_WAL || t->sys_kind == FK_DIR)) {
-			t->sys_comp = RC_WAL_SYNC_IO;
-			t->sys_busy = 1;
+		} else {
+			t->sys_comp = rocksdb_sys_comp(t, cls);
 		}
 		if (t->sys_busy)
 			busy_enter(t, t->sys_busy - 1, now);

@@ -49,6 +49,7 @@ _Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING &&
 #include "partition.bpf.h"
 #include "files.bpf.h"
 #include "objects.bpf.h"
+#include "rocksdb.bpf.h"
 #include "sqlite.bpf.h"
 #include "postgres.bpf.h"
 #include "uprobes.bpf.h"

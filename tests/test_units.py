@@ -231,8 +231,9 @@ def test_run_folder_keeps_its_schema_and_analyses_offline(traced):
                "--enable_pipelined_write=false")
     schema.check(r.dir, "full")
     text = (ROOT / "docs" / "run-folder.md").read_text()
-    for f in ("writes", "io", "sched"):
-        line = next(l for l in text.splitlines() if l.startswith(f"| {f}.parquet | `"))
+    for f, row in (("writes", "writes.parquet (RocksDB)"), ("io", "io.parquet"),
+                   ("sched", "sched.parquet")):   # the run is RocksDB's
+        line = next(l for l in text.splitlines() if l.startswith(f"| {row} | `"))
         assert re.findall(r"`(\w+)`", line) == [c for c, _ in
                                                 schema.schema_of(r.dir)["parquet"][f"{f}.parquet"]]
     base = Path(tempfile.mkdtemp(prefix="walscope-offline-"))   # nobody can reach it

@@ -119,7 +119,8 @@ def read_costs(run_dir: Path) -> tuple[pd.DataFrame, int | None]:
 
 def read_write_syscalls(run_dir: Path) -> pd.DataFrame:
     """The traced processes' write syscalls so far (ts_ns, count): the
-    collector's "syscw" lines, read from /proc/PID/io at each window's open
+    collector's "syscw" lines (each thread's own count, the exited ones' as
+    kept at their exit), read at each window's open
     and close and at the end."""
     rows = [v for f in lines_of(run_dir, "syscw", 2) if (v := numbers(f, int)) is not None]
     return pd.DataFrame(sorted(rows), columns=["ts_ns", "count"], dtype="int64")
@@ -148,7 +149,7 @@ def by_write_syscalls(windows: pd.DataFrame, per_window: np.ndarray,
     total = recorded + per_window.sum() / inside * gaps
     return {"recorded": int(recorded), "estimated_total": float(total),
             "share": float(recorded / total) if total else None,
-            "estimated_from": "write syscalls between windows (/proc/PID/io syscw, "
+            "estimated_from": "write syscalls between windows (the threads' syscw, "
                               "read at each window's edges) at the windows' writes "
                               "per write syscall"}
 

@@ -238,53 +238,44 @@ static void window_line(const char *fmt, ...)
 }
 
 /*
- * The traced processes' write syscalls so far (/proc/PID/io syscw: a count
- * the kernel keeps anyway), as a "syscw" line of windows.tsv: read at each
- * window's open and close, and at the start and end, it says how many
- * write syscalls the gaps between windows held, from which the analysis
- * estimates the writes it did not record.
+ * The traced processes' write syscalls so far (each thread's own syscw, a
+ * count the kernel keeps anyway), as a "syscw" line of windows.tsv: read
+ * at each window's open and close, and at the start and end, it says how
+ * many write syscalls the gaps between windows held, from which the
+ * analysis estimates the writes it did not record.  The live threads' by a
+ * task iterator (ws_syscw_sweep), the exited ones' as the BPF side kept
+ * them at their exit (exit_syscw): a process that exits between two
+ * readings keeps its last writes, and a reaped child is not counted again
+ * in its parent (as /proc/PID/io would).
  */
-#define MAX_SYSCW 1024			/* processes counted; more are not */
-#define SYSCW_REFRESH_NS 100000000ULL	/* an exited one: its last reading */
+static struct bpf_link *syscw_iter;
 
-static struct {
-	__u32 tgid[MAX_SYSCW];
-	unsigned long long last[MAX_SYSCW];
-	unsigned int n;
-	unsigned long long read_ns;
-} syscw;
-
-/* read every traced process's count; one that exited keeps its last */
 static unsigned long long syscw_refresh(struct walscope_bpf *skel)
 {
 	unsigned long long sum = 0, v;
 	__u32 key, next, *prev = NULL;
-	char path[64], line[128];
-	unsigned int i;
-	FILE *f;
+	char buf[64];
+	int fd;
 
-	while (!bpf_map__get_next_key(skel->maps.traced, prev, &next, sizeof(next))) {
+	if (!syscw_iter)
+		syscw_iter = bpf_program__attach_iter(skel->progs.ws_syscw_sweep, NULL);
+	if (syscw_iter) {
+		skel->bss->live_syscw = 0;
+		fd = bpf_iter_create(bpf_link__fd(syscw_iter));
+		if (fd >= 0) {
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+			close(fd);
+			sum = skel->bss->live_syscw;
+		}
+	}
+	while (!bpf_map__get_next_key(skel->maps.exit_syscw, prev, &next, sizeof(next))) {
 		key = next;
 		prev = &key;
-		snprintf(path, sizeof(path), "/proc/%u/io", key);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "syscw: %llu", &v) != 1)
-				continue;
-			for (i = 0; i < syscw.n && syscw.tgid[i] != key; i++)
-				;
-			if (i == syscw.n && syscw.n < MAX_SYSCW)
-				syscw.tgid[syscw.n++] = key;
-			if (i < syscw.n)
-				syscw.last[i] = v;
-		}
-		fclose(f);
+		if (!bpf_map__lookup_elem(skel->maps.exit_syscw, &key, sizeof(key), &v,
+					  sizeof(v), 0))
+			sum += v;
 	}
-	for (i = 0; i < syscw.n; i++)
-		sum += syscw.last[i];
-	syscw.read_ns = now_ns();
 	return sum;
 }
 
@@ -461,8 +452,6 @@ int step_windows(struct walscope_bpf *skel)
 
 	if (!env.window_ms)
 		return POLL_MS;
-	if (env.budget > 0 && now - syscw.read_ns > SYSCW_REFRESH_NS)
-		syscw_refresh(skel);	/* for the processes that exit */
 	if (win.draining) {
 		if (__atomic_load_n(&skel->bss->window_in_flight, __ATOMIC_SEQ_CST) <= 0 ||
 		    now - win.close_ns > drain_max_ns())
@@ -541,6 +530,8 @@ void free_windows(void)
 	detach_window_probes(true);
 	for (i = 0; i < NR_WINDOW_PROGS; i++)
 		bpf_link__destroy(win.links[i]);
+	bpf_link__destroy(syscw_iter);
+	syscw_iter = NULL;
 	if (win.log)
 		close_out(win.log, "windows.tsv");
 }

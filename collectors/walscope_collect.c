@@ -132,6 +132,7 @@ static void configure(struct walscope_bpf *skel)
 	}
 	/* the task iterator runs on demand (sweep_tasks), never attached */
 	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
+	bpf_program__set_autoattach(skel->progs.ws_syscw_sweep, false);
 }
 
 /*

@@ -171,15 +171,16 @@ def traced_note(c: CellResult) -> str:
 
 def trust_note(c: CellResult) -> str:
     """A sentence when the cell's traced run's self-check says its latencies
-    read high (probes lengthened waits: analysis/selfcheck.py), else ''."""
+    are not to be trusted (probes lengthened waits: analysis/selfcheck.py),
+    else ''."""
     sc = c.extra.get("self_check") or {}
     if not sc.get("high"):
         return ""
     return (f"(The traced run of `{c.name}` failed its self-check: probes lengthened its "
             f"writes {100 * sc['inflation']:.0f}% and waits are "
             f"{100 * sc['wait_share']:.0f}% of its latency, where bench/truth.py measured "
-            f"traced means {HIGH_MEAN} and p99s {HIGH_P99} the untraced ones: its "
-            "microseconds read high.)")
+            f"traced means {HIGH_MEAN} and p99s {HIGH_P99} the untraced ones at such "
+            "risk: its microseconds are not the workload's.)")
 
 
 # the traced mean may differ from the untraced one by this much before a

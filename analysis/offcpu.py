@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-
 import engines
 from analysis import components, syscalls
 from analysis.folded import clean_frame

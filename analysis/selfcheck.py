@@ -55,12 +55,12 @@ from typing import Any
 import engines
 
 
-
 def waits(engine: str) -> tuple[str, ...]:
     """The components that are waits another row or thread can lengthen:
     the run queue, and the unit's leader wait (RocksDB's queue)."""
     unit = engines.get(engine)
     return (engines.SCHED_RUNQ.name,) + ((unit.leader_wait,) if unit.leader_wait else ())
+
 
 # bench/results/truth.json (2-core VM; RocksDB cells rerun 2026-11-26 with
 # the chain compensation): the 11 runs at a risk of 0.2 or more (db_bench

@@ -244,49 +244,53 @@ static void window_line(const char *fmt, ...)
  * many write syscalls the gaps between windows held, from which the
  * analysis estimates the writes it did not record.  The live threads' by a
  * task iterator (ws_syscw_sweep), the exited ones' as the BPF side kept
- * them at their exit (exit_syscw): a process that exits between two
+ * them at their exit (exited_syscw): a process that exits between two
  * readings keeps its last writes, and a reaped child is not counted again
  * in its parent (as /proc/PID/io would).
  */
 static struct bpf_link *syscw_iter;
+static bool syscw_broken;	/* said once, then no syscw lines */
 
-static unsigned long long syscw_refresh(struct walscope_bpf *skel)
+/* the count now in *n; false (and said once) where it cannot be read */
+static bool syscw_read(struct walscope_bpf *skel, unsigned long long *n)
 {
-	unsigned long long sum = 0, v;
-	__u32 key, next, *prev = NULL;
+	unsigned long long exited;
 	char buf[64];
+	ssize_t got = 0;
 	int fd;
 
+	if (syscw_broken)
+		return false;
 	if (!syscw_iter)
 		syscw_iter = bpf_program__attach_iter(skel->progs.ws_syscw_sweep, NULL);
-	if (syscw_iter) {
-		skel->bss->live_syscw = 0;
-		fd = bpf_iter_create(bpf_link__fd(syscw_iter));
-		if (fd >= 0) {
-			while (read(fd, buf, sizeof(buf)) > 0)
-				;
-			close(fd);
-			sum = skel->bss->live_syscw;
-		}
+	/* the exited threads first: one that exits during the sweep is then
+	 * missed for a moment (the next reading has it), not counted twice */
+	exited = __atomic_load_n(&skel->bss->exited_syscw, __ATOMIC_SEQ_CST);
+	skel->bss->live_syscw = 0;
+	fd = syscw_iter ? bpf_iter_create(bpf_link__fd(syscw_iter)) : -1;
+	if (fd >= 0) {
+		while ((got = read(fd, buf, sizeof(buf))) > 0)
+			;
+		close(fd);
 	}
-	while (!bpf_map__get_next_key(skel->maps.exit_syscw, prev, &next, sizeof(next))) {
-		key = next;
-		prev = &key;
-		if (!bpf_map__lookup_elem(skel->maps.exit_syscw, &key, sizeof(key), &v,
-					  sizeof(v), 0))
-			sum += v;
+	if (fd < 0 || got < 0) {
+		fprintf(stderr, "walscope-collect: counting write syscalls: %s (the share "
+			"recorded is estimated from the windows' rates)\n", strerror(errno));
+		syscw_broken = true;
+		return false;
 	}
-	return sum;
+	*n = exited + skel->bss->live_syscw;
+	return true;
 }
 
-/* the count now, also in windows.tsv */
+/* the count now, also in windows.tsv (0 and no line where it cannot be
+ * read) */
 static unsigned long long syscw_line(struct walscope_bpf *skel, unsigned long long ts)
 {
 	unsigned long long n;
 
-	if (env.budget <= 0)
+	if (env.budget <= 0 || !syscw_read(skel, &n))
 		return 0;
-	n = syscw_refresh(skel);
 	window_line("syscw\t%llu\t%llu\n", ts, n);
 	return n;
 }
@@ -303,10 +307,10 @@ static struct {
 /* the open window's pace against the gap's, as a cost (< 0: unknown) */
 static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
 {
-	unsigned long long n = syscw_refresh(skel);
+	unsigned long long n = 0;
 	double rate;
 
-	if (pace.gap_rate <= 0 || now <= pace.open_ns ||
+	if (pace.gap_rate <= 0 || now <= pace.open_ns || !syscw_read(skel, &n) ||
 	    n < pace.open_n + PACE_MIN_SYSCALLS)
 		return -1;
 	rate = (double)(n - pace.open_n) / (now - pace.open_ns);

@@ -329,6 +329,9 @@ int main(int argc, char **argv)
 	if (!skel)
 		return 1;
 	bpf_program__set_autoload(skel->progs.ws_sample, false);
+	/* the iterators run on demand in the collector, never here */
+	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
+	bpf_program__set_autoattach(skel->progs.ws_syscw_sweep, false);
 	bpf_map__set_max_entries(skel->maps.events, 1 << 20);
 	if (walscope_bpf__load(skel) || walscope_bpf__attach(skel)) {
 		fprintf(stderr, "walscope-calibrate: cannot load BPF programs\n");

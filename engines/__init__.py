@@ -18,7 +18,8 @@ NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)
 UNNAMED: str = ROCKSDB.name
 
 __all__ = ["ENGINES", "NAMES", "Component", "Engine", "IoSum", "OTHER", "SCHED_RUNQ",
-           "Section", "UNNAMED", "WAL_IO_SUMS", "background_prefixes", "get", "by_ws_engine", "titles"]
+           "Section", "UNNAMED", "WAL_IO_SUMS", "background_prefixes", "get",
+           "by_ws_engine", "titles"]
 
 
 def get(name: str) -> Engine:

@@ -44,10 +44,14 @@ __u32 window_gen = 0;
 const volatile bool follow_objects = false;
 /* what the task iterator is run for (set by the collector between runs) */
 __u32 sweep_phase = WS_TASK_BASELINE;
-/* the traced processes' live threads' write syscalls, each thread's own
- * (task_io_accounting syscw), summed by ws_syscw_sweep; the collector
- * zeroes it before each run */
+/* the traced processes' write syscalls, each thread's own (its
+ * task_io_accounting syscw): the live threads', summed by ws_syscw_sweep
+ * (the collector zeroes it before each run), and the exited threads', each
+ * added at its exit.  Together the processes' count, their last moments
+ * included, and no child's twice (a process's /proc/PID/io adds its
+ * reaped children's, which are traced processes themselves) */
 __u64 live_syscw = 0;
+__u64 exited_syscw = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -68,16 +72,6 @@ struct {
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
-/* a traced process's exited threads' write syscalls, each thread's own at
- * its exit: with the live threads' (live_syscw) the processes' count, its
- * last moments included, and no child's twice (a process's /proc/PID/io
- * adds its reaped children's, which are traced processes themselves) */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);		/* tgid */
-	__type(value, __u64);
-} exit_syscw SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

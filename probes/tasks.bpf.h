@@ -58,29 +58,26 @@ int ws_task_sweep(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* a thread's own write syscalls, final at its exit, into its process's */
-static __always_inline void exited_syscw(struct task_struct *p)
-{
-	__u32 tgid = p->tgid;
-	__u64 n = BPF_CORE_READ(p, ioac.syscw), *sum;
+#define PF_EXITING	0x00000004	/* set before sched_process_exit fires */
 
-	sum = bpf_map_lookup_elem(&exit_syscw, &tgid);
-	if (sum)
-		__sync_fetch_and_add(sum, n);
-	else if (bpf_map_update_elem(&exit_syscw, &tgid, &n, BPF_NOEXIST))
-		if ((sum = bpf_map_lookup_elem(&exit_syscw, &tgid)))	/* raced */
-			__sync_fetch_and_add(sum, n);
+/* a task's own write syscalls; 0 where the kernel keeps none
+ * (CONFIG_TASK_XACCT unset) */
+static __always_inline __u64 task_syscw(struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->ioac))
+		return 0;
+	return BPF_CORE_READ(p, ioac.syscw);
 }
 
-/* the live threads' own write syscalls (an exited one, a zombie leader
- * among them, is in exit_syscw) */
+/* the live threads' own write syscalls: an exiting thread (a zombie
+ * leader too) is counted in exited_syscw, at its exit */
 SEC("iter/task")
 int ws_syscw_sweep(struct bpf_iter__task *ctx)
 {
 	struct task_struct *p = ctx->task;
 
-	if (p && !p->exit_state && is_traced(p->tgid))
-		live_syscw += BPF_CORE_READ(p, ioac.syscw);
+	if (p && !(p->flags & PF_EXITING) && is_traced(p->tgid))
+		live_syscw += task_syscw(p);
 	return 0;
 }
 
@@ -93,7 +90,7 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 	if (!is_traced(p->tgid))
 		return 0;
 	emit_task(p, WS_TASK_EXIT);
-	exited_syscw(p);
+	__sync_fetch_and_add(&exited_syscw, task_syscw(p));
 	t = bpf_map_lookup_elem(&threads, &pid);
 	if (!t)
 		return 0;

@@ -83,10 +83,18 @@ def test_smoke_matrix_end_to_end(tmp_path):
         (out / on["run_dir"] / "summary.json").read_text())["wal"]["sync"]["count"]
     assert (df["overhead_ratio"] > 0).all()
     assert (out / "report.html").exists()
-    # resume: finished cells are not run again
+    # resume: finished cells are not run again, and the machine as the
+    # matrix began (where the disk's interrupts had landed) is kept, the
+    # scenario's fields rewritten
+    env["block_irqs"] = {"began": "as the first run saw them"}
+    env["repeats"] = "stale"
+    (out / "environment.json").write_text(json.dumps(env))
     p2 = subprocess.run(RUN_MATRIX + [str(SCENARIOS / "smoke.toml"),
                                       "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert p2.returncode == 0 and "6 of 6 runs done earlier" in p2.stderr
+    again = json.loads((out / "environment.json").read_text())
+    assert again["block_irqs"] == {"began": "as the first run saw them"}
+    assert again["repeats"] != "stale"
 
 
 PIN = """name = "pin"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.selfcheck import TOLERANCE
+from analysis import selfcheck
 from tests.conftest import run_trace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -81,13 +81,13 @@ def test_the_chain_takes_the_traced_mean_towards_the_untraced(runs, mode):
 
 
 @pytest.mark.parametrize("mode", ["default", "full"])
-def test_the_self_check_trusts_only_what_is_within_the_tolerance(runs, mode):
-    """The plain command first: a run the self-check trusts has its mean
-    within the tolerance of the workload's own (where it is not, the check
-    must have said so)."""
-    untraced_ns, traced = runs
+def test_the_self_check_does_not_trust_contended_writes(runs, mode):
+    """The plain command first: where the chain leaves the mean 1.1-2.3x
+    the untraced (bench/results/truth.json: every such run was at a risk of
+    0.45-1.03), the self-check says not to trust it, and says how far such
+    runs were off."""
+    _, traced = runs
     _, s = traced[mode]
     check = s["self_check"]
-    ratio = s["writes"]["duration_adj"]["mean_ns"] / untraced_ns
-    if check["trusted"]:
-        assert abs(ratio - 1) <= TOLERANCE, (mode, ratio, check)
+    assert check["high"] and not check["trusted"], check
+    assert selfcheck.HIGH_MEAN in selfcheck.line(check)

@@ -198,6 +198,8 @@ def test_the_writes_of_a_short_run_are_counted_once(tmp_path, wrapped):
     stats = db_bench_stats((tmp_path / "o" / "command.log").read_text())
     assert stats["rocksdb.number.keys.written"] == n
     b = s["budget"]
+    # windows were closed on some of the writes, which the syscalls estimate
+    assert not b["every_write"] and "syscall" in b["estimated_from"], b
     assert abs(b["estimated_total"] - n) < 0.05 * n, b
 
 

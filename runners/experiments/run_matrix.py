@@ -334,14 +334,21 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
     for c in cells:  # refuse impossible pinning before running anything
         pin_prefix(c, topo)
     seed = order_seed(sc) if seed is None else seed
-    (out / "environment.json").write_text(json.dumps(
-        {**environment(out, topo), "scenario": str(sc.path), "command": sc.command,
-         "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes,
-         "order_seed": seed, "aa_cell": cells[0].name},
-        indent=1, default=str))
     runner = Runner(sc, out, topo, run_as)
     units = schedule(cells, sc.repeats, seed)
     todo = [(i, u) for i, u in enumerate(units) if not runner.done(u)]
+    env_json = out / "environment.json"
+    machine = environment(out, topo)
+    if len(todo) < len(units) and env_json.exists():
+        # a resumed matrix keeps the machine as its first run saw it (where
+        # the disk's interrupts had landed by then); the scenario is today's
+        began = json.loads(env_json.read_text())
+        machine = {k: began.get(k, v) for k, v in machine.items()}
+    env_json.write_text(json.dumps(
+        {**machine, "scenario": str(sc.path), "command": sc.command,
+         "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes,
+         "order_seed": seed, "aa_cell": cells[0].name},
+        indent=1, default=str))
     if len(todo) < len(units):
         print(f"run_matrix: {len(units) - len(todo)} of {len(units)} runs done earlier",
               file=sys.stderr)

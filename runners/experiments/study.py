@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -61,18 +63,25 @@ def run_study(study: Study, quick: bool, render_only: bool, out: Path | None) ->
     work = ROOT / "runs" / f"study-{study.id}{'-quick' if quick else ''}"
     dest = out or (work / "writeup" if quick else ROOT / "studies" / study.folder)
     t0 = time.monotonic()
+    # how long the runs took and the commit that made them, kept beside
+    # them for a later --render-only
+    made_json = work / "made.json"
     if render_only:
         if not (work / "matrix.parquet").exists():
             raise StudyError(f"study {study.id}: no runs in {work} to render")
+        made = json.loads(made_json.read_text()) if made_json.exists() else {}
     else:
         run_matrix.run(scenario_for(study, quick), work, study.cpu_types, report=True)
-    minutes = None if render_only else (time.monotonic() - t0) / 60
+        made = {"minutes": (time.monotonic() - t0) / 60, "commit": subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True).stdout.strip()}
+        made_json.write_text(json.dumps(made) + "\n")
     res = collect(study.id, quick, work)
     if dest.exists() and not quick:   # what the runs no longer make must go
         for f in dest.iterdir():
             if f.suffix in (".png", ".svg", ".json"):
                 f.unlink()
-    return write(study, res, work, dest, minutes)
+    return write(study, res, work, dest, made.get("minutes"), made.get("commit"))
 
 
 def write_index() -> Path:

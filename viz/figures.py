@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+import engines
 from analysis.components import QUEUE_BEHIND, QUEUE_PARTS
 from viz.matrix import add_note, cell_labels
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
@@ -197,8 +198,11 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
     """Leaders' and followers' mean latency side by side per scenario (two
     bars, never stacked: their sum means nothing), and what the followers
     waited behind while queued, stacked (those parts do add up)."""
-    # a run whose group roles are unknown (--mode writes without a WAL)
-    runs = [r for r in runs if "queue_ns" in r.writes
+    # an engine whose rows queue behind another's WAL I/O, in a run whose
+    # group roles are known (not --mode writes without a WAL)
+    runs = [r for r in runs
+            if engines.get(r.summary.get("engine") or engines.UNNAMED).queue
+            and all(f"{p}_ns" in r.writes for p in QUEUE_PARTS)
             and r.summary.get("groups", {}).get("leaders") is not None]
     if not runs or not any(r.summary["groups"].get("followers") for r in runs):
         return None   # no group had a follower: nothing to compare

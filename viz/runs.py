@@ -54,7 +54,7 @@ class Run:
 # run's table is never loaded whole
 WRITE_COLUMNS = ("start_ns", "dur_ns", "dur_adj_ns", "leader", "engine", "explicit",
                  "txn_type", "app_latency_ns", "on_p_ns", "on_e_ns", "on_uniform_ns",
-                 "mig_p_to_e", "mig_e_to_p", "mig_same_type", "queue_ns") + tuple(
+                 "mig_p_to_e", "mig_e_to_p", "mig_same_type") + tuple(
                      f"{p}_ns" for p in QUEUE_PARTS)
 
 

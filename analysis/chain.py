@@ -29,7 +29,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-RUNQ = "sched_runq"   # the scheduler's shared slot (engines.SCHED_RUNQ)
+import engines
+
+RUNQ = engines.SCHED_RUNQ.name   # the scheduler's shared slot
 
 
 def _integral(starts: np.ndarray, ends: np.ndarray, rates: np.ndarray

@@ -10,9 +10,9 @@ them: the truth is the workload's, not walscope's.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-import re
 import statistics
 import subprocess
 from pathlib import Path
@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from analysis import selfcheck
-from tests.conftest import run_trace
+from tests.conftest import ROOT, run_trace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -30,13 +30,20 @@ WORKLOAD = ["db_bench", "--benchmarks=fillrandom", "--sync=false", f"--threads={
             f"--num={200000 // THREADS}", "--histogram"]
 
 
-def untraced_mean_us(db: Path) -> float:
+def _truth_bench():
+    """bench/truth.py, whose reading of db_bench's --histogram this test
+    shares."""
+    spec = importlib.util.spec_from_file_location("truth", ROOT / "bench" / "truth.py")
+    truth = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(truth)
+    return truth
+
+
+def untraced_mean_ns(db: Path) -> float:
     p = subprocess.run([*WORKLOAD, f"--db={db}"], capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
-    m = re.search(r"Count: \d+ Average: ([\d.]+)", p.stdout)
-    assert m, p.stdout[-2000:]
-    return float(m.group(1))
+    return _truth_bench().db_bench_histogram(p.stdout)["mean"]
 
 
 def traced_run(out: Path, db: Path, mode: list[str]) -> tuple[pd.DataFrame, dict]:
@@ -52,12 +59,12 @@ def runs(tmp_path_factory):
     runs between untraced ones."""
     d = tmp_path_factory.mktemp("truth")
     untraced, traced = [], {}
-    untraced.append(untraced_mean_us(d / "u0"))
+    untraced.append(untraced_mean_ns(d / "u0"))
     traced["default"] = traced_run(d / "default", d / "d0", [])
-    untraced.append(untraced_mean_us(d / "u1"))
+    untraced.append(untraced_mean_ns(d / "u1"))
     traced["full"] = traced_run(d / "full", d / "d1", ["--mode", "full"])
-    untraced.append(untraced_mean_us(d / "u2"))
-    return statistics.median(untraced) * 1e3, traced
+    untraced.append(untraced_mean_ns(d / "u2"))
+    return statistics.median(untraced), traced
 
 
 @pytest.mark.parametrize("mode", ["default", "full"])

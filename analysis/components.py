@@ -22,17 +22,11 @@ QUEUE_PARTS = ("queue_behind_sync", "queue_behind_wal_write", "queue_other")
 QUEUE_BEHIND = dict(zip(QUEUE_PARTS, ("wal_sync_io", "wal_write_io", "other")))
 
 
-def _display_order() -> tuple[str, ...]:
-    order: dict[str, None] = {}
-    for e in engines.ENGINES:
-        order.update((c.name, None) for c in e.components)
-    return tuple(order) + (engines.SCHED_RUNQ.name, engines.OTHER.name)
-
-
 # one order for every table and figure: each engine's own components in
 # registry order (a name two engines share keeps its first place), the
 # run queue and the residual last
-DISPLAY_ORDER = _display_order()
+DISPLAY_ORDER = tuple(dict.fromkeys(c.name for e in engines.ENGINES for c in e.components)) \
+    + (engines.SCHED_RUNQ.name, engines.OTHER.name)
 
 # display colours: a shared name keeps its first engine's
 COLORS = {c.name: c.color for e in reversed(engines.ENGINES) for c in e.components}
@@ -51,10 +45,7 @@ def column_order() -> list[str]:
     registry order, a name already placed keeping its place, so RocksDB's
     come first in their own order and each further engine adds its own
     after them.  Read from the registry at each call."""
-    order: dict[str, None] = {}
-    for e in engines.ENGINES:
-        order.update((c, None) for c in e.component_names())
-    return list(order)
+    return list(dict.fromkeys(c for e in engines.ENGINES for c in e.component_names()))
 
 
 def columns(comp: str) -> list[str]:

@@ -19,7 +19,7 @@ from analysis import dataset as D
 from analysis import query as Q
 from analysis.compensation import Calibration
 from analysis.writes import writes_frame_from
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, records_lost
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -223,7 +223,14 @@ def test_duckdb_and_spark_return_the_same_rows(real_fleet, spark):
         same_rows(Q.run_duckdb(real_fleet, text, con), Q.run_spark(str(real_fleet), text, spark))
     runs = Q.run_duckdb(real_fleet, "overhead_and_losses", con)
     assert runs["host"].tolist() == ["h1", "h2"] and (runs["writes"] > 0).all()
-    assert (runs["lost_events"] == 0).all() and runs["rocksdb_version"].notna().all()
+    assert runs["rocksdb_version"].notna().all()
+    # every loss each run's summary.json counted, and no record lost (a
+    # stack-map miss, a hash-bucket collision that depends on the boot's
+    # kernel addresses, loses no record: conftest.records_lost)
+    summaries = [json.loads((real_fleet.parent / f"run-{h}" / "summary.json").read_text())
+                 for h in runs["host"]]
+    assert runs["lost_events"].tolist() == [sum(s["lost_events"].values()) for s in summaries]
+    assert [records_lost(s) for s in summaries] == [0, 0]
 
 
 def test_the_fleet_report_draws_the_queries(fleet, tmp_path):

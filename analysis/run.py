@@ -229,7 +229,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     if ring:
         warn(f"WARNING: events lost: {ring}; consider a larger --ringbuf-mb")
     if lost.keys() - ring.keys():
-        warn(f"WARNING: stacks or off-CPU periods not kept (map full): "
+        warn(f"WARNING: stacks or off-CPU periods not kept (map full, or a stack-id collision): "
              f"{ {k: lost[k] for k in lost.keys() - ring.keys()} }")
     return summary
 

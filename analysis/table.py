@@ -64,11 +64,11 @@ def losses_line(summary: dict[str, Any]) -> str:
     gaps = {k: v for k, v in summary.get("tracking_gaps", {}).items() if v}
     if not lost and not gaps and not summary.get("partial_run"):
         return "lost: none (ring buffer, stack and offcpu maps, thread/fd tracking)"
-    parts = [f"{k} {v}" for k, v in lost.items()] + [f"{k} {v}" for k, v in gaps.items()]
-    where = " (summary.json lost_events, tracking_gaps)" if parts else ""
-    if summary.get("partial_run"):   # what no counter saw: the PARTIAL lines
-        parts.append("records (PARTIAL above)")
-    return "lost: " + ", ".join(parts) + where
+    counted = [f"{k} {v}" for k, v in lost.items()] + [f"{k} {v}" for k, v in gaps.items()]
+    where = " (summary.json lost_events, tracking_gaps)" if counted else ""
+    # what no counter saw comes first: the records the PARTIAL lines name
+    first = ["records (PARTIAL above)"] if summary.get("partial_run") else []
+    return "lost: " + ", ".join(first + counted) + where
 
 
 def format_table(summary: dict[str, Any]) -> str:

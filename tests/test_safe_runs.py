@@ -279,7 +279,9 @@ def test_a_traced_run_cut_short_analyses_as_partial(traced, tmp_path, cut):
                         f"{n - n // 2} lost (cut short)")
     if cut == "mid":
         assert lines[2] == "PARTIAL: writes.bin: a torn last record (37 B dropped)"
-    assert "lost: records (PARTIAL above)" in p.stdout
+    # first on its line, whatever else the run lost (a stack-id collision, say)
+    assert [ln for ln in lines if ln.startswith("lost: ")] == \
+        [ln for ln in lines if ln.startswith("lost: records (PARTIAL above)")] != []
     html = (copy / "report.html").read_text()
     assert html.index("PARTIAL: not every record") < html.index("<h2>")
     s = json.loads((copy / "summary.json").read_text())
@@ -307,3 +309,17 @@ def test_the_report_picture_is_taken_by_a_command(tmp_path):
     assert len(rows) == 600 and len(rows[0]) == 800
     colours = {px for row in rows[::10] for px in row[::10]}
     assert len(colours) > 20, "a blank page: no figure drawn"
+
+
+def test_the_loss_line_names_the_partial_records_before_what_counters_saw():
+    """A partial run's `lost:` line starts with the records the PARTIAL lines
+    name, then each counted loss (CI once lost 216 stacks to collisions in
+    the same run, and the records went to the end of the line)."""
+    from analysis.table import losses_line
+    s = {"partial_run": True, "lost_events": {"stack": 216, "write": 0},
+         "tracking_gaps": {"fd": 2}}
+    assert losses_line(s) == ("lost: records (PARTIAL above), stack 216, fd 2 "
+                              "(summary.json lost_events, tracking_gaps)")
+    assert losses_line({**s, "lost_events": {}, "tracking_gaps": {}}) == \
+        "lost: records (PARTIAL above)"
+    assert losses_line({"lost_events": {"stack": 0}}).startswith("lost: none")

@@ -33,7 +33,9 @@ static __always_inline void emit_sched(__u32 ev, struct task_struct *p,
 }
 
 /* a stack map id; a stack that could not be stored is counted, not hidden
- * (-EFAULT: no stack to walk, e.g. a user stack of a kernel-only moment) */
+ * (-EFAULT: no stack to walk, e.g. a user stack of a kernel-only moment;
+ * else -EEXIST: another stack holds its hash bucket, as nothing replaces
+ * a stored stack, the map's elements never run out) */
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
 	long id = bpf_get_stackid(ctx, &stacks, flags);

@@ -357,7 +357,7 @@ enum ws_counter {
 	CNT_PHASE_MISMATCH = 10, /* a return with no matching entry */
 	CNT_SAMPLES = 11,	/* perf samples taken of traced threads */
 	CNT_LOST_OFFCPU = 12,	/* offcpu map full: an off-CPU period not kept */
-	CNT_LOST_STACK = 13,	/* a stack not stored (stack map full, collision) */
+	CNT_LOST_STACK = 13,	/* a stack not stored: its bucket held another */
 	CNT_LOST_TASK = 14,	/* ring buffer full: task record dropped */
 	CNT_LOST_OBJECT = 15,	/* ring buffer full: an object not inspected */
 	CNT_OBJECTS_FULL = 16,	/* seen-objects map full: may be shown twice */

@@ -63,7 +63,7 @@ def test_stack_map_misses_are_counted_and_shown(tmp_path):
     assert s["offcpu_stacks"]["lost_kernel_stacks"] > 0
     assert f"stack {s['lost_events']['stack']}" in p.stdout
     assert "[kernel_stack_lost]" in (tmp_path / "o" / "offcpu-stacks.folded").read_text()
-    assert "not kept" in p.stderr
+    assert f"{s['lost_events']['stack']} stacks not kept" in p.stderr
 
 
 def test_sampled_stacks_keep_totals_and_place_the_rest(tmp_path):

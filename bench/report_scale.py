@@ -18,11 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from runners.command.entry import in_venv  # noqa: E402
+
+in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from bench.template import traced_db_bench  # noqa: E402
 from viz import report  # noqa: E402

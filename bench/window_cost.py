@@ -35,10 +35,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from runners.command.entry import in_venv  # noqa: E402
+
+in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
+import numpy as np  # noqa: E402
 
 from analysis.windows import interval_across_windows, read_windows  # noqa: E402
 from runners.command import defaults  # noqa: E402

@@ -67,3 +67,15 @@ def test_a_mean_that_leaves_out_the_writes_let_go_is_not_trusted():
     # one let go 20 ms past its close: 3% of the time, trusted
     c = selfcheck.self_check(summary(710.0, 700.0, cut_us=20_000.0))
     assert c["left_out_share"] < selfcheck.TOLERANCE and c["trusted"]
+
+
+def test_the_factors_quoted_at_high_risk_are_the_truth_benchs():
+    """The line a high-risk run prints quotes how far such runs were from
+    the untraced workload: those figures are bench/results/truth.json's, so
+    a rerun of bench/truth.py that moves them fails here until
+    analysis/selfcheck.py says the same."""
+    import json
+    from pathlib import Path
+    truth = json.loads((Path(__file__).resolve().parent.parent / "bench" / "results"
+                        / "truth.json").read_text())
+    assert selfcheck.high_risk_factors(truth) == (selfcheck.HIGH_MEAN, selfcheck.HIGH_P99)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import subprocess
@@ -91,8 +92,10 @@ def main() -> int:
     def cell(m: str, span: str) -> str:
         v = med[m][span]
         out = f"{v / 1e3:.2f} us"
-        if f"{span}_lo" in med[m]:
-            out += f" [{med[m][span + '_lo'] / 1e3:.2f}, {med[m][span + '_hi'] / 1e3:.2f}]"
+        if f"{span}_lo" in med[m]:   # none where the runs had too few windows (NaN)
+            lo, hi = med[m][span + "_lo"], med[m][span + "_hi"]
+            out += " [no interval]" if math.isnan(lo) or math.isnan(hi) else \
+                f" [{lo / 1e3:.2f}, {hi / 1e3:.2f}]"
         return out + (f" ({v / ref[span]:.2f}x)" if ref[span] else "")
     lines = ["| span | PerfContext (untraced) | " + " | ".join(modes) + " |",
              "|---|---|" + "---|" * len(modes)]

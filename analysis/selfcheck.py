@@ -14,9 +14,9 @@ bench/truth.py measured the compensated mean and p99 against the
 workload's own untraced timing (bench/results/truth.json, the table in
 docs/attribution.md).  Every run at a risk of RISK_HIGH or more was off by
 the factors below (mostly high); under it the risk says nothing either way: runs at
-0.003-0.1 read 0.7-2.1x (the compensation's own error on unsynced 1-thread
-writes in full mode, a SQLite lock waiter's backoff), so the risk claims
-no tolerance there.
+risk up to 0.1 read 0.39-1.41x in the fourth session's rerun (the
+compensation's own error on unsynced 1-thread writes, a mean one starved
+SQLite transaction makes), so the risk claims no tolerance there.
 
 The compensation has an error of its own: it removes each hit at its
 calibrated cost, and a hit costs between the calibration's warm and cold
@@ -43,8 +43,8 @@ time left out is at least the rows let go times their drains
 (windows.rows_cut_ns).  Where that is more than the tolerance of the time
 kept and let go together, the mean leaves out that much and reads low:
 with the drain capped, bench/truth.py read 0.54-0.78x on sqlite-wal-2c in
-the default mode (2026-11-26; those runs' check, made before this reason,
-had set them aside for their longest write).  This reason is said first:
+the default mode (2026-11-26, third session; those runs' check, made before
+this reason, had set them aside for their longest write).  This reason is said first:
 a mean that leaves out the longest writes reads low, whatever the longest
 write kept.
 """

@@ -83,6 +83,16 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* the least power of two >= n (n >= 1) */
+static __u32 pow2_at_least(unsigned long n)
+{
+	__u32 p = 1;
+
+	while (p < n && p < (1U << 31))
+		p <<= 1;
+	return p;
+}
+
 /* rodata and map sizes from the options, programs not needed left out */
 static void configure(struct walscope_bpf *skel)
 {
@@ -105,8 +115,12 @@ static void configure(struct walscope_bpf *skel)
 	skel->rodata->offcpu_stack_every = env.stack_every;
 	skel->rodata->follow_objects = env.follow_objects;
 	bpf_map__set_max_entries(skel->maps.events, env.ringbuf_kb << 10);
-	if (env.stack_entries)
-		bpf_map__set_max_entries(skel->maps.stacks, env.stack_entries);
+	if (env.stack_entries)	/* a power of two: the kernel makes that many
+				 * buckets but only max_entries elements, and
+				 * a miss is then a collision, never a map out
+				 * of elements (analysis/run.py says so) */
+		bpf_map__set_max_entries(skel->maps.stacks,
+					 pow2_at_least(env.stack_entries));
 	if (!env.sample_hz)
 		bpf_program__set_autoload(skel->progs.ws_sample, false);
 	if (env.no_syscalls) {

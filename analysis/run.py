@@ -231,7 +231,8 @@ def tables(run_dir: Path, cal: compensation.Calibration,
     if lost.get("stack"):   # without BPF_F_REUSE_STACKID the map never runs out of
         # elements: each miss is a stack whose hash bucket another one held
         warn(f"WARNING: {lost['stack']} stacks not kept: another stack held their "
-             "bucket in the stack map (a hash collision)")
+             "bucket in the stack map (a hash collision; --stack-entries N, a bigger "
+             "map, keeps more)")
     if lost.get("offcpu"):
         warn(f"WARNING: {lost['offcpu']} off-CPU periods not kept (offcpu map full)")
     return summary

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 import json
+import subprocess
 
 from tests.conftest import ROOT, run_trace, trace_known_offcpu
 
@@ -64,6 +65,7 @@ def test_stack_map_misses_are_counted_and_shown(tmp_path):
     assert f"stack {s['lost_events']['stack']}" in p.stdout
     assert "[kernel_stack_lost]" in (tmp_path / "o" / "offcpu-stacks.folded").read_text()
     assert f"{s['lost_events']['stack']} stacks not kept" in p.stderr
+    assert "--stack-entries N, a bigger map, keeps more" in p.stderr
 
 
 def test_sampled_stacks_keep_totals_and_place_the_rest(tmp_path):
@@ -84,3 +86,16 @@ def test_sampled_stacks_keep_totals_and_place_the_rest(tmp_path):
     # the folded total is the periods' total: nothing dropped by the spreading
     total = sum(n for _, n in stacks)
     assert abs(total - info["blocked_us"] - info["runnable_us"]) <= len(stacks) + 1
+
+
+def test_the_stack_map_size_in_help_is_the_maps():
+    """--help's default for --stack-entries is the stack map's own size in
+    probes/maps.bpf.h (one fact, said twice: held together here)."""
+    import re
+    text = (ROOT / "probes" / "maps.bpf.h").read_text()
+    size = re.search(r"max_entries, (\d+)\);\s*/\* resized by the loader \*/\s*"
+                     r"__type\(key, __u32\);\s*__uint\(value_size, WS_STACK_DEPTH", text)
+    assert size, "the stacks map's definition in probes/maps.bpf.h"
+    p = subprocess.run([str(ROOT / "trace_wal.py"), "--help"], capture_output=True, text=True,
+                       timeout=120)
+    assert f"probes/maps.bpf.h's, {size.group(1)};" in " ".join(p.stdout.split())

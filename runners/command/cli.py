@@ -208,8 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ringbuf-mb", type=ringbuf_size, default=16, metavar="MB",
                    help="BPF ring buffer size, a power of two (default 16)")
     p.add_argument("--ringbuf-kb", type=int, help=argparse.SUPPRESS)  # tests
-    p.add_argument("--stack-entries", type=positive_int, default=0,
-                   help=argparse.SUPPRESS)  # tests: force stack map misses
+    p.add_argument("--stack-entries", type=positive_int, default=0, metavar="N",
+                   help="stack map entries, rounded up to a power of two (default: "
+                        "probes/maps.bpf.h's, 16384; ~1 KB each): a stack whose "
+                        "hash bucket another holds is not kept, and counted; a run "
+                        "with many distinct stacks keeps more with a bigger map")
     p.add_argument("--sample-hz", type=int, metavar="HZ",
                    help=f"perf sampling frequency per CPU, 0 for none (default: "
                         f"{sampling_modes_text()}, "

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from runners.experiments.scenario import SCENARIOS, Scenario, ScenarioError, loa
 from runners.experiments.studies import STUDIES  # noqa: E402
 from runners.experiments.studies.model import Study  # noqa: E402
 from runners.experiments.studies.results import collect  # noqa: E402
-from runners.experiments.studies.writeup import write  # noqa: E402
+from runners.experiments.studies.writeup import head_commit, write  # noqa: E402
 from runners.command.plan import TraceError  # noqa: E402
 from viz.export import ExportError  # noqa: E402
 
@@ -72,9 +71,7 @@ def run_study(study: Study, quick: bool, render_only: bool, out: Path | None) ->
         made = json.loads(made_json.read_text()) if made_json.exists() else {}
     else:
         run_matrix.run(scenario_for(study, quick), work, study.cpu_types, report=True)
-        made = {"minutes": (time.monotonic() - t0) / 60, "commit": subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True).stdout.strip()}
+        made = {"minutes": (time.monotonic() - t0) / 60, "commit": head_commit()}
         made_json.write_text(json.dumps(made) + "\n")
     res = collect(study.id, quick, work)
     if dest.exists() and not quick:   # what the runs no longer make must go

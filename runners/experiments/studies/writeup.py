@@ -166,11 +166,16 @@ def environment_lines(env: dict[str, Any]) -> str:
     return "\n".join(f"- {k}: `{env.get(k)}`" for k in keys if env.get(k) is not None)
 
 
+def head_commit() -> str:
+    """The checkout's commit, short ("" outside git)."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+
+
 def readme(study: Study, res: Results, pics: list[str], svgs: list[str],
            minutes: float | None, runs_commit: str | None = None) -> str:
     vs = verdicts(study, res)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+    commit = head_commit()
     claims = "\n".join(f"{i}. {c.text}" for i, c in enumerate(study.claims, 1))
     checked = "\n".join(
         f"| {i} | **{v.outcome}** | {v.evidence}"

@@ -35,7 +35,7 @@ from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
-PY = str(ROOT / ".venv" / "bin" / "python")
+PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 SYSCALLS = "write,pwrite64,writev,pwritev,fsync,fdatasync,sync_file_range,openat,close,unlink,ftruncate"
 LIB = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
 
@@ -49,6 +49,13 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
     "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
     "sqlite-wal-2c": ["--journal-mode=wal", "--clients=2", "--duration=4"],
 }
+# 16 threads, for a lent many-core machine (not in the default selection)
+MANY_CORE = {
+    "sync-on-16t": ["--sync=true", "--threads=16", "--num=1000"],
+    "sync-off-16t": ["--sync=false", "--threads=16", "--num=25000"],
+}
+TWO_CORE = list(WORKLOADS)
+WORKLOADS.update(MANY_CORE)
 # tools this slow get at most this many reps (strace: ~100x on sync=false)
 SLOW_TOOLS = {"strace": 3}
 
@@ -245,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                                        "walscope-writes,walscope-sample,"
                                        "walscope-sample-sched,walscope-window,strace,"
                                        "perf-trace,bpftrace")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--workloads", default=",".join(TWO_CORE))
     ap.add_argument("--scale", type=float, default=1.0,
                     help="make each workload this many times longer (window mode "
                          "needs runs of seconds: its windows are seconds apart)")

@@ -30,7 +30,7 @@ in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Pytho
 
 from analysis.windows import read_windows  # noqa: E402
 
-PY = str(ROOT / ".venv" / "bin" / "python")
+PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 
 
 def workloads(tmp: Path) -> dict[str, list[str]]:

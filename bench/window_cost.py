@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 from analysis.windows import interval_across_windows, read_windows  # noqa: E402
 from runners.command import defaults  # noqa: E402
 
-PY = str(ROOT / ".venv" / "bin" / "python")
+PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 WRITER = ROOT / ".output" / "timed_writer"
 BEFORE_MS = 50     # the span summed starts this long before the attach
 AFTER_MS = 250     # and ends this long after the detach

@@ -7,15 +7,16 @@ results.json, environment.json, PNG pictures, flame graph SVGs).
     sudo ./runners/study.py 002 --quick      # a small variant (CI), written
                                              # under runs/, never into studies/
 
-The runs go to runs/study-<id>[-quick]/ (a matrix folder: finished cells are
-kept, so an interrupted study resumes); --render-only writes the folder
-again from those runs.
+The runs go to runs/study-<id>[-quick]/ (a matrix folder: an interrupted
+study resumes at the same commit; otherwise its runs start from scratch);
+--render-only writes the folder again from those runs.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,24 @@ def scenario_for(study: Study, quick: bool) -> Scenario:
         repeats=over.get("repeats", sc.repeats), mode=study.mode or modes.DEFAULT)
 
 
+def begin_runs(work: Path, commit: str) -> dict:
+    """made.json for a study's runs about to be made in work: they resume
+    an interrupted run of this same commit, or else start from scratch (the
+    runs of another commit, of a finished run, or of an unknown one are
+    removed), so that the commit a README names made every run in it."""
+    made_json = work / "made.json"
+    made = json.loads(made_json.read_text()) if made_json.exists() else None
+    # made.json without "complete" was written after a finished run
+    resume = made is not None and made.get("commit") == commit and made.get("complete") is False
+    if not resume:
+        if work.exists():
+            shutil.rmtree(work)
+        made = {"minutes": 0.0, "commit": commit, "complete": False}
+    work.mkdir(parents=True, exist_ok=True)
+    made_json.write_text(json.dumps(made) + "\n")
+    return made
+
+
 def run_study(study: Study, quick: bool, render_only: bool, out: Path | None) -> Path:
     work = ROOT / "runs" / f"study-{study.id}{'-quick' if quick else ''}"
     dest = out or (work / "writeup" if quick else ROOT / "studies" / study.folder)
@@ -70,8 +89,9 @@ def run_study(study: Study, quick: bool, render_only: bool, out: Path | None) ->
             raise StudyError(f"study {study.id}: no runs in {work} to render")
         made = json.loads(made_json.read_text()) if made_json.exists() else {}
     else:
+        made = begin_runs(work, head_commit())
         run_matrix.run(scenario_for(study, quick), work, study.cpu_types, report=True)
-        made = {"minutes": (time.monotonic() - t0) / 60, "commit": head_commit()}
+        made.update(minutes=made["minutes"] + (time.monotonic() - t0) / 60, complete=True)
         made_json.write_text(json.dumps(made) + "\n")
     res = collect(study.id, quick, work)
     if dest.exists() and not quick:   # what the runs no longer make must go

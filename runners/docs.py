@@ -165,23 +165,30 @@ OVERHEAD_ROWS = {  # bench/overhead.py's workloads, as the README names them
     "sync-off-4t": "db_bench, sync=false, 4 threads",
     "sqlite-delete-2c": "SQLite TPC-C-like, DELETE journal, 2 clients",
     "sqlite-wal-2c": "SQLite TPC-C-like, WAL journal, 2 clients",
+    "sync-on-16t": "db_bench, sync=true, 16 threads",
+    "sync-off-16t": "db_bench, sync=false, 16 threads",
 }
+# bench/many_cores.sh's results, from a lent 16-core machine
+MANY_CORES = ROOT / "bench" / "results" / "many_cores"
 OVERHEAD_COLS = {"untraced-again": "A/A", "walscope-budget": "budget (default)",
                  "walscope-full": "full", "walscope-writes": "writes",
                  "walscope-sample": "sample", "walscope-window": "window"}
 
 
-def overhead() -> str:
+def overhead(path: Path = OVERHEAD_JSON) -> str:
     """Throughput traced / untraced per mode, the median of the interleaved
-    pairs of bench/results/overhead.json, with the pairs behind it."""
-    data = json.loads(OVERHEAD_JSON.read_text())
-    rows = ["| workload | " + " | ".join(OVERHEAD_COLS.values())
-            + " | default recorded |", "|---|" + "---|" * (len(OVERHEAD_COLS) + 1)]
+    pairs of bench/results/overhead.json (or path), with the pairs behind it."""
+    data = json.loads(path.read_text())
+    cols = {t: n for t, n in OVERHEAD_COLS.items() if any(t in per for per in data.values())}
+    rows = ["| workload | " + " | ".join(cols.values())
+            + " | default recorded |", "|---|" + "---|" * (len(cols) + 1)]
     for w, name in OVERHEAD_ROWS.items():
+        if w not in data:
+            continue
         per = data.get(w, {})
         cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])})"
                  + ("*" if per[t].get("settled") else "") if t in per else "-"
-                 for t in OVERHEAD_COLS]
+                 for t in cols]
         b = per.get("walscope-budget", {})
         share = b.get("recorded_share_median")
         cells.append("-" if share is None else
@@ -210,13 +217,13 @@ def engines_table() -> str:
 TRUTH_JSON = ROOT / "bench" / "results" / "truth.json"
 
 
-def truth() -> str:
+def truth(path: Path = TRUTH_JSON) -> str:
     """bench/truth.py's table: traced latency over the workload's own
     untraced timing, per mode, with the self-check each run printed."""
     from analysis.selfcheck import P99_TOLERANCE, TOLERANCE
-    if not TRUTH_JSON.exists():
+    if not path.exists():
         return "(not measured yet: `sudo bench/truth.py --reps 5`)"
-    data = json.loads(TRUTH_JSON.read_text())
+    data = json.loads(path.read_text())
     modes = [m for m in ("budget", "full") if any(m in r["summary"] for r in data.values())]
     rows = ["| workload | untraced mean / p99 | A/A mean | "
             + " | ".join(f"{m} mean | {m} p99 | {m} trusted" for m in modes) + " |",
@@ -266,6 +273,18 @@ def truth() -> str:
              f"{totals['within']} of them within; of the {totals['not']} it did not "
              f"trust, {totals['outside']} were outside."]
     return "\n".join(rows)
+
+
+def many_cores() -> str:
+    """bench/many_cores.sh's truth and overhead tables, from the lent
+    machine machine.txt describes."""
+    if not (MANY_CORES / "truth.json").exists():
+        return "(not measured yet: `bench/many_cores.sh` on a machine of 16 cores)"
+    machine = (MANY_CORES / "machine.txt").read_text().splitlines()
+    return "\n".join([f"Measured on: {machine[0].strip()} ({machine[1].strip()}).", "",
+                      truth(MANY_CORES / "truth.json"), "",
+                      "Throughput, traced / untraced (pairs in brackets):", "",
+                      overhead(MANY_CORES / "overhead.json")])
 
 
 IDENTICAL_CORES = ROOT / "studies" / "000-wal-sync-pe" / "results.json"
@@ -320,7 +339,8 @@ def window_cost() -> str:
 
 
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
-          "window_cost": window_cost, "truth": truth, "schema": schema,
+          "window_cost": window_cost, "truth": truth, "many_cores": many_cores,
+          "schema": schema,
           "components": component_table, "queries": queries, "faults": faults,
           "engines": engines_table, "run_folder": run_folder_files,
           "verdict_noise": verdict_noise, **SQL_BLOCKS}

@@ -188,6 +188,8 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
         flags = ["--sched"] if tool.endswith("-sched") else []
         if mode == "everywrite":   # the default's every-write state, kept all run
             mode, flags = "budget", ["--budget", "50"]
+        elif mode.startswith("budget") and mode[6:]:   # walscope-budget1: --budget 1
+            mode, flags = "budget", ["--budget", mode[6:]]
         rd = tmp / f"run-{mode}"
         shutil.rmtree(rd, ignore_errors=True)
         p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode, *flags,

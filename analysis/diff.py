@@ -365,8 +365,21 @@ def io_per_write(run: Run) -> dict[str, Any]:
                           "syncs": r["syncs"] / n, "bytes": r["bytes"] / n})
         kinds.sort(key=lambda k: (not k["in_write"], -k["calls"]))
     out["by_kind"] = kinds
+    out["log_kind"] = log_kind(kinds, run.engine)
     out["io_parquet"] = io is not None
     return out
+
+
+def log_kind(kinds: list[dict[str, Any]], engine: str) -> str | None:
+    """The file kind the rows' log bytes went to: of the engine's log kinds,
+    the one with the most bytes inside rows (SQLite: the journal in DELETE
+    mode, the -wal file in WAL mode); None where none has any."""
+    try:
+        logs = engines.get(engine).log_kinds
+    except KeyError:
+        return None
+    inside = [k for k in kinds if k["in_write"] and k["kind"] in logs and k["bytes"]]
+    return max(inside, key=lambda k: k["bytes"])["kind"] if inside else None
 
 
 def diff_runs(a: Path, b: Path, **kw: Any) -> dict[str, Any]:

@@ -120,6 +120,9 @@ class Engine:
     # its rows carry the WAL I/O sums (WAL_IO_SUMS) in summary.json's "wal";
     # an engine whose section holds its own I/O says False
     wal_io: bool = True
+    # the file kinds its log is written to: a row's wal_bytes are theirs
+    # (SQLite's rollback journal or its WAL file, by journal mode)
+    log_kinds: tuple[str, ...] = ("wal",)
     # its own summary.json section and table lines, if any
     section: Section | None = None
     # its rows are what a workload's own transaction log (txlog.csv) labels

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from runners.experiments.studies import s004
+from runners.experiments.studies import results, s004
 from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.experiments.studies.results import CellResult, Results, Stat
 from viz import figures, matrix
@@ -157,18 +157,92 @@ def test_lock_wait_is_not_contention_with_one_client():
     assert "not contention" in f and "11.0 us of a DELETE" in f and "7.0 us of a WAL" in f
 
 
+def lock_wait(mean: float, p99: float, long: int = 0, share: float = 0.0,
+              longest: float = 40.0) -> dict:
+    """results.py lock_waits of a cell's traced rows, every type."""
+    return {"rows": 1000, "mean_us": mean, "p99_us": p99, "over_us": 1000.0, "long": long,
+            "max_us": longest, "max_type": "payment" if long else "new_order",
+            "long_share": share}
+
+
 def test_contention_judged_with_two_clients_only():
     r = tpcc()
     f = s004.contention_finding(r, "delete")
     assert "2 clients/1" in f and "no throughput above the noise" in f
+    # new_order's mean lock_wait alone does not rule contention out
+    assert "contention not judged" in f and "no contention" not in f
+    one, two = (r.cell(journal_mode="delete", clients=n) for n in (1, 2))
+    one.extra["lock_wait"] = lock_wait(8.1, 11.1)
+    two.extra["lock_wait"] = lock_wait(8.3, 11.8, longest=60.0)
+    f = s004.contention_finding(r, "delete")
+    assert "mean 8.1 us -> 8.3 us, p99 11.1 us -> 11.8 us" in f
     assert "show no contention" in f
-    # the second client's lock wait shows in the traced rows
-    two = r.cell(journal_mode="delete", clients=2).extra["by_type"]["new_order"]
-    two["components_us"] = {**two["components_us"], "lock_wait": 400.0}
-    two["mean_us"] = sum(two["components_us"].values())
-    assert "waiting for the other process's lock" in s004.contention_finding(r, "delete")
+    # one long wait, a payment's: contention, though new_order's mean and
+    # the p99 stayed where they were
+    two.extra["lock_wait"] = lock_wait(181.4, 11.8, long=1, share=0.95, longest=458_777.0)
+    f = s004.contention_finding(r, "delete")
+    assert "no contention" not in f
+    assert ("1 of the 1,000 with two clients waited over 1.0 ms for the other process's "
+            "lock (the longest 458.8 ms, a payment), 95% of all their lock_wait time") in f
     one_client = Results("004", False, {}, [c for c in r.cells if c.values["clients"] == "1"])
     assert s004.contention_finding(one_client, "delete") is None
+
+
+def test_lock_waits_count_the_long_ones_over_every_type():
+    w = pd.DataFrame({"txn_type": ["new_order"] * 998 + ["payment", "stock_level"],
+                      "lock_wait_adj_ns": [8_000] * 998 + [450_000_000, 1_050_000]})
+    lw = results.lock_waits(w)
+    assert lw["rows"] == 1000 and lw["long"] == 2 and lw["max_type"] == "payment"
+    assert lw["p99_us"] == 8.0 and lw["mean_us"] > 400      # the mean moves, not the p99
+    assert abs(lw["long_share"] - 451_050 / (451_050 + 998 * 8)) < 1e-9
+
+
+def test_checkpoints_are_counted_from_the_compensated_column():
+    """A Run loads checkpoint_adj_ns, not checkpoint_ns: the count of rows
+    with a checkpoint comes from whichever the rows hold."""
+    w = pd.DataFrame({"txn_type": ["new_order"] * 4 + ["payment"] * 2,
+                      "dur_adj_ns": [300_000, 3_000_000, 400_000, 2_900_000, 200_000, 210_000],
+                      "checkpoint_adj_ns": [0, 2_500_000, 0, 2_400_000, 0, 0]})
+    by_type = {"new_order": {"components_us": {"checkpoint": 1225.0}},
+               "payment": {"components_us": {"checkpoint": 0.0}}}
+    results.by_type_tails(w, by_type)
+    assert by_type["new_order"]["checkpoints"] == 2 and by_type["new_order"]["rows"] == 4
+    assert by_type["payment"]["checkpoints"] == 0
+
+
+def test_checkpoint_count_left_out_where_it_contradicts_the_time():
+    r = tpcc(tail_by_type=True)
+    t = r.cell(journal_mode="wal", clients=1).extra["by_type"]["new_order"]
+    t["checkpoints"] = 0        # not counted, beside 36 us of checkpoint a transaction
+    f = s004.checkpoint_finding(r, 1)
+    assert "a checkpoint ran inside" not in f and "2,400 us of the 3,000 us" in f
+
+
+def test_stalls_say_why_a_mean_exceeds_its_p99(tmp_path):
+    cell_dir = tmp_path / "journal_mode-wal_clients-2"
+    for rep, lat_ms in enumerate(([0.2] * 996 + [1932.0, 180.0, 330.0], [0.3] * 999)):
+        d = cell_dir / f"baseline{rep}"
+        d.mkdir(parents=True)
+        pd.DataFrame({"type": ["payment"] * len(lat_ms),
+                      "latency_ns": [int(x * 1e6) for x in lat_ms],
+                      "ok": 1}).to_csv(d / "txlog.csv", index=False)
+    # a failed transaction (the busy timeout) is not in the workload's means
+    with open(cell_dir / "baseline1" / "txlog.csv", "a") as f:
+        f.write("payment,10000000000,0\n")
+    st = results.stalls(cell_dir)
+    assert st["runs"] == 2 and st["transactions"] == 1998 and st["stalled"] == 3
+    assert abs(st["longest_ms"] - 1932.0) < 1e-6
+    lat = [0.2] * 996 + [1932.0, 180.0, 330.0] + [0.3] * 999
+    assert abs(st["share"] - 2442.0 / sum(lat)) < 1e-9
+    r = tpcc()
+    c = r.cell(journal_mode="wal", clients=2)
+    c.extra["stalls"] = st
+    c.metrics["payment"] = {"mean_us": stat(1467.0), "p99_us": stat(92.0)}
+    [note] = s004.stall_notes(r)
+    assert "`journal_mode-wal_clients-2` (payment: mean over p99): 3 of its 1,998" in note
+    assert "over 100 ms, the longest 1.9 s" in note and "busy handler" in note
+    c.extra["stalls"] = {**st, "stalled": 0}
+    assert s004.stall_notes(r) == []
 
 
 def test_answer_is_one_paragraph_from_the_results():
@@ -289,3 +363,26 @@ def test_the_old_004_results_read_whole():
     assert s004.wal_faster(r).outcome == UNTESTABLE
     assert all(f for f in s004.findings(r))
     assert json.dumps(s004.answer(r))
+
+
+# --- the diff's words for SQLite's rows ------------------------------------------
+
+def io_of(log_kind: str | None) -> dict:
+    return {"syscalls": 35.0, "syncs": 0.95, "wal_bytes": 50_000.0, "log_kind": log_kind,
+            "io_parquet": True,
+            "by_kind": [{"kind": log_kind or "wal", "in_write": True, "calls": 25.0,
+                         "syncs": 0.9, "bytes": 50_000.0}]}
+
+
+def test_diff_names_the_log_file_and_the_rows():
+    from viz import diff as VD
+    lines = "\n".join(VD.io_lines(io_of("journal"), io_of("wal"), "transaction"))
+    assert "journal / WAL bytes" in lines and "WAL bytes " not in lines.replace("/ WAL", "")
+    assert "I/O per transaction" in lines and "journal (in txns)" in lines
+    assert "in writes" not in lines
+    assert "journal bytes" in "\n".join(VD.io_lines(io_of("journal"), io_of("journal"),
+                                                   "transaction"))
+    # RocksDB's table as it was
+    rocks = "\n".join(VD.io_lines(io_of("wal"), io_of(None)))
+    assert "WAL bytes" in rocks and "I/O per write" in rocks and "wal (in writes)" in rocks
+    assert VD.rows_of("sqlite") == "transaction" and VD.rows_of("rocksdb") == "write"

@@ -54,7 +54,16 @@ def rate(v: float) -> str:
     return f"{v:.2f}" if v >= 0.01 else f"{v:.1e}"
 
 
-def run_line(tag: str, r: dict[str, Any], width: int = 80) -> str:
+def rows_of(engine: str) -> str:
+    """What the engine's rows are, for the table's words: "write" (RocksDB),
+    "transaction" (SQLite, PostgreSQL)."""
+    try:
+        return engines.get(engine).row
+    except KeyError:
+        return "write"
+
+
+def run_line(tag: str, r: dict[str, Any], width: int = 80, row: str = "write") -> str:
     """Which run, how it was recorded, and what its intervals resample;
     a long path loses its beginning."""
     if r["unit"] == "windows":
@@ -62,8 +71,8 @@ def run_line(tag: str, r: dict[str, Any], width: int = 80) -> str:
         wins = f"{n} window{'s' if n != 1 else ''}"
         how = wins if r["interval"] else f"{wins}: too few for an interval"
     else:
-        how = "every write" if r.get("every_write") else "writes"
-    tail = f" ({r['mode']}, {r['writes']} writes; {how})"
+        how = f"every {row}" if r.get("every_write") else f"{row}s"
+    tail = f" ({r['mode']}, {r['writes']} {row}s; {how})"
     room = max(width - len(tag) - 2 - len(tail), 12)
     path = r["path"] if len(r["path"]) <= room else "..." + r["path"][-(room - 3):]
     return f"{tag}: {path}{tail}"
@@ -87,10 +96,11 @@ def format_table(d: dict[str, Any]) -> str:
     ra, rb = d["runs"]["A"], d["runs"]["B"]
     unit = {r["unit"] for r in (ra, rb)}
     over = " and ".join(sorted(unit))
-    lines = [run_line("A", ra), run_line("B", rb), ""]
+    row = rows_of(d["engine"])
+    lines = [run_line("A", ra, row=row), run_line("B", rb, row=row), ""]
     head = f"{'':<18}{'A':>10}{'B':>10}{'B-A':>11}  95% interval (over {over})"
     m = d["mean"]
-    lines.append(f"mean write latency, compensated ({d['engine']}), by component")
+    lines.append(f"mean {row} latency, compensated ({d['engine']}), by component")
     lines.append(head)
     rows, zero = component_rows(m["components"])
     lines += rows
@@ -100,7 +110,7 @@ def format_table(d: dict[str, Any]) -> str:
     lines.append(f"{'residual (B-A minus the sum)':<38}{signed(m['residual_ns']):>11}")
     p = d["p99"]
     lines.append("")
-    lines.append(f"p99, by the writes ranked around it (p{(d['quantile'] - d['band']) * 100:g}"
+    lines.append(f"p99, by the {row}s ranked around it (p{(d['quantile'] - d['band']) * 100:g}"
                  f"-p{(d['quantile'] + d['band']) * 100:g}, >=3 a side): "
                  f"{ra['band_writes']} in A, {rb['band_writes']} in B")
     lines.append(head)
@@ -116,26 +126,37 @@ def format_table(d: dict[str, Any]) -> str:
     if both_zero:
         lines.append("no time in either run: " + ", ".join(both_zero))
     lines.append("")
-    lines += io_lines(d["io"]["A"], d["io"]["B"])
+    lines += io_lines(d["io"]["A"], d["io"]["B"], row)
     return "\n".join(lines)
 
 
-def io_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """The I/O per write of both runs, side by side."""
-    lines = [f"{'I/O per write':<28}{'A':>12}{'B':>12}"]
+def log_bytes_label(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """The log's bytes by the file they went to: "WAL bytes" (RocksDB,
+    SQLite in WAL mode), "journal bytes" (SQLite in DELETE mode), "journal
+    / WAL bytes" where A's and B's differ."""
+    a_kind, b_kind = ({"wal": "WAL"}.get(k, k) for k in (a.get("log_kind") or "wal",
+                                                        b.get("log_kind") or "wal"))
+    return f"{a_kind} bytes" if a_kind == b_kind else f"{a_kind} / {b_kind} bytes"
 
-    def row(label: str, key: str, fmt=rate) -> None:
+
+def io_lines(a: dict[str, Any], b: dict[str, Any], row: str = "write") -> list[str]:
+    """The I/O per row of both runs, side by side."""
+    lines = [f"{f'I/O per {row}':<28}{'A':>12}{'B':>12}"]
+    # the labels keep their columns: "txn", as in "txn (total)"
+    short = "txn" if row == "transaction" else row
+
+    def line(label: str, key: str, fmt=rate) -> None:
         va, vb = a.get(key), b.get(key)
         if va is None and vb is None:
             return
         lines.append(f"{label:<28}{fmt(va) if va is not None else '-':>12}"
                      f"{fmt(vb) if vb is not None else '-':>12}")
 
-    row("traced syscalls in a write", "syscalls")
-    row("untraced syscalls", "untraced_syscalls")
-    row("WAL syncs" if "wal_writes" in a or "wal_writes" in b else "syncs", "syncs")
-    row("WAL writes", "wal_writes")
-    row("WAL bytes", "wal_bytes", fmt_bytes)
+    line(f"traced syscalls in a {short}", "syscalls")
+    line("untraced syscalls", "untraced_syscalls")
+    line("WAL syncs" if "wal_writes" in a or "wal_writes" in b else "syncs", "syncs")
+    line("WAL writes", "wal_writes")
+    line(log_bytes_label(a, b), "wal_bytes", fmt_bytes)
     kinds = sorted({(k["in_write"], k["kind"]) for k in a["by_kind"] + b["by_kind"]},
                    key=lambda t: (not t[0], t[1]))
     if not kinds:
@@ -143,7 +164,7 @@ def io_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         if missing:
             lines.append(f"by file kind: no io.parquet in {' and '.join(missing)}")
         return lines
-    lines.append(f"{'per write, by file':<20}{'calls':>8}{'syncs':>8}{'bytes':>9}  |"
+    lines.append(f"{f'per {short}, by file':<20}{'calls':>8}{'syncs':>8}{'bytes':>9}  |"
                  f"{'calls':>8}{'syncs':>8}{'bytes':>9}")
     for inw, kind in kinds:
         cells = []
@@ -152,7 +173,7 @@ def io_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
                      None)
             cells.append(f"{rate(k['calls']):>8}{rate(k['syncs']):>8}{fmt_bytes(k['bytes']):>9}"
                          if k else f"{'-':>8}{'-':>8}{'-':>9}")
-        label = f"{kind} ({'in writes' if inw else 'outside'})"
+        label = f"{kind} ({f'in {short}s' if inw else 'outside'})"
         lines.append(f"{label:<20}{cells[0]}  |{cells[1]}")
     return lines
 
@@ -180,19 +201,21 @@ def html_section(d: dict[str, Any]) -> str:
                 "<th>95% interval</th></tr>" + body + "</table>")
 
     m, p = d["mean"], d["p99"]
-    runs = "".join(f"<li>{h.escape(run_line(t, r, 200))}</li>" for t, r in (("A", ra), ("B", rb)))
-    return (f"<ul>{runs}</ul><h3>Mean write latency (compensated)</h3>"
+    row = rows_of(d["engine"])
+    runs = "".join(f"<li>{h.escape(run_line(t, r, 200, row))}</li>"
+                   for t, r in (("A", ra), ("B", rb)))
+    return (f"<ul>{runs}</ul><h3>Mean {row} latency (compensated)</h3>"
             + table(m["components"], ("mean", m["a_ns"], m["b_ns"], m["delta_ns"],
                                       span(m["lo_ns"], m["hi_ns"])),
                     ("residual (B - A less the sum)", m["residual_ns"], ""))
-            + f"<h3>p99, by the writes ranked around it (p{(d['quantile'] - d['band']) * 100:g}"
+            + f"<h3>p99, by the {row}s ranked around it (p{(d['quantile'] - d['band']) * 100:g}"
             f"-p{(d['quantile'] + d['band']) * 100:g})</h3>"
             + table(p["components"], ("p99", p["a_ns"], p["b_ns"], p["delta_ns"],
                                      span(p["lo_ns"], p["hi_ns"])),
                     ("residual (p99 less the band mean)", p["residual_ns"],
                      span(p["residual_lo_ns"], p["residual_hi_ns"])))
             + "<h3>I/O per write</h3><pre>"
-            + h.escape("\n".join(io_lines(d["io"]["A"], d["io"]["B"]))) + "</pre>")
+            + h.escape("\n".join(io_lines(d["io"]["A"], d["io"]["B"], row))) + "</pre>")
 
 
 def to_json(d: dict[str, Any]) -> str:

@@ -185,7 +185,10 @@ def types_figure(runs: list[Run]) -> go.Figure | None:
                     mode="markers", marker=dict(symbol="line-ew-open", size=30,
                                                 color="black", line=dict(width=3)),
                     name="workload's own mean latency")
-    fig.update_layout(barmode="stack", height=480, yaxis_title="us")
+    # every component and the marker in the legend: no gap between the
+    # one-bar legend groups, and height for a dozen entries beside the plot
+    fig.update_layout(barmode="stack", height=560, yaxis_title="us",
+                      legend=dict(tracegroupgap=0))
     add_note(fig, note)
     return fig
 

@@ -95,6 +95,7 @@ ENGINE = Engine(
     wal_io=False,
     section=SECTION,
     txlog_labels=True,
+    log_kinds=LOG_KINDS,
     # SQLite's code, named or not
     sample_rules=(("sqlite3", "sql_exec"), ("[libsqlite3", "sql_exec")),
 )

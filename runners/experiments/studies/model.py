@@ -56,6 +56,8 @@ class Study:
     seed_says: str = ""
     # the question answered in one paragraph from these results
     answer: Callable[[Any], str] | None = None
+    # sentences under the results table: what in the data explains it
+    table_notes: Callable[[Any], list[str]] | None = None
 
     @property
     def folder(self) -> str:

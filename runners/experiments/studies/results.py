@@ -194,6 +194,8 @@ def attribution(cr: CellResult, run: Run) -> None:
                             "components_us": {c: n / 1e3 for c, n in v["components"].items()}}
                         for t, v in s["by_type"].items()}
         by_type_tails(w, x["by_type"])
+    if "lock_wait_adj_ns" in w or "lock_wait_ns" in w:
+        x["lock_wait"] = lock_waits(w)
     cr.extra = x
 
 
@@ -203,7 +205,9 @@ def by_type_tails(w: pd.DataFrame, by_type: dict[str, dict[str, Any]]) -> None:
     if "txn_type" not in w:
         return
     lat = col(w, "dur")
-    ck = col(w, "checkpoint") > 0 if "checkpoint_ns" in w else pd.Series(False, index=w.index)
+    # col() finds checkpoint_adj_ns, the column a Run loads (it loads no
+    # raw checkpoint_ns), and is 0 where the engine has no checkpoints
+    ck = col(w, "checkpoint") > 0
     for t, g in w.groupby("txn_type"):
         bt = by_type.get(str(t))
         if bt is None or not len(g):
@@ -214,6 +218,49 @@ def by_type_tails(w: pd.DataFrame, by_type: dict[str, dict[str, Any]]) -> None:
         bt.update(rows=len(g), checkpoints=int(ck[g.index].sum()), p99_us=p99 / 1e3,
                   tail_components_us={c: float(col(tail, c).mean()) / 1e3
                                       for c in bt["components_us"]})
+
+
+# a lock wait this long is another process holding the lock: one client's
+# own fcntl() lock calls take about 10 us a transaction
+LONG_LOCK_WAIT_US = 1000.0
+
+
+def lock_waits(w: pd.DataFrame) -> dict[str, Any]:
+    """lock_wait over every row of every type: its mean and p99, and the
+    rows that waited over LONG_LOCK_WAIT_US (how many, the longest and its
+    type, their share of all the lock_wait time): contention may be a few
+    long waits that move the mean and not the p99."""
+    lw = col(w, "lock_wait").to_numpy(dtype=float) / 1e3
+    if not len(lw):
+        return {"rows": 0}
+    long = lw > LONG_LOCK_WAIT_US
+    top = int(np.argmax(lw))
+    return {"rows": len(lw), "mean_us": float(lw.mean()),
+            "p99_us": float(np.percentile(lw, 99)), "over_us": LONG_LOCK_WAIT_US,
+            "long": int(long.sum()), "max_us": float(lw[top]),
+            "max_type": str(w["txn_type"].iloc[top]) if "txn_type" in w else "",
+            "long_share": float(lw[long].sum() / lw.sum()) if lw.sum() else 0.0}
+
+
+# far above any transaction type's p99 here (a few ms at most): a client
+# kept waiting, not work
+STALL_MS = 100.0
+
+
+def stalls(cell_dir: Path) -> dict[str, Any] | None:
+    """The untraced runs' committed transactions (the workload's own
+    txlog.csv, as its summary counts them: ok rows) that took over
+    STALL_MS: how many of how many, the longest, and their share of all
+    those transactions' time (so of a mean); None without a txlog."""
+    logs = sorted(cell_dir.glob("baseline*/txlog.csv"))
+    if not logs:
+        return None
+    t = pd.concat([pd.read_csv(p, usecols=["type", "latency_ns", "ok"]) for p in logs])
+    ms = t.loc[t["ok"] == 1, "latency_ns"].to_numpy(dtype=float) / 1e6
+    slow = ms > STALL_MS
+    return {"runs": len(logs), "transactions": len(ms), "over_ms": STALL_MS,
+            "stalled": int(slow.sum()), "longest_ms": float(ms.max()) if len(ms) else 0.0,
+            "share": float(ms[slow].sum() / ms.sum()) if ms.sum() else 0.0}
 
 
 def no_rows_reason(s: dict[str, Any]) -> str:
@@ -298,6 +345,8 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
                 attribution(cr, Run(path, cr.name))
         if truth_ratio:
             cr.extra["traced_vs_untraced_mean"] = truth_ratio
+        if (st := stalls(matrix_dir / cr.name)) is not None:
+            cr.extra["stalls"] = st
         cells.append(cr)
     return Results(study, quick, env, cells)
 

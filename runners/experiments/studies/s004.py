@@ -180,9 +180,13 @@ def checkpoint_finding(r: Results, n: int) -> str | None:
     if t:
         out += (f", against {us(mean_ck)} of the mean {TXN} ({us(t['mean_us'])}, "
                 f"{pct(mean_ck / t['mean_us']) if t['mean_us'] else 'n/a'})")
-    if t.get("rows"):
-        out += (f"; a checkpoint ran inside {t.get('checkpoints', 0):,} of its "
-                f"{t['rows']:,} traced {TXN} transactions")
+    # a count of none beside checkpoint time in the mean is a count that
+    # was not taken (results.json of before results.py counted the
+    # compensated column): said only where the two agree
+    n_ck = t.get("checkpoints", 0)
+    if t.get("rows") and (n_ck > 0) == (mean_ck > 0):
+        out += (f"; a checkpoint ran inside {n_ck:,} of its {t['rows']:,} traced {TXN} "
+                f"transactions")
     out += (". A checkpoint copies the WAL's pages back into the database file and syncs "
             "it, inside the commit that crossed wal_autocheckpoint (1000 pages): the "
             "batched database write the seed describes, paid in full by that one commit, "
@@ -210,9 +214,37 @@ def lock_wait_finding(r: Results) -> str | None:
                "Contention cannot be judged here: no cell ran two clients."))
 
 
+def ms(v_us: float) -> str:
+    return f"{v_us / 1e3:,.1f} ms" if v_us < 1e6 else f"{v_us / 1e6:,.1f} s"
+
+
+def lock_wait_change(one: dict[str, Any], two: dict[str, Any]) -> str:
+    """lock_wait over all the traced rows of every type, one client against
+    two (results.py lock_waits): the mean, the p99, and the long waits
+    that only another process's lock makes."""
+    out = (f"`lock_wait` over all the traced transactions of every type: mean "
+           f"{us(one['mean_us'])} -> {us(two['mean_us'])}, p99 {us(one['p99_us'])} -> "
+           f"{us(two['p99_us'])}; ")
+    over = ms(two["over_us"])
+    if two["long"]:
+        return out + (
+            f"{two['long']:,} of the {two['rows']:,} with two clients waited over {over} for "
+            f"the other process's lock (the longest {ms(two['max_us'])}, a "
+            f"{two['max_type'] or 'transaction'}), {pct(two['long_share'])} of all their "
+            "lock_wait time: contention, in a few long waits, not in every transaction's")
+    # without a long wait, a rise is more lock calls or waits too short to
+    # tell from them: not called contention, not called its absence either
+    flat = two["mean_us"] <= 1.1 * one["mean_us"] and two["p99_us"] <= 1.1 * one["p99_us"]
+    return out + (f"no transaction waited over {over} (the longest {us(two['max_us'])})"
+                  + (": the traced rows show no contention" if flat else
+                     ", yet the mean or the p99 rose: waits too short to tell from the "
+                     "lock calls themselves"))
+
+
 def contention_finding(r: Results, mode: str) -> str | None:
     """Two clients against one, in one mode: what a second writer costs, by
-    the rule, and the traced lock_wait beyond the one-client floor."""
+    the rule, and the traced lock_wait of every transaction type, at the
+    mean and at the tail."""
     if not {1, 2} <= set(clients(r)):
         return None
     one, two = cell(r, mode, 1), cell(r, mode, 2)
@@ -221,22 +253,27 @@ def contention_finding(r: Results, mode: str) -> str | None:
     out = (f"**Two clients, {mode.upper()}.** tpmC, 2 clients/1: {said(tp)}; untraced "
            f"{TXN} mean latency, 2/1: {said(lat)}")
     t1, t2 = txn(one), txn(two)
+    lw1, lw2 = one.extra.get("lock_wait"), two.extra.get("lock_wait")
     if t1 and t2:
-        l1 = t1["components_us"].get("lock_wait", 0.0)
-        l2 = t2["components_us"].get("lock_wait", 0.0)
-        more = l2 - l1
-        out += (f". Traced {TXN}: {us(t1['mean_us'])} -> {us(t2['mean_us'])}, `lock_wait` "
-                f"{us(l1)} -> {us(l2)}: ")
-        out += (f"{more:+.1f} us waiting for the other process's lock "
-                f"({pct(more / t2['mean_us'])} of the transaction)"
-                if more > 1 and t2["mean_us"] and more > 0.02 * t2["mean_us"] else
-                "no more than one client's own lock calls, so the traced rows show no "
-                "contention")
+        out += f". Traced {TXN}: {us(t1['mean_us'])} -> {us(t2['mean_us'])}"
+        if lw1 and lw2 and lw1["rows"] and lw2["rows"]:
+            out += ". " + lock_wait_change(lw1, lw2)
+        else:
+            # results.json without lock_wait's spread: new_order's mean
+            # alone cannot rule contention out
+            out += (f", its mean `lock_wait` {us(t1['components_us'].get('lock_wait', 0.0))}"
+                    f" -> {us(t2['components_us'].get('lock_wait', 0.0))} (contention not "
+                    "judged: the rows' lock_wait of every type and its tail were not kept)")
         if lat.sign == ">":
             rise = two.value("mean_us", TXN) - one.value("mean_us", TXN)
             if t2["mean_us"] - t1["mean_us"] < 0.5 * rise:
                 out += (f". The untraced {TXN} mean rose {us(rise)}, the traced rows' "
                         f"{us(t2['mean_us'] - t1['mean_us'])}: they do not hold that wait")
+                st = two.extra.get("stalls")
+                if st and st["stalled"]:
+                    out += (f"; the untraced runs' transactions over {st['over_ms']:,.0f} ms "
+                            f"(under the table) carry {pct(st['share'])} of that cell's "
+                            "transaction time")
     else:
         out += f". Not split: {no_txn(one) if not t1 else no_txn(two)}"
     if tp.sign == "~":
@@ -244,6 +281,40 @@ def contention_finding(r: Results, mode: str) -> str | None:
                 "writer at a time hold the database in either mode (every transaction "
                 "here begins IMMEDIATE)")
     return out + "."
+
+
+def mean_above_p99(c: CellResult) -> list[str]:
+    """The transaction types whose untraced median mean exceeds their
+    median p99."""
+    return [b for b, per in c.metrics.items()
+            if per.get("mean_us") and per.get("p99_us")
+            and per["mean_us"].median > per["p99_us"].median]
+
+
+def stall_notes(r: Results) -> list[str]:
+    """Why a mean in the table can exceed its p99: a few transactions, fewer
+    than 1 in 100, kept waiting far longer than any p99 (results.py
+    stalls); said where the untraced runs hold any."""
+    parts = []
+    for c in r.cells:
+        st = c.extra.get("stalls")
+        if not st or not st["stalled"]:
+            continue
+        above = mean_above_p99(c)
+        parts.append(
+            f"`{c.name}`{' (' + ', '.join(above) + ': mean over p99)' if above else ''}: "
+            f"{st['stalled']:,} of its {st['transactions']:,} committed transactions over "
+            f"{st['runs']} untraced runs ({st['stalled'] / st['transactions']:.2%}) took "
+            f"over {st['over_ms']:,.0f} ms, the longest {ms(st['longest_ms'] * 1e3)}, and "
+            f"carry {pct(st['share'])} of their summed latency")
+    if not parts:
+        return []
+    return ["(A few transactions with two clients wait far longer than any p99, and they "
+            "lift a type's mean above its p99 without moving the p99: " + "; ".join(parts)
+            + ". They are one client kept waiting for the other's write lock by SQLite's "
+            "busy handler, which sleeps and retries (up to 100 ms a sleep, until the 10 s "
+            "busy timeout) rather than queueing, and can miss each moment the lock is "
+            "free.)"]
 
 
 def findings(r: Results) -> list[str]:
@@ -366,6 +437,7 @@ STUDY = Study(
     ],
     findings=findings,
     answer=answer,
+    table_notes=stall_notes,
     full={"repeats": 5},
     quick={"fixed": {"duration": 2}, "repeats": 1, "axes": {"clients": [1]}},
     flames=lambda r: [cell(r, "delete", 1).name, cell(r, "wal", 1).name],

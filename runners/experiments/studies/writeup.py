@@ -113,6 +113,7 @@ def table(study: Study, res: Results) -> str:
              for c in res.cells if not c.writes]
     notes += [n for c in res.cells if (n := trust_note(c))]
     notes += [n for c in res.cells if (n := truth_note(c))]
+    notes += study.table_notes(res) if study.table_notes else []
     return "\n".join(lines + ([""] + notes if notes else []))
 
 

@@ -54,14 +54,10 @@ def ends(r: Results, a: str) -> tuple[CellResult, CellResult]:
     return s[0], s[-1]
 
 
-def outer(alist: list[str]) -> list[str]:
-    """The lowest and the highest alpha (one if only one ran)."""
-    return list(dict.fromkeys([alist[0], alist[-1]])) if alist else []
-
-
-def end_pairs(r: Results, al: list[str]) -> list[tuple[str, str]]:
-    """(preclude 0, the largest) at the lowest and the highest alpha."""
-    return [(ends(r, a)[0].name, ends(r, a)[1].name) for a in outer(al)]
+def preclude_pairs(r: Results, al: list[str]) -> list[tuple[str, str]]:
+    """(preclude 0, the largest) at every alpha a claim judges: each gets
+    its diff table (the claim's text speaks of each)."""
+    return [(ends(r, a)[0].name, ends(r, a)[1].name) for a in al]
 
 
 def pre(c: CellResult) -> str:
@@ -143,7 +139,7 @@ def tiering_costs_nothing(r: Results) -> Verdict:
                    f"Tiered = preclude and preserve {TIERED[0]} s; default = neither. "
                    + "; ".join(t for _, t in judged) + ". Held where tiered is not slower "
                    "above the noise.", "throughput.png",
-                   [(default(r, a).name, cell(r, a, *TIERED).name) for a in outer(al)])
+                   [(default(r, a).name, cell(r, a, *TIERED).name) for a in al])
 
 
 def values(cs: list[CellResult], metric: str) -> str:
@@ -181,7 +177,7 @@ def preclude_empties_last_level(r: Results) -> Verdict:
                    "read bytes over all read bytes, over the run): "
                    + "; ".join(t for _, t in judged) + ". Judged on the stored share, the "
                    "closer match to the seed's count of SST files in the last level.",
-                   None, end_pairs(r, al))
+                   None, preclude_pairs(r, al))
 
 
 def waf_steps(r: Results, a: str) -> dict[str, Comparison] | None:
@@ -279,7 +275,7 @@ def per_alpha(r: Results, judge: Callable[[Results, str], tuple[list[str], str]]
         return Verdict(UNTESTABLE, "needs two preclude values at one alpha")
     judged = [judge(r, a) for a in al]
     return Verdict(tally([o for os, _ in judged for o in os]),
-                   lead + "; ".join(t for _, t in judged) + ".", figure, end_pairs(r, al))
+                   lead + "; ".join(t for _, t in judged) + ".", figure, preclude_pairs(r, al))
 
 
 def preclude_throughput(r: Results) -> Verdict:

@@ -99,6 +99,9 @@ def test_002_waf_only_of_finished_flushes():
     ok, text = s002.waf_text(r, "fillseq")
     assert ok == HELD and "from the fillseq,readrandom cells" in text and "0.51 -> 1.51" in text
     assert s002.waf_text(r, "fillrandom")[0] == UNTESTABLE
+    # the answer's WAF names the cells it reads, and the fillseq cells' own
+    both = s002.waf_both(r, "fillseq")
+    assert "from the fillseq,readrandom cells" in both and "own: 0.47 and 0.51" in both
     assert "readrandom" in s002.findings(r)[-1]
 
 

@@ -9,9 +9,9 @@ import pandas as pd
 
 from analysis import workload_output
 from runners.experiments.studies import STUDIES
-from runners.experiments.studies.model import HELD, NOT_HELD, UNTESTABLE
+from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.experiments.studies.results import CellResult, Results, Stat
-from runners.experiments.studies import s002, s004
+from runners.experiments.studies import judge, s002, s004
 from viz import matrix
 
 
@@ -106,3 +106,58 @@ def test_throughput_is_the_workloads_own(tmp_path: Path):
     (tmp_path / "command.log").write_text("no report\n")
     assert workload_output.throughput(tmp_path, 10, 10**9, windowed=True) is None
     assert workload_output.throughput(tmp_path, 10, 10**9, windowed=False)["ops_per_s"] == 10
+
+
+# --- the self-check and the attribution rule (judge.trust_note, attributed) -
+
+UNSURE = {"inflation": 2.1, "wait_share": 0.01, "risk": 0.02, "risk_high": 0.2, "high": False,
+          "band": 0.18, "uncertainty": 0.38, "longest_share": 0.0, "left_out_share": 0.0,
+          "tolerance": 0.15, "trusted": False}
+
+
+def test_trust_note_for_every_reason_the_self_check_gives():
+    c = CellResult(name="c", values={}, extra={"self_check": dict(UNSURE)})
+    note = judge.trust_note(c)
+    assert "good to +-38% only" in note and "not the workload's" in note
+    c.extra["self_check"] = dict(UNSURE, uncertainty=0.05, longest_share=0.4)
+    assert "one write is 40% of the sum" in judge.trust_note(c)
+    c.extra["self_check"] = dict(UNSURE, high=True, risk=0.5)   # the wording kept
+    assert "probes lengthened its writes 210%" in judge.trust_note(c)
+    c.extra["self_check"] = dict(UNSURE, uncertainty=0.05, trusted=True)
+    assert judge.trust_note(c) == ""
+
+
+def untrusted_wal(on_us_op: float) -> Results:
+    """disable_wal() with every traced run failing its self-check, the
+    untraced WAL-on runs taking on_us_op us/op (off: 5 us/op)."""
+    r = disable_wal(on_ops=100_000, off_ops=200_000)
+    for c in r.cells:
+        c.extra["self_check"] = dict(UNSURE)
+        if c.values["disable_wal"] == "false":
+            bench = c.values["benchmarks"]
+            c.metrics[bench]["micros_op"] = stat(on_us_op)
+    return r
+
+
+def test_attribution_rule_on_untrusted_runs():
+    # the traced gap: wal_write_io 1.0 + wal_append 0.3 (the syscalls 77%)
+    assert s002.wal_is_io(disable_wal(100_000, 200_000)).outcome == HELD   # trusted: stands
+    v = s002.wal_is_io(untrusted_wal(on_us_op=6.5))       # untraced gap 1.5: 67%
+    assert v.outcome == HELD and "holds for the untraced gap too" in v.evidence
+    v = s002.wal_is_io(untrusted_wal(on_us_op=8.0))       # untraced gap 3.0: 33%
+    assert v.outcome == PARTLY and "only 33%" in v.evidence
+    assert "failed their self-check" in v.evidence and "+3.00 us/op" in v.evidence
+
+
+def test_a_traced_delta_beside_no_untraced_difference_is_no_evidence():
+    r = disable_wal(on_ops=100_000, off_ops=101_000)
+    a, b = r.cells[0], r.cells[2]
+    assert "is not evidence of a difference" in judge.beside_untraced(a, b, 1.0)
+    r = disable_wal(on_ops=100_000, off_ops=200_000)
+    assert "not evidence" not in judge.beside_untraced(r.cells[0], r.cells[2], 1.0)
+
+
+def test_traced_note_says_which_rows_were_read():
+    c = CellResult(name="c", values={}, mode="full", writes=600_000, extra={"row_step": 2})
+    assert judge.traced_note(c) == ("600,000 writes traced in full mode; the per-write "
+                                    "figures here read every 2nd row, 300,000")

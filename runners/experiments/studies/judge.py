@@ -1,12 +1,15 @@
 """Helpers the studies' verdicts share: comparisons that respect the spread
-of the repeats, and numbers written the same way everywhere."""
+of the repeats, the rule for claims that traced components carry a gap
+(attributed: the untraced gap beside the traced one, and what a failed
+self-check does to the verdict), and numbers written the same way
+everywhere."""
 from __future__ import annotations
 
 import math
 import statistics
 from dataclasses import dataclass
 
-from analysis.selfcheck import HIGH_MEAN, HIGH_P99
+from analysis.selfcheck import HIGH_MEAN, HIGH_P99, TOLERANCE
 from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.experiments.studies.results import CellResult, Stat
 
@@ -163,24 +166,178 @@ def top(c: CellResult, tail: bool = False) -> tuple[str, float]:
 
 
 def traced_note(c: CellResult) -> str:
-    """How the cell's attribution was recorded."""
+    """How the cell's attribution was recorded, and which of its rows the
+    per-write figures read (a long run's rows are read 1 in row_step)."""
     w = c.extra.get("windows")
-    return (f"{c.writes:,} rows traced in {c.mode} mode"
-            + (f" over {w} window{'s' if w != 1 else ''}" if w else ""))
+    step = int(c.extra.get("row_step") or 1)
+    read = (f"; the per-write figures here read every {ordinal(step)} row, "
+            f"{-(-c.writes // step):,}" if step > 1 else "")
+    return (f"{c.writes:,} writes traced in {c.mode} mode"
+            + (f" over {w} window{'s' if w != 1 else ''}" if w else "") + read)
+
+
+def ordinal(n: int) -> str:
+    """2 -> '2nd'."""
+    end = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{end}"
+
+
+def distrust(c: CellResult) -> str | None:
+    """Why the cell's traced run's self-check did not trust its latencies,
+    in the words of the run's own table (analysis/selfcheck.py line(), the
+    same reasons in the same order), or None where it trusted them or made
+    no check (a run without per-write rows)."""
+    sc = c.extra.get("self_check") or {}
+    if not sc or sc.get("trusted", not sc.get("high")):
+        return None
+    tol = sc.get("tolerance", TOLERANCE)
+    if sc.get("high"):
+        return (f"probes lengthened its writes {100 * sc['inflation']:.0f}% and waits are "
+                f"{100 * sc['wait_share']:.0f}% of its latency, where bench/truth.py measured "
+                f"traced means {HIGH_MEAN} and p99s {HIGH_P99} the untraced ones at such risk")
+    if sc.get("uncertainty", 0.0) > tol:
+        return (f"its compensation is good to +-{100 * sc['uncertainty']:.0f}% only (it removed "
+                f"{100 * sc['inflation']:.0f}% of the compensated mean, "
+                f"+-{100 * sc['band']:.0f}% a hit), not to the {100 * tol:.0f}% "
+                "bench/truth.py holds a mean to")
+    if sc.get("left_out_share", 0.0) > tol:
+        return (f"writes let go at windows' ends are >= {100 * sc['left_out_share']:.0f}% of "
+                "the time, so its mean leaves them out and reads low")
+    if sc.get("longest_share", 0.0) > tol:
+        return (f"one write is {100 * sc['longest_share']:.0f}% of the sum, so its mean is "
+                "that write's, not a typical one's (its p99 stands)")
+    return "its self-check did not trust it"   # a reason added to selfcheck.py since
 
 
 def trust_note(c: CellResult) -> str:
-    """A sentence when the cell's traced run's self-check says its latencies
-    are not to be trusted (probes lengthened waits: analysis/selfcheck.py),
-    else ''."""
-    sc = c.extra.get("self_check") or {}
-    if not sc.get("high"):
+    """A sentence when the cell's traced run's self-check did not trust its
+    latencies (analysis/selfcheck.py: for any of its reasons), else ''."""
+    why = distrust(c)
+    if why is None:
         return ""
-    return (f"(The traced run of `{c.name}` failed its self-check: probes lengthened its "
-            f"writes {100 * sc['inflation']:.0f}% and waits are "
-            f"{100 * sc['wait_share']:.0f}% of its latency, where bench/truth.py measured "
-            f"traced means {HIGH_MEAN} and p99s {HIGH_P99} the untraced ones at such "
-            "risk: its microseconds are not the workload's.)")
+    return (f"(The traced run of `{c.name}` failed its self-check: {why}: its microseconds "
+            "are not the workload's.)")
+
+
+def untrusted(*cells: CellResult) -> list[str]:
+    """The names of the cells whose traced run failed its self-check."""
+    return [c.name for c in cells if distrust(c) is not None]
+
+
+def per_op_us(c: CellResult, bench: str | None = None) -> float:
+    """The untraced runs' time per operation, us: db_bench's micros/op (the
+    studies' "avg us/op" column) where recorded, else 1e6 / ops/s; NaN
+    where neither is."""
+    v = c.value("micros_op", bench)
+    if v == v:
+        return v
+    o = c.value("ops_sec", bench)
+    return 1e6 / o if o == o and o else math.nan
+
+
+def per_op_source(c: CellResult, bench: str | None = None) -> str:
+    """Which column per_op_us read, as the text names it."""
+    return "avg us/op" if c.stat("micros_op", bench) else "1e6 / ops/s"
+
+
+def of(part: float, whole: float) -> str:
+    """'85% of it', or, where the two have opposite signs (a share would
+    read as a negative percentage), 'the other way'."""
+    return f"{pct(part / whole)} of it" if part * whole >= 0 else "the other way"
+
+
+@dataclass
+class Attribution:
+    """A gap between two cells (B - A) that components of the traced write
+    are said to carry: the part those components move and the traced gap
+    (us, the traced runs'), beside the untraced gap per operation the
+    traced one stands for (us/op, the medians of the untraced runs)."""
+    part: float
+    traced: float
+    untraced: float
+    source: str              # per_op_source of the untraced gap
+    untrusted: list[str]     # cells whose traced run failed its self-check
+
+    def untraced_share(self) -> float:
+        return self.part / self.untraced if self.untraced == self.untraced and self.untraced \
+            else math.nan
+
+    def gap_text(self) -> str:
+        """'the untraced gap is +2.10 us/op (avg us/op, medians): the
+        traced gap is 133% of it' and, where a traced run failed its
+        self-check, so saying."""
+        if self.untraced != self.untraced:
+            s = "the untraced gap is not recorded"
+        else:
+            s = (f"the untraced gap is {self.untraced:+.2f} us/op ({self.source}, medians)"
+                 + (f": the traced gap is {of(self.traced, self.untraced)}"
+                    if self.untraced else ""))
+        if self.untrusted:
+            many = len(self.untrusted) > 1
+            s += (f"; the traced run{'s' if many else ''} of "
+                  + ", ".join(f"`{n}`" for n in self.untrusted)
+                  + f" failed {'their' if many else 'its'} self-check (the notes under the "
+                  f"table): {'their' if many else 'its'} microseconds are not the workload's")
+        return s
+
+    def text(self, part: str = "these components") -> str:
+        """gap_text with the part's share of the untraced gap (part: what
+        the part is, in words)."""
+        s = self.gap_text()
+        if self.untraced_share() == self.untraced_share():   # NaN: no share to give
+            head, _, rest = s.partition("; ")
+            s = f"{head}, {part} {of(self.part, self.untraced)}" + (f"; {rest}" if rest else "")
+        return s
+
+
+def attribution(a: CellResult, b: CellResult, part: float, traced: float,
+                bench: str | None = None) -> Attribution:
+    """The Attribution of a traced gap B - A whose named components move
+    `part` us."""
+    return Attribution(part, traced, per_op_us(b, bench) - per_op_us(a, bench),
+                       per_op_source(b, bench), untrusted(a, b))
+
+
+def attributed(outcome: str, at: Attribution, share: float,
+               part: str = "these components") -> tuple[str, str]:
+    """The attribution rule, the same in every study: a claim that some
+    components carry a gap is decided on the traced runs' rows (those
+    components' part of the traced gap against `share`), and then:
+
+    - where both traced runs passed their self-check, that outcome stands;
+    - where either failed it, their microseconds are not the workload's,
+      and a HELD stands only if the share argument holds for the untraced
+      gap too (the part is `share` or more of the untraced gap per
+      operation, with its sign); otherwise it is PARTLY, and says why.
+      Outcomes other than HELD are left as they are (the evidence still
+      says the runs were not trusted).
+
+    Returns (outcome, what to add to the evidence: '' or the reason)."""
+    if outcome != HELD or not at.untrusted:
+        return outcome, ""
+    u = at.untraced_share()
+    if u == u and u >= share:
+        return HELD, (f" (it holds for the untraced gap too: {pct(u)} of it, "
+                      f">= {pct(share)})")
+    shown = "not recorded" if u != u else f"only {pct(u)}"
+    return PARTLY, (f" (partly: the traced runs were not trusted, and of the untraced gap "
+                    f"{part} are {shown}, under {pct(share)})")
+
+
+def beside_untraced(a: CellResult, b: CellResult, traced_us: float,
+                    bench: str | None = None) -> str:
+    """What a traced delta B - A (traced_us, the mean write) is to be read
+    against: the untraced gap per operation, the rule's comparison of the
+    untraced throughput B/A, and where that found no difference (or cannot
+    tell), that the traced delta is not evidence of one; with the
+    self-check's word where a traced run failed it."""
+    at = attribution(a, b, traced_us, traced_us, bench)
+    c = compare(b.stat("ops_sec", bench), a.stat("ops_sec", bench))
+    head, _, trust = at.gap_text().partition("; ")
+    s = f"{head}; " + judged("untraced throughput B/A", c, "B faster", "A faster")
+    if c.sign in "~?":
+        s += ": the traced delta is not evidence of a difference"
+    return s + (f"; {trust}" if trust else "")
 
 
 # the traced mean may differ from the untraced one by this much before a

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from collectors import topology
-from runners.experiments.studies.judge import (Comparison, compare, judged, ops, pct, reading,
-                                               top_growth, traced_note)
+from runners.experiments.studies.judge import (Comparison, attribution, compare, judged, ops,
+                                               pct, reading, top_growth, traced_note)
 from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
                                                Study, Verdict)
 from runners.experiments.studies.results import CellResult, Results
@@ -295,8 +295,11 @@ def answer(r: Results) -> str:
               f"{pct(on.share(SYNC_WAIT))} of the {on.mean_us:.0f} us mean write")
         d = r.diff(off.name, on.name)
         if d and "delta_mean_ns" in d:
-            s += (f" (walscope diff: sync=true adds {d['delta_mean_ns'] / 1e3:,.0f} us to the "
-                  f"mean write, {d['residual_ns'] / 1e3:,.1f} us of it unattributed)")
+            delta = d["delta_mean_ns"] / 1e3
+            at = attribution(off, on, delta, delta, "fillrandom")
+            s += (f" (walscope diff: sync=true adds {delta:,.0f} us to the "
+                  f"mean write, {d['residual_ns'] / 1e3:,.1f} us of it unattributed; "
+                  f"{at.gap_text()})")
     why = types_untestable(r)
     if not r.has(sync=True, pin="E"):
         s += ". The E cells were not run, so the core type is not answered here"

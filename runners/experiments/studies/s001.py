@@ -2,8 +2,8 @@
 without sync."""
 from __future__ import annotations
 
-from runners.experiments.studies.judge import (Comparison, compare, judged, ops, pct, reading,
-                                               traced_note)
+from runners.experiments.studies.judge import (Comparison, attributed, attribution, compare,
+                                               judged, ops, pct, reading, traced_note)
 from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
                                                Study, Verdict)
 from runners.experiments.studies.results import CellResult, Results
@@ -13,6 +13,8 @@ SYNC_WAIT = ("wal_sync_io", "queue")
 # what manual_wal_flush takes out of an unsynced write: the WAL's write(2)
 # and the followers' wait while their leader makes it
 WAL_WRITE = ("wal_write_io", "queue")
+# the share of the option's gap WAL_WRITE must carry to be called the gap
+GAP_SHARE = 0.5
 
 
 def cell(r: Results, flush: bool, bench: str, sync: bool) -> CellResult:
@@ -168,12 +170,23 @@ def explain_gap(r: Results, bench: str) -> str:
                     "is unexplained here.")
     wal = sum(comps.get(k, 0.0) for k in WAL_WRITE)
     share = wal / delta if delta else 0.0
-    if share >= 0.5:
+    at = attribution(f, t, wal, delta, bench)
+    what = "the WAL write(2) and the queue behind it"
+    beside = f" ({at.text(what)})"
+    # the attribution rule (judge.attributed), as a claim's verdict would be:
+    # HELD is "that is the gap"
+    verdict, why = attributed(HELD if share >= GAP_SHARE else NOT_HELD, at, GAP_SHARE, what)
+    if verdict == HELD:
         return s + (f"The WAL write(2) the option removes and the queue behind it are "
-                    f"{pct(share)} of the traced gap: that is the gap.")
+                    f"{pct(share)} of the traced gap{beside}: that is the gap{why}.")
+    if share >= GAP_SHARE:
+        return s + (f"The WAL write(2) the option removes and the queue behind it are "
+                    f"{pct(share)} of the traced gap{beside}, but the traced runs were not "
+                    f"trusted and they are under {pct(GAP_SHARE)} of the untraced gap: the rows "
+                    "do not show that they are the whole gap.")
     return s + (f"The WAL write(2) and the queue behind it are only {pct(share)} of the "
-                "traced gap; the rest sits in the components above and is not explained "
-                "by the option's mechanism.")
+                f"traced gap{beside}; the rest sits in the components above and is not "
+                "explained by the option's mechanism.")
 
 
 def findings(r: Results) -> list[str]:

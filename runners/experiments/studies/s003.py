@@ -4,12 +4,13 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from runners.experiments.studies.judge import Comparison, compare, ops, pct, traced_note
+from runners.experiments.studies.judge import (Comparison, beside_untraced, compare, ops, ordinal,
+                                               pct, traced_note, untrusted)
 from runners.experiments.studies.model import (HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Study,
                                                Verdict)
 from runners.experiments.studies.results import CellResult, Results, Stat
 from runners.experiments.studies.judge import called, tally
-from runners.experiments.studies.s002 import gap_text, no_rows, said
+from runners.experiments.studies.s002 import gap, gap_text, no_rows, said
 
 ALPHAS = ("0.5", "0.9", "1.2")
 PRECLUDES = ("0", "2", "5")
@@ -303,8 +304,10 @@ def overlap(a: str, c: CellResult) -> str | None:
         return None
     n = f["overlap_writes"] + f["clear_writes"]
     return (f"**alpha {a}: WAL writes against flush and compaction I/O.** "
-            f"{f['overlap_writes']:,} of {n:,} traced writes"
-            + (f" (1 in {f['row_step']} of the run's)" if f.get("row_step", 1) > 1 else "")
+            f"{f['overlap_writes']:,} of "
+            + (f"the {n:,} rows read (every {ordinal(f['row_step'])} of the run's "
+               f"{c.writes:,} traced writes)" if f.get("row_step", 1) > 1
+               else f"{n:,} traced writes")
             + " ran while a flush or compaction "
             f"thread had a write(2) in flight. Those took {f['overlap_mean_us']:.1f} us on "
             f"average (p99 {f['overlap_p99_us']:.0f} us), their WAL I/O "
@@ -325,14 +328,17 @@ def traced_gaps(r: Results) -> str | None:
         lines.append(f"alpha {x}, preclude {pre(a)} -> {pre(b)} {gaps(r, a, b)}")
     if not lines:
         return None
-    return ("**What moves the traced write** (B - A of the mean, by component): "
-            + "; ".join(lines) + ".")
+    return ("**What moves the traced write** (B - A of the mean, by component, each beside "
+            "the untraced runs' own gap): " + "; ".join(lines) + ".")
 
 
 def gaps(r: Results, a: CellResult, b: CellResult) -> str:
+    """The traced gap B - A by component, and what it is to be read against
+    (the untraced gap and throughput, the self-check)."""
     if not a.writes or not b.writes:
         return no_rows(a if not a.writes else b)
-    return gap_text(r, a, b, top=3)
+    total = gap(r, a, b)[1]
+    return f"{gap_text(r, a, b, top=3)} ({beside_untraced(a, b, total, Z)})"
 
 
 def ratios(r: Results) -> str | None:
@@ -355,10 +361,24 @@ def ratios(r: Results) -> str | None:
 
 
 def findings(r: Results) -> list[str]:
-    out = [t for t in [traced_gaps(r), ratios(r)] if t]
+    out = [t for t in [trust(r), traced_gaps(r), ratios(r)] if t]
     over = [t for a in alphas(r) for t in [overlap(a, default(r, a))] if t]
     out += over or ["No traced write overlapped a flush or compaction write(2) in these runs."]
     return out
+
+
+def trust(r: Results) -> str | None:
+    """Before the traced figures: how many of the traced runs failed their
+    self-check (each one's reason is in the notes under the table)."""
+    bad = untrusted(*r.cells)
+    traced = [c for c in r.cells if c.writes]
+    if not bad:
+        return None
+    return (f"**The traced microseconds below are not the workload's.** {len(bad)} of "
+            f"{len(traced)} traced runs failed their self-check (the notes under the "
+            "table give each one's reason): their compensated latencies, and the deltas "
+            "between them, are not the untraced runs'. The verdicts rest on the untraced "
+            "runs.")
 
 
 def answer(r: Results) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from collectors.run_folder import RunFolder
-from runners.experiments.studies.judge import COVERAGE, MIN_ROUNDS, trust_note, truth_note
+from runners.experiments.studies.judge import (COVERAGE, MIN_ROUNDS, beside_untraced, trust_note,
+                                               truth_note)
 from runners.experiments.studies.model import UNTESTABLE, Study, Verdict
 from runners.experiments.studies.results import Results
 from viz import export, figures, matrix
@@ -158,6 +159,8 @@ def gap_sections(vs: list[Verdict], res: Results) -> str:
             out.append("Not decomposed: " + (d or {}).get("error", "no diff made") + ".")
         else:
             out.append("```text\n" + d["text"].rstrip() + "\n```")
+            out.append("Beside it: " + beside_untraced(by_name[a], by_name[b],
+                                                       d["delta_mean_ns"] / 1e3) + ".")
     return "\n\n".join(out) if out else "No claim compares two traced cells."
 
 

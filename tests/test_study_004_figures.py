@@ -386,3 +386,26 @@ def test_diff_names_the_log_file_and_the_rows():
     rocks = "\n".join(VD.io_lines(io_of("wal"), io_of(None)))
     assert "WAL bytes" in rocks and "I/O per write" in rocks and "wal (in writes)" in rocks
     assert VD.rows_of("sqlite") == "transaction" and VD.rows_of("rocksdb") == "write"
+
+
+def test_throughput_figure_keeps_axis_values_whole_and_rows_on_their_bars():
+    """A cell's name strips its values' commas ('fillseqreadrandom'): the
+    label reads the axis column's value; a cell of two benchmarks gets a row
+    for each, so every bar sits on its own label; the ratio text starts past
+    the whisker's end."""
+    rows = []
+    for cell, benches, value in (("disable_wal-true_benchmarks-fillseq", ("fillseq",), "fillseq"),
+                                 ("disable_wal-true_benchmarks-fillseqreadrandom",
+                                  ("fillseq", "readrandom"), "fillseq,readrandom")):
+        for kind, rep in (("baseline", 0), ("baseline", 1), ("traced", 1)):
+            for b in benches:
+                rows.append({"cell": cell, "axis_disable_wal": "true", "axis_benchmarks": value,
+                             "kind": kind, "rep": rep, "benchmark": b, "ops_sec": 1000.0 + rep,
+                             "micros_op": 5.0, "p99_us": 20.0})
+    fig = matrix.comparison_figure(pd.DataFrame(rows))
+    bars = [t for t in fig.data if t.type == "bar"]
+    ys = [y for t in bars for y in t.y]
+    assert "benchmarks=fillseq,readrandom · readrandom" in ys and len(set(ys)) == 3
+    assert fig.layout.barmode == "overlay" and all(t.offsetgroup is None for t in bars)
+    text = next(t for t in fig.data if t.type == "scatter" and t.mode == "text")
+    assert list(text.text) == ["1.00x"] * 3 and min(text.x) > 1001

@@ -211,9 +211,13 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
         return None   # no group had a follower: nothing to compare
     # the same rows on two y axes: one shared axis would give the queue's
     # bars a third slot beside the leader's and the follower's
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.05,
-                        subplot_titles=("mean latency, us: leaders and followers",
-                                        "followers' queue, ms total: what the leader did"))
+    # the panels' names as their x axes' titles: two subplot titles side by
+    # side overprint each other at 1000 px
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.05)
+    fig.update_xaxes(title_text="mean latency, us: leaders and followers", row=1, col=1,
+                     title_font_size=13)
+    fig.update_xaxes(title_text="followers' queue, ms total: what the leader did",
+                     row=1, col=2, title_font_size=13)
     names, note = cell_labels([r.name for r in runs])
 
     def mean_us(r: Run, lead: bool) -> float | None:

@@ -5,6 +5,7 @@ latency per cell against its untraced repeats, with the traced/untraced
 ratio."""
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -53,13 +54,18 @@ def wrap(name: str, width: int = WRAP, sep: str = "<br>") -> str:
     return sep.join(lines + [cur]) if cur or not lines else sep.join(lines)
 
 
-def cell_labels(names: list[str], sep: str = " ") -> tuple[list[str], str]:
+def cell_labels(names: list[str], sep: str = " ",
+                values: dict[str, dict[str, str]] | None = None) -> tuple[list[str], str]:
     """Labels a figure can print whole at 1000 px: matrix cells by the axes
     whose values differ between them ('alpha=0.5 preclude=2'), an axis name
     longer than KEY characters by its first word(s); names that are short,
     or not cells, as they are (wrapped with <br> when long). Returns the
-    labels and a note spelling out the shortened axis names ('' if none)."""
+    labels and a note spelling out the shortened axis names ('' if none).
+    values: per cell name, its axes' values as written (a cell's name keeps
+    only [A-Za-z0-9.] of them: 'fillseq,readrandom' reads 'fillseqreadrandom'),
+    shown in place of the name's."""
     names = [str(n) for n in names]
+    values = values or {}
     segs = [_segments(n) for n in names]
     if max((len(n) for n in names), default=0) <= SHORT or None in segs or \
             len({tuple(k for k, _ in s) for s in segs}) != 1:   # type: ignore[union-attr]
@@ -77,11 +83,39 @@ def cell_labels(names: list[str], sep: str = " ") -> tuple[list[str], str]:
                 any(o[:k] == words[:k] for o in others):
             k += 1
         short[keys[i]] = keys[i] if len(keys[i]) <= KEY else "_".join(words[:k])
-    labels = [sep.join(f"{short[keys[i]]}={s[i][1]}" for i in vary) for s in segs]  # type: ignore
+    labels = [sep.join(f"{short[keys[i]]}={values.get(n, {}).get(keys[i], s[i][1])}"
+                       for i in vary) for n, s in zip(names, segs)]  # type: ignore
     if len(set(labels)) != len(labels):   # two cells alike: their whole names
         return [wrap(n) for n in names], ""
     note = "; ".join(f"{v} = {k}" for k, v in short.items() if k != v)
     return labels, note
+
+
+def axis_values(df: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Per cell, its axes' values as the matrix wrote them (axis_<key>
+    columns), for cell_labels: the name strips their commas."""
+    cols = [c for c in df.columns if c.startswith("axis_")]
+    out: dict[str, dict[str, str]] = {}
+    for _, r in df.drop_duplicates(subset=["cell"]).iterrows():
+        out[str(r["cell"])] = {c[len("axis_"):]: str(r[c]) for c in cols if pd.notna(r[c])}
+    return out
+
+
+def _text_room(fig: go.Figure, lo: float, hi: float, log: bool,
+               share: float = 0.16, gap: float = 0.015) -> float:
+    """Widen the left panel's x range so text beside a bar ending at hi
+    (the whisker's end) stays inside the panel: share of its width is kept
+    free past hi. Returns how far past a whisker's end (gap of the panel's
+    width; a factor on a log axis) the text starts, clear of its cap."""
+    if log and lo > 0 and hi > 0:
+        a, b = math.log10(lo) - 0.05, math.log10(hi)
+        top = b + (b - a) * share / (1 - share)
+        fig.update_xaxes(range=[a, top], row=1, col=1)
+        return 10 ** ((top - a) * gap)
+    if hi > 0:
+        fig.update_xaxes(range=[0, hi / (1 - share)], row=1, col=1)
+        return hi / (1 - share) * gap
+    return 0.0
 
 
 def add_note(fig: go.Figure, note: str) -> None:
@@ -132,53 +166,75 @@ def comparison_figure(df: pd.DataFrame) -> go.Figure | None:
         return None
     tpcc = "tpmC" in df and df["tpmC"].notna().any()
     unit = "tpmC" if tpcc else "ops/s"
-    labels, note = cell_labels(list(dict.fromkeys(t["cell"])))
-    label_of = dict(zip(dict.fromkeys(t["cell"]), labels))
+    cells = list(dict.fromkeys(t["cell"]))
+    labels, note = cell_labels(cells, values=axis_values(df))
+    label_of = dict(zip(cells, labels))
     t["label"] = t["cell"].map(label_of)
+    if not tpcc:
+        # one row per cell and benchmark, each bar centred on its own label
+        # (benchmarks as slots of a cell's row put a lone bar off its label)
+        many = t.groupby("cell", sort=False)["benchmark"].transform("size") > 1
+        t["label"] = [f"{lab} · {b}" if m else lab
+                      for lab, b, m in zip(t["label"], t["benchmark"], many)]
+        labels = list(dict.fromkeys(t["label"]))
     # two y axes with the same rows (not one shared axis: the marks' groups
     # would take slots beside the bars)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.04,
                         subplot_titles=(
-                            f"throughput, {unit}: untraced median, range<br>"
+                            f"throughput, {unit}:<br>untraced median, range<br>"
                             "(beside: traced / untraced)",
-                            "latency, us: mean and p99<br>(untraced medians)"))
+                            "latency, us:<br>mean and p99<br>(untraced medians)"))
+    # three short lines each: long row labels leave the left panel narrow,
+    # and side-by-side titles of one line overprint each other
+    fig.update_annotations(font_size=13)
     if tpcc:
         bars = per_cell_metric(df, "tpmC")
         bars["label"] = bars["cell"].map(label_of)
         groups = [("tpmC", bars)]
     else:
+        bars = t
         groups = [("" if pd.isna(b) else str(b), g)
                   for b, g in t.groupby("benchmark", sort=False, dropna=False)]
     for label, g in groups:
-        ratio = [f"{tr / o:.2f}x" if tr and o else "" for tr, o in
-                 zip(g["traced_ops"], g["ops"])]
         fig.add_bar(y=g["label"], x=g["ops"], orientation="h",
                     name=f"{label} untraced".strip(),
                     error_x=dict(type="data", symmetric=False,
                                  array=g["ops_hi"] - g["ops"],
                                  arrayminus=g["ops"] - g["ops_lo"]),
-                    text=ratio, textposition="outside", cliponaxis=False,
-                    textfont=dict(size=10), constraintext="none",
                     hovertemplate=f"%{{y}}: %{{x:,.0f}} {unit}<extra>{label}</extra>",
                     row=1, col=1)
+    # the traced/untraced ratio as text past the whisker's end, where
+    # neither the bar nor its range reaches
+    ratio = [f"{tr / o:.2f}x" if tr and o else "" for tr, o in
+             zip(bars["traced_ops"], bars["ops"])]
+    ends = [h if pd.notna(h) else o for h, o in zip(bars["ops_hi"], bars["ops"])]
+    lo, hi = bars["ops"].min(), bars["ops"].max()
+    log = bool(lo > 0 and hi / lo > 30)   # cells 100x apart: a linear axis hides the slow ones
+    past = _text_room(fig, float(bars["ops_lo"].min()), float(max(ends)), log)
+    at = [e * past if log else e + past for e in ends]
+    fig.add_scatter(y=bars["label"], x=at, mode="text", text=ratio,
+                    textposition="middle right", textfont=dict(size=10),
+                    cliponaxis=False, showlegend=False, hoverinfo="skip", row=1, col=1)
     for bench, g in t.groupby("benchmark", sort=False, dropna=False):
         label = "" if pd.isna(bench) else str(bench)
         for stat, sym in (("mean_us", "circle"), ("p99_us", "triangle-right")):
             if g[stat].notna().any():
-                # each benchmark on its own line within the cell's row
+                # tpmC rows: each benchmark on its own line within the cell's row
                 fig.add_scatter(y=g["label"], x=g[stat], mode="markers", orientation="h",
-                                offsetgroup=label or "all", marker=dict(symbol=sym, size=9),
+                                offsetgroup=(label or "all") if tpcc else None,
+                                marker=dict(symbol=sym, size=9),
                                 name=f"{label} {stat[:-3]}".strip(), row=1, col=2)
     n = len(labels)
-    fig.update_layout(barmode="group", height=max(480, 140 + 26 * n), bargap=0.25,
-                      scattermode="group", scattergap=0.25)
-    fig.update_yaxes(autorange="reversed", type="category", categoryorder="array",
+    fig.update_layout(barmode="group" if tpcc else "overlay",
+                      height=max(480, 170 + 26 * n), bargap=0.25,
+                      margin=dict(t=130),   # the panels' three-line titles under the figure's
+                      scattermode="group" if tpcc else "overlay", scattergap=0.25)
+    # the first row on top, no empty slot above or below (the ratio text
+    # would pad an autoranged axis)
+    fig.update_yaxes(range=[n - 0.5, -0.5], type="category", categoryorder="array",
                      categoryarray=labels)
     fig.update_yaxes(showticklabels=False, row=1, col=2)
-    lo, hi = t["ops"].min(), t["ops"].max()
-    if tpcc:
-        lo, hi = bars["ops"].min(), bars["ops"].max()
-    if lo > 0 and hi / lo > 30:   # cells 100x apart: a linear axis hides the slow ones
+    if log:
         fig.update_xaxes(type="log", row=1, col=1)
     fig.update_xaxes(type="log", row=1, col=2)
     add_note(fig, note)

@@ -262,16 +262,17 @@ class Attribution:
         return self.part / self.untraced if self.untraced == self.untraced and self.untraced \
             else math.nan
 
-    def gap_text(self) -> str:
+    def gap_text(self, share: bool = True) -> str:
         """'the untraced gap is +2.10 us/op (avg us/op, medians): the
-        traced gap is 133% of it' and, where a traced run failed its
-        self-check, so saying."""
+        traced gap is 133% of it' (share False: without the share, for an
+        untraced gap within the noise, of which a share means nothing) and,
+        where a traced run failed its self-check, so saying."""
         if self.untraced != self.untraced:
             s = "the untraced gap is not recorded"
         else:
             s = (f"the untraced gap is {self.untraced:+.2f} us/op ({self.source}, medians)"
                  + (f": the traced gap is {of(self.traced, self.untraced)}"
-                    if self.untraced else ""))
+                    if self.untraced and share else ""))
         if self.untrusted:
             many = len(self.untrusted) > 1
             s += (f"; the traced run{'s' if many else ''} of "
@@ -333,7 +334,7 @@ def beside_untraced(a: CellResult, b: CellResult, traced_us: float,
     self-check's word where a traced run failed it."""
     at = attribution(a, b, traced_us, traced_us, bench)
     c = compare(b.stat("ops_sec", bench), a.stat("ops_sec", bench))
-    head, _, trust = at.gap_text().partition("; ")
+    head, _, trust = at.gap_text(share=c.sign not in "~?").partition("; ")
     s = f"{head}; " + judged("untraced throughput B/A", c, "B faster", "A faster")
     if c.sign in "~?":
         s += ": the traced delta is not evidence of a difference"

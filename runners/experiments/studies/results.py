@@ -252,10 +252,11 @@ def stalls(cell_dir: Path) -> dict[str, Any] | None:
     txlog.csv, as its summary counts them: ok rows) that took over
     STALL_MS: how many of how many, the longest, and their share of all
     those transactions' time (so of a mean); None without a txlog."""
-    logs = sorted(cell_dir.glob("baseline*/txlog.csv"))
+    logs = [f.txlog_csv for d in sorted(cell_dir.glob("baseline*"))
+            if (f := RunFolder(d)).txlog_csv.exists()]
     if not logs:
         return None
-    t = pd.concat([pd.read_csv(p, usecols=["type", "latency_ns", "ok"]) for p in logs])
+    t = pd.concat([pd.read_csv(p, usecols=["latency_ns", "ok"]) for p in logs])
     ms = t.loc[t["ok"] == 1, "latency_ns"].to_numpy(dtype=float) / 1e6
     slow = ms > STALL_MS
     return {"runs": len(logs), "transactions": len(ms), "over_ms": STALL_MS,

@@ -13,6 +13,7 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->duty = 1;
 	b->tokens_ns = BUDGET_BURST_NS;
 	b->drain_ns = 0;
+	b->model_spent_ns = 0;
 	b->estimates = 0;
 }
 
@@ -71,10 +72,20 @@ static void set_duty(struct budget *b)
 	b->duty = d < BUDGET_MIN_DUTY ? BUDGET_MIN_DUTY : d > 1 ? 1 : d;
 }
 
+/* the share of the work tracing every write takes, at a cost */
+static double inside_of(double cost)
+{
+	return cost > 0 ? cost / (1 + cost) : 0;
+}
+
 bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 {
 	b->cost = budget_cost(s, b->ncpu);
 	b->estimates++;
+	/* what every write traced on credit spent, by the model: a stretch
+	 * within the budget owes nothing, whatever the pace says later */
+	b->model_spent_ns = b->cost <= b->budget ? 0 :
+			    b->model_spent_ns + s->period_ns * inside_of(b->cost);
 	b->tokens_ns += s->period_ns * (b->budget - b->cost / (1 + b->cost));
 	if (b->tokens_ns > BUDGET_BURST_NS)
 		b->tokens_ns = BUDGET_BURST_NS;
@@ -85,10 +96,32 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 	return false;
 }
 
+/*
+ * What the model spent since the pace last priced it, at the pace's price:
+ * the difference is owed.  The model alone prices a window without a pace
+ * (none before it, or too few write syscalls).
+ */
+static void pace_debt(struct budget *b, const struct budget_sample *s)
+{
+	struct budget_sample m = *s;
+	double model, paced;
+
+	m.paced_cost = -1;
+	model = inside_of(budget_cost(&m, b->ncpu));
+	b->model_spent_ns += s->period_ns * model;
+	if (s->paced_cost < 0)
+		return;
+	paced = inside_of(b->cost);
+	if (model > 0 && paced > model)
+		b->tokens_ns -= b->model_spent_ns * (paced / model - 1);
+	b->model_spent_ns = 0;
+}
+
 bool budget_after_window(struct budget *b, const struct budget_sample *s)
 {
 	b->cost = budget_cost(s, b->ncpu);
 	b->estimates++;
+	pace_debt(b, s);
 	if (b->cost <= b->budget) {
 		b->every_write = true;
 		b->duty = 1;
@@ -120,4 +153,15 @@ double budget_drain_max_ns(const struct budget *b)
 double budget_gap_ms(const struct budget *b)
 {
 	return b->window_ns / 1e6 * (1 - b->duty) / b->duty;
+}
+
+double budget_repay_ns(struct budget *b)
+{
+	double ns;
+
+	if (b->tokens_ns >= 0 || b->every_write || b->budget <= 0)
+		return 0;
+	ns = -b->tokens_ns / b->budget;
+	b->tokens_ns = 0;
+	return ns;
 }

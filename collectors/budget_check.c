@@ -7,9 +7,12 @@
  *   drain NS 0 0 0                            (how long it stayed for its writes)
  *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
  *   paced PERIOD_NS COST_PER_MILLE 0 0       (a window the workload's pace priced)
+ *   pace COST_PER_MILLE 0 0 0                (the next window's pace, beside its probes)
  * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
- * WINDOW_MS DRAIN_MS" (at least 50 ms windows; DRAIN_MS: how long a
- * window's writes in flight may hold its probes after its close); "ready 0|1" is printed before an
+ * WINDOW_MS DRAIN_MS REPAY_MS" (at least 50 ms windows; DRAIN_MS: how long a
+ * window's writes in flight may hold its probes after its close; REPAY_MS:
+ * how much longer the next window waits for a debt the pace found, paid
+ * then); "ready 0|1" is printed before an
  * "every" line's verdict.
  */
 #include <stdio.h>
@@ -21,7 +24,7 @@ int main(void)
 	struct budget b;
 	struct budget_sample s;
 	char kind[16];
-	double budget;
+	double budget, pace = -1;
 	int ncpu;
 
 	if (scanf("%lf %d", &budget, &ncpu) != 2)
@@ -32,10 +35,16 @@ int main(void)
 		s.all_probe_ns = 0;
 		s.all_period_ns = 0;
 		s.paced_cost = -1;
+		if (!strcmp(kind, "pace")) {	/* PERIOD_NS: per mille */
+			pace = s.period_ns / 1000.0;
+			continue;
+		}
 		if (!strcmp(kind, "every")) {
 			printf("ready %d\n", budget_ready(&s));
 			budget_keep_every_write(&b, &s);
 		} else if (!strcmp(kind, "window")) {
+			s.paced_cost = pace;
+			pace = -1;
 			budget_after_window(&b, &s);
 		} else if (!strcmp(kind, "reads")) {	/* a window whose hits were
 							 * all outside writes */
@@ -53,9 +62,10 @@ int main(void)
 		} else {
 			return 2;
 		}
-		printf("%s %.6f %.6f %.3f %.0f %.3f %.3f\n", b.every_write ? "every" : "windows",
+		printf("%s %.6f %.6f %.3f %.0f %.3f %.3f", b.every_write ? "every" : "windows",
 		       b.cost, b.duty, b.every_write ? 0.0 : budget_gap_ms(&b),
 		       b.tokens_ns, b.window_ns / 1e6, budget_drain_max_ns(&b) / 1e6);
+		printf(" %.3f\n", budget_repay_ns(&b) / 1e6);
 	}
 	return 0;
 }

@@ -426,8 +426,19 @@ static void detach_window(struct walscope_bpf *skel)
 	win.n++;
 	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
 		    (now_ns() - t0) / 1000, late);
-	if (env.budget > 0)	/* the probes stayed for its writes in flight */
+	if (env.budget > 0) {	/* the probes stayed for its writes in flight */
+		unsigned long long now = now_ns(), repay;
+
 		budget_drained(&bud, (double)(t0 - win.close_ns));
+		/* a debt the pace found: the next stretch begins once paid */
+		repay = (unsigned long long)budget_repay_ns(&bud);
+		if (repay) {
+			if (win.stretch_ns < now)
+				win.stretch_ns = now;
+			win.stretch_ns += repay;
+			window_line("repay\t%llu\t%llu\n", now, repay);
+		}
+	}
 	win.next_ns = next_open(now_ns(), env.budget > 0 ? bud.window_ns :
 				env.window_ms * 1e6,
 				env.budget > 0 ? budget_gap_ms(&bud) :

@@ -14,6 +14,7 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->tokens_ns = BUDGET_BURST_NS;
 	b->drain_ns = 0;
 	b->model_spent_ns = 0;
+	b->unpaced = false;
 	b->estimates = 0;
 }
 
@@ -57,8 +58,11 @@ static void set_duty(struct budget *b)
 {
 	double inside = b->cost / (1 + b->cost), loss, d;
 
-	/* long enough that its inside, not its edges, is most of its cost */
-	b->window_ns = inside > 0 ? BUDGET_WINDOW_LOSS_NS / (BUDGET_AROUND_PER_INSIDE * inside)
+	/* long enough that its inside, not its edges, is most of its cost;
+	 * but the first after every write was traced on the model's word is
+	 * the shortest, so that the workload's pace prices it cheaply */
+	b->window_ns = b->unpaced ? b->min_window_ns :
+		       inside > 0 ? BUDGET_WINDOW_LOSS_NS / (BUDGET_AROUND_PER_INSIDE * inside)
 				  : BUDGET_WINDOW_MAX_NS;
 	if (b->window_ns < b->min_window_ns)
 		b->window_ns = b->min_window_ns;
@@ -92,6 +96,7 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 	if (b->cost <= b->budget || b->tokens_ns > 0)
 		return true;
 	b->every_write = false;
+	b->unpaced = true;
 	set_duty(b);
 	return false;
 }
@@ -122,6 +127,7 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	b->cost = budget_cost(s, b->ncpu);
 	b->estimates++;
 	pace_debt(b, s);
+	b->unpaced = false;
 	if (b->cost <= b->budget) {
 		b->every_write = true;
 		b->duty = 1;

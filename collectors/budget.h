@@ -41,13 +41,16 @@
  * The probe-time model can read low, and then the burst and the windows
  * priced by it spend more than the budget: on SQLite's DELETE journal with
  * two clients, whose busy handler sleeps turn a slower lock holder into
- * idle time, the model read 0.04-0.08 where the workload's own pace inside
- * the next window said 0.75 (bench/results/NOTES.md, sixth session).  So
+ * idle time, the model read 0.03-0.08 on a 16-CPU machine where the
+ * workload's own pace inside the next window said 0.75 (bench/results/NOTES.md,
+ * sixth session).  So
  * what the model says tracing lost is kept (model_spent_ns) until the pace
  * prices a window; where the pace says more, the difference is a debt
  * (negative tokens), and the next window waits until the budget has paid
  * it (budget_repay_ns): over a run the cost again stays within budget x
- * time + the burst, by the workload's own pace.
+ * time + the burst, by the workload's own pace.  The first window after
+ * every write was traced is the shortest (--window-ms): a long one priced
+ * by the model alone was 640-750 ms of a 4 s run there, at 10x the price.
  *
  * Pure logic, no BPF: the collector feeds it samples and follows what it
  * says (tests/test_budget.py drives it through .output/budget_check).
@@ -122,6 +125,8 @@ struct budget {
 				 * their close, for writes in flight (mean) */
 	double model_spent_ns;	/* work the probe-time model says tracing
 				 * lost since the pace last priced it */
+	bool unpaced;		/* the next window is the first since every
+				 * write was traced on the model's word */
 	unsigned long estimates;
 };
 

@@ -53,12 +53,22 @@ def test_a_fast_workload_backs_off_once_the_burst_is_spent(check):
     cost, duty, gap = (float(x) for x in got[first][1:4])
     window = float(got[first][5])
     assert cost == pytest.approx(1500 / 700, rel=1e-3)
-    # a window long enough that its 10 ms around cost a fifth of its inside
+    # the first window is the shortest: the workload's pace prices it
+    # before a long one is bought on the model's word
     inside = cost / (1 + cost)
-    assert window == pytest.approx(10 / (0.2 * inside), rel=1e-3)
+    assert window == 50
     # a window of W loses W x cost / (1 + cost) inside and 10 ms around it
     assert duty == pytest.approx(0.02 * window / (window * inside + 10), rel=1e-3)
     assert gap == pytest.approx(window * (1 - duty) / duty, rel=1e-3)
+    # after it, a window long enough that its 10 ms around cost a fifth of
+    # its inside
+    after = run(check, 0.02, 2, [("every", 2200 * US, 1500 * US, 64, 1)] * (first + 1)
+                + [("window", 50 * MS, 34 * MS, 1450, 1)])
+    cost, duty = float(after[-1][1]), float(after[-1][2])
+    inside = cost / (1 + cost)
+    assert float(after[-1][5]) == pytest.approx(10 / (0.2 * inside), rel=1e-3)
+    assert duty == pytest.approx(0.02 * float(after[-1][5]) /
+                                 (float(after[-1][5]) * inside + 10), rel=1e-3)
 
 
 def test_cheap_tracing_gets_long_windows(check):
@@ -185,6 +195,7 @@ def test_what_the_pace_finds_the_model_underpriced_is_paid_for_by_waiting(check)
     got = run(check, 0.02, 16, start + [("pace", 750, 0, 0, 0), window])
     first = got[len(start) - 1]
     assert first[0] == "windows" and float(first[7]) > 0     # its overshoot
+    assert float(first[5]) == 50    # then a short window, for the pace
     inside = (5.2 / 88.8) / (1 + 5.2 / 88.8)
     w = 37 / (640 - 37)
     spent = len(start) * 94 * inside + 640 * w / (1 + w)

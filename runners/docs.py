@@ -186,7 +186,7 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
         if w not in data:
             continue
         per = data.get(w, {})
-        cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])})"
+        cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])}{runs_longer(per[t])})"
                  + ("*" if per[t].get("settled") else "") if t in per else "-"
                  for t in cols]
         b = per.get("walscope-budget", {})
@@ -197,8 +197,15 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
                      f"{share * 100:.1f}% of writes")
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     rows += ["", "\\* each run started once the disks had gone quiet after the "
-             "last one (`bench/overhead.py`'s default since 2026-11-24)"]
+             "last one (`bench/overhead.py`'s default since 2026-11-24); "
+             "x5: runs 5 times as long as the workload's own (`bench/overhead.py --scale 5`)"]
     return "\n".join(rows)
+
+
+def runs_longer(cell: dict) -> str:
+    """", xN" for a cell whose runs were N times the workload's length."""
+    scale = cell.get("scale") or 1.0
+    return "" if scale == 1 else f", x{scale:g}"
 
 
 def engines_table() -> str:

@@ -179,8 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "write is recorded while the probes' hits at their "
                         "calibrated costs stay within it, or a 25 ms burst "
                         "covers them (a short run); past that, windows open at "
-                        "the duty it buys, re-estimated at each window, and a "
-                        "workload that quiets down is recorded whole again "
+                        "the duty it buys, re-estimated at each window by the "
+                        "probes and by the workload's own pace (where the pace "
+                        "says more, the next window waits until the budget has "
+                        "paid the difference), and a workload that quiets down "
+                        "is recorded whole again "
                         f"(default: {defaults.BUDGET * 100:g}%%)")
     p.add_argument("--dataset", type=Path, metavar="DIR",
                    help="also add the run to this dataset (Hive-partitioned "

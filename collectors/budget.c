@@ -54,9 +54,15 @@ bool budget_ready(const struct budget_sample *s)
 	return s->writes >= BUDGET_MIN_WRITES || s->period_ns >= BUDGET_PERIOD_NS;
 }
 
+/* the share of the work tracing every write takes, at a cost */
+static double inside_of(double cost)
+{
+	return cost > 0 ? cost / (1 + cost) : 0;
+}
+
 static void set_duty(struct budget *b)
 {
-	double inside = b->cost / (1 + b->cost), loss, d;
+	double inside = inside_of(b->cost), loss, d;
 
 	/* long enough that its inside, not its edges, is most of its cost;
 	 * but the first after every write was traced on the model's word is
@@ -76,12 +82,6 @@ static void set_duty(struct budget *b)
 	b->duty = d < BUDGET_MIN_DUTY ? BUDGET_MIN_DUTY : d > 1 ? 1 : d;
 }
 
-/* the share of the work tracing every write takes, at a cost */
-static double inside_of(double cost)
-{
-	return cost > 0 ? cost / (1 + cost) : 0;
-}
-
 bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 {
 	b->cost = budget_cost(s, b->ncpu);
@@ -90,7 +90,7 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 	 * within the budget owes nothing, whatever the pace says later */
 	b->model_spent_ns = b->cost <= b->budget ? 0 :
 			    b->model_spent_ns + s->period_ns * inside_of(b->cost);
-	b->tokens_ns += s->period_ns * (b->budget - b->cost / (1 + b->cost));
+	b->tokens_ns += s->period_ns * (b->budget - inside_of(b->cost));
 	if (b->tokens_ns > BUDGET_BURST_NS)
 		b->tokens_ns = BUDGET_BURST_NS;
 	if (b->cost <= b->budget || b->tokens_ns > 0)
@@ -147,7 +147,7 @@ void budget_drained(struct budget *b, double drain_ns)
 
 double budget_drain_max_ns(const struct budget *b)
 {
-	double inside = b->cost > 0 ? b->cost / (1 + b->cost) : 0, ns;
+	double inside = inside_of(b->cost), ns;
 
 	if (inside <= 0)
 		return BUDGET_DRAIN_MAX_NS;

@@ -138,6 +138,13 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	return false;
 }
 
+bool budget_window_spent(const struct budget *b, double elapsed_ns, double paced_cost)
+{
+	if (b->every_write || paced_cost <= b->cost || elapsed_ns < b->min_window_ns)
+		return false;
+	return elapsed_ns * inside_of(paced_cost) >= b->window_ns * inside_of(b->cost);
+}
+
 void budget_drained(struct budget *b, double drain_ns)
 {
 	b->drain_ns = b->drain_ns > 0 ? (b->drain_ns + drain_ns) / 2 : drain_ns;

@@ -51,6 +51,14 @@
  * time + the burst, by the workload's own pace.  The first window after
  * every write was traced is the shortest (--window-ms): a long one priced
  * by the model alone was 640-750 ms of a 4 s run there, at 10x the price.
+ * And a window spends no more than it was priced at: where the pace inside
+ * it, so far, says it has lost what its length was bought for, it closes
+ * then (budget_window_spent).  On a 4 s run of that driver on 2 CPUs one
+ * window was priced at 0.15 by the pace before it and read 0.35: its
+ * 377 ms lost twice what the run's budget had for it.  The cut needs the
+ * pace to say so, and never before the shortest window: a stretch where
+ * the workload slowed for its own reasons is then recorded for less than
+ * its share of time (windows.tsv's "spent" lines say which windows).
  *
  * Pure logic, no BPF: the collector feeds it samples and follows what it
  * says (tests/test_budget.py drives it through .output/budget_check).
@@ -150,6 +158,10 @@ void budget_drained(struct budget *b, double drain_ns);
 double budget_drain_max_ns(const struct budget *b);
 /* the mean closed time between windows at b->duty */
 double budget_gap_ms(const struct budget *b);
+/* a window open for elapsed_ns, where the workload's pace inside it so
+ * far prices tracing at paced_cost (< 0: no pace): has it lost what its
+ * length was bought for?  Then it closes now */
+bool budget_window_spent(const struct budget *b, double elapsed_ns, double paced_cost);
 /* how much longer the next window waits, to pay the debt the pace found
  * (0 when there is none); the debt is paid by that wait */
 double budget_repay_ns(struct budget *b);

@@ -8,12 +8,14 @@
  *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
  *   paced PERIOD_NS COST_PER_MILLE 0 0       (a window the workload's pace priced)
  *   pace COST_PER_MILLE 0 0 0                (the next window's pace, beside its probes)
+ *   spent ELAPSED_NS COST_PER_MILLE 0 0      (the open window's pace so far)
  * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
  * WINDOW_MS DRAIN_MS REPAY_MS" (at least 50 ms windows; DRAIN_MS: how long a
  * window's writes in flight may hold its probes after its close; REPAY_MS:
  * how much longer the next window waits for a debt the pace found, paid
  * then); "ready 0|1" is printed before an
- * "every" line's verdict.
+ * "every" line's verdict, and "spent 0|1" alone for a "spent" line: has
+ * the open window lost what it was priced at (it then closes)?
  */
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +39,11 @@ int main(void)
 		s.paced_cost = -1;
 		if (!strcmp(kind, "pace")) {	/* PERIOD_NS: per mille */
 			pace = s.period_ns / 1000.0;
+			continue;
+		}
+		if (!strcmp(kind, "spent")) {
+			printf("spent %d\n", budget_window_spent(&b, (double)s.period_ns,
+								  s.probe_ns / 1000));
 			continue;
 		}
 		if (!strcmp(kind, "every")) {

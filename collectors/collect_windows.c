@@ -15,8 +15,10 @@
  * budget (the controller's settings, at start), open and close (each
  * window's edges, and what attaching and detaching took), cost (the
  * budget's estimate, at each window's due end), syscw (the traced
- * processes' write syscalls so far, --budget) and end (where the last
- * gap ends).
+ * processes' write syscalls so far, --budget), spent (a window closed
+ * before its due end: the pace inside it said it had lost its price),
+ * repay (how much longer the next window waits, for a debt the pace
+ * found) and end (where the last gap ends).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -317,6 +319,24 @@ static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
 	return pace.gap_rate / rate - 1;
 }
 
+/*
+ * --budget, a window open: has the workload's pace inside it so far said
+ * it lost what it was priced at (budget_window_spent)?  Then a "spent"
+ * line, and it closes now.  Read once the shortest window has passed.
+ */
+static bool window_spent(struct walscope_bpf *skel, unsigned long long now)
+{
+	double cost;
+
+	if (bud.every_write || now < win.open_ns + (unsigned long long)bud.min_window_ns)
+		return false;
+	cost = paced_cost(skel, now);
+	if (!budget_window_spent(&bud, (double)(now - win.open_ns), cost))
+		return false;
+	window_line("spent\t%llu\t%.6f\n", now, cost);
+	return true;
+}
+
 /* the budget's estimate, as windows.tsv keeps it */
 static void cost_line(const struct budget_sample *s)
 {
@@ -480,6 +500,8 @@ int step_windows(struct walscope_bpf *skel)
 			window_due(skel, now);
 		return win.draining ? 1 : BUDGET_POLL_MS;
 	}
+	if (win.open && now < win.close_ns && env.budget > 0 && window_spent(skel, now))
+		win.close_ns = now;	/* its price is lost: due now */
 	if (win.open && now >= win.close_ns)
 		window_due(skel, now);
 	else if (!win.open && now >= win.next_ns)
@@ -487,8 +509,11 @@ int step_windows(struct walscope_bpf *skel)
 	now = now_ns();
 	if (win.draining)
 		return 1;
-	if (win.open && bud.every_write && env.budget > 0)
-		return BUDGET_POLL_MS;
+	if (win.open && env.budget > 0) {	/* every write, or a window's pace */
+		int ms = bud.every_write ? BUDGET_POLL_MS : ms_until(win.close_ns, now);
+
+		return ms < BUDGET_POLL_MS ? ms : BUDGET_POLL_MS;
+	}
 	return ms_until(win.open ? win.close_ns : win.next_ns, now);
 }
 

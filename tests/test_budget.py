@@ -220,3 +220,32 @@ def test_a_stretch_within_the_budget_owes_nothing(check):
     # repriced at 0.3, less the burst the quiet stretch kept
     debt = 100 * 0.1 * ((0.3 / 1.3) / 0.1 - 1)
     assert float(got[-1][7]) == pytest.approx(max(debt - 25, 0) / 0.02, abs=0.01)
+
+
+def spent(exe: Path, samples: list[tuple]) -> list[int]:
+    """The "spent" verdicts only, in order."""
+    text = "0.02 2\n" + "".join(" ".join(str(x) for x in s) + "\n" for s in samples)
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    return [int(line.split()[1]) for line in out if line.startswith("spent")]
+
+
+def test_a_window_closes_once_its_pace_says_it_lost_what_it_was_priced_at(check):
+    """A 4 s SQLite DELETE run on this VM (2 CPUs, seventh session): a
+    window the pace before it priced at 0.153 was 377 ms long, and the
+    pace inside it read 0.35, twice what it was bought for.  It closes once
+    the pace so far says it has lost its price, never before the shortest
+    window, and never for a pace at or under its price."""
+    priced = [("paced", 50 * MS, 153, 0, 0)]
+    window = float(run(check, 0.02, 2, priced)[0][5])
+    inside = 0.153 / 1.153
+    assert window == pytest.approx(10 / (0.2 * inside), rel=1e-3)      # 377 ms
+    at = (window * inside) / (0.35 / 1.35)      # ms at which 0.35 has lost it
+    got = spent(check, priced + [("spent", 40 * MS, 3000, 0, 0),      # too soon
+                                 ("spent", int((at - 5) * MS), 350, 0, 0),
+                                 ("spent", int((at + 5) * MS), 350, 0, 0),
+                                 ("spent", int(window * MS), 153, 0, 0),  # its price
+                                 ("spent", int(window * MS), -1000, 0, 0)])  # no pace
+    assert got == [0, 0, 1, 0, 0]
+    # while every write is traced there is no window to cut
+    assert spent(check, [("spent", 10_000 * MS, 3000, 0, 0)]) == [0]

@@ -15,6 +15,8 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->drain_ns = 0;
 	b->model_spent_ns = 0;
 	b->unpaced = false;
+	b->credit_ns = 0;
+	b->pace_check = false;
 	b->estimates = 0;
 }
 
@@ -93,10 +95,15 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 	b->tokens_ns += s->period_ns * (b->budget - inside_of(b->cost));
 	if (b->tokens_ns > BUDGET_BURST_NS)
 		b->tokens_ns = BUDGET_BURST_NS;
-	if (b->cost <= b->budget || b->tokens_ns > 0)
+	if (b->cost > b->budget)	/* spent on the model's word */
+		b->credit_ns += s->period_ns;
+	b->pace_check = b->cost > b->budget && b->tokens_ns > 0 &&
+			b->credit_ns >= BUDGET_UNPACED_CREDIT_NS;
+	if (b->cost <= b->budget || (b->tokens_ns > 0 && !b->pace_check))
 		return true;
 	b->every_write = false;
 	b->unpaced = true;
+	b->credit_ns = 0;
 	set_duty(b);
 	return false;
 }
@@ -106,7 +113,7 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
  * the difference is owed.  The model alone prices a window without a pace
  * (none before it, or too few write syscalls).
  */
-static void pace_debt(struct budget *b, const struct budget_sample *s)
+static double pace_debt(struct budget *b, const struct budget_sample *s)
 {
 	struct budget_sample m = *s;
 	double model, paced;
@@ -115,25 +122,35 @@ static void pace_debt(struct budget *b, const struct budget_sample *s)
 	model = inside_of(budget_cost(&m, b->ncpu));
 	b->model_spent_ns += s->period_ns * model;
 	if (s->paced_cost < 0)
-		return;
+		return model;
 	paced = inside_of(b->cost);
 	if (model > 0 && paced > model)
 		b->tokens_ns -= b->model_spent_ns * (paced / model - 1);
 	b->model_spent_ns = 0;
+	return model;
 }
 
 bool budget_after_window(struct budget *b, const struct budget_sample *s)
 {
+	double model;
+
 	b->cost = budget_cost(s, b->ncpu);
 	b->estimates++;
-	pace_debt(b, s);
+	model = pace_debt(b, s);
+	/* a pace check is paid from the credit: its window at the model's
+	 * price (the debt has the rest) and its edges */
+	if (b->pace_check)
+		b->tokens_ns -= s->period_ns * model + BUDGET_WINDOW_LOSS_NS;
 	b->unpaced = false;
-	if (b->cost <= b->budget) {
+	/* a pace check that left credit: every write again, on it */
+	if (b->cost <= b->budget || (b->pace_check && b->tokens_ns > 0)) {
+		b->pace_check = false;
 		b->every_write = true;
 		b->duty = 1;
 		return true;
 	}
 	b->every_write = false;
+	b->pace_check = false;
 	set_duty(b);
 	return false;
 }
@@ -156,6 +173,8 @@ double budget_drain_max_ns(const struct budget *b)
 {
 	double inside = inside_of(b->cost), ns;
 
+	if (b->unpaced)		/* the price is the model's alone */
+		return BUDGET_DRAIN_MIN_NS;
 	if (inside <= 0)
 		return BUDGET_DRAIN_MAX_NS;
 	ns = BUDGET_WINDOW_LOSS_NS / inside;

@@ -51,6 +51,14 @@
  * time + the burst, by the workload's own pace.  The first window after
  * every write was traced is the shortest (--window-ms): a long one priced
  * by the model alone was 640-750 ms of a 4 s run there, at 10x the price.
+ * The credit itself is spent on the model's word for at most
+ * BUDGET_UNPACED_CREDIT_NS: there the model at 0.04-0.06 spent the 25 ms
+ * of credit in 1.1-1.8 s of a 4 s run, and the pace after it said 0.8.
+ * Then every write stops for a pace check (a gap and a shortest window,
+ * the check's price paid from the credit), and resumes where credit is
+ * left once the pace has priced what was spent.  Writes in flight at a
+ * close the pace has not priced yet hold the probes for the shortest
+ * drain (BUDGET_DRAIN_MIN_NS): after that start, one held them 227 ms.
  * And a window spends no more than it was priced at: where the pace inside
  * it, so far, says it has lost what its length was bought for, it closes
  * then (budget_window_spent).  On a 4 s run of that driver on 2 CPUs one
@@ -85,6 +93,14 @@
 /* what is lost around a window at most a fifth of what is lost inside */
 #define BUDGET_AROUND_PER_INSIDE 0.2
 #define BUDGET_WINDOW_MAX_NS	1000000000.0
+/* every write traced on credit on the model's word alone, at most this
+ * long before the workload's pace checks its price: then the probes come
+ * off for the shortest window's length, a shortest window follows, and
+ * the pace inside it prices the credit spent (budget.h, above).  A
+ * 1000-write synced db_bench run spends its credit in ~0.23 s on this VM,
+ * and is still traced whole; on the 16-CPU device, SQLite's DELETE
+ * journal spent it in 1.1-1.8 s at a tenth of its price */
+#define BUDGET_UNPACED_CREDIT_NS 250000000.0
 /* windows never open less than this share of the time */
 #define BUDGET_MIN_DUTY		0.001
 /*
@@ -135,6 +151,10 @@ struct budget {
 				 * lost since the pace last priced it */
 	bool unpaced;		/* the next window is the first since every
 				 * write was traced on the model's word */
+	double credit_ns;	/* every write traced on credit, on the
+				 * model's word, since the pace last priced it */
+	bool pace_check;	/* every write stopped for the pace to price
+				 * the credit: it resumes if credit is left */
 	unsigned long estimates;
 };
 

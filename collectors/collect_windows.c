@@ -391,8 +391,7 @@ static void close_window(struct walscope_bpf *skel)
 	win.open = false;
 	win.draining = true;
 	win.close_ns = now_ns();
-	pace.close_n = syscw_line(skel, win.close_ns);
-	pace.close_ns = win.close_ns;
+	syscw_line(skel, win.close_ns);
 }
 
 /*
@@ -449,6 +448,10 @@ static void detach_window(struct walscope_bpf *skel)
 	if (env.budget > 0) {	/* the probes stayed for its writes in flight */
 		unsigned long long now = now_ns(), repay;
 
+		/* the untraced gap, for the pace, begins once all is off */
+		pace.close_ns = now;
+		pace.close_n = syscw_line(skel, now);
+
 		budget_drained(&bud, (double)(t0 - win.close_ns));
 		/* a debt the pace found: the next stretch begins once paid */
 		repay = (unsigned long long)budget_repay_ns(&bud);
@@ -458,6 +461,13 @@ static void detach_window(struct walscope_bpf *skel)
 			win.stretch_ns += repay;
 			window_line("repay\t%llu\t%llu\n", now, repay);
 		}
+	}
+	if (env.budget > 0 && bud.pace_check) {
+		/* the pace checks the credit: a gap as long as the shortest
+		 * window, then one */
+		win.next_ns = now_ns() + (unsigned long long)bud.min_window_ns;
+		win.stretch_ns = win.next_ns + (unsigned long long)bud.window_ns;
+		return;
 	}
 	win.next_ns = next_open(now_ns(), env.budget > 0 ? bud.window_ns :
 				env.window_ms * 1e6,

@@ -191,9 +191,10 @@ double budget_repay_ns(struct budget *b)
 {
 	double ns;
 
-	if (b->tokens_ns >= 0 || b->every_write || b->budget <= 0)
+	if (b->tokens_ns >= BUDGET_BURST_NS || b->every_write || b->pace_check ||
+	    b->budget <= 0)
 		return 0;
-	ns = -b->tokens_ns / b->budget;
-	b->tokens_ns = 0;
+	ns = (BUDGET_BURST_NS - b->tokens_ns) / b->budget;
+	b->tokens_ns = BUDGET_BURST_NS;
 	return ns;
 }

@@ -28,8 +28,12 @@
  * write spends cost / (1 + cost) x time (the work the workload did not do),
  * and it starts full at BUDGET_BURST_NS.  Every write is traced while the
  * cost is within the budget or the bucket holds credit, so a short run is
- * traced whole (one with a 10% cost, for its first ~0.3 s), and over a run
- * of T the cost stays within budget x T + the burst.  Past that, windows
+ * traced whole (one with a 10% cost, for its first ~0.3 s).  The burst is
+ * lent, not given: when every write stops, the first window waits until
+ * the budget has refilled the bucket (budget_repay_ns), so over a run of T
+ * longer than BUDGET_BURST_NS / budget (1.25 s at 2%) the cost stays within
+ * budget x T, and a 4-6 s run is not charged its 0.4-0.6% more.  Past
+ * that, windows
  * open at the duty the budget buys: a window of W loses W x cost / (1 +
  * cost) of work inside it and BUDGET_WINDOW_LOSS_NS around it (its attach
  * and detach), so windows are W x budget / that loss apart on average.
@@ -48,7 +52,7 @@
  * prices a window; where the pace says more, the difference is a debt
  * (negative tokens), and the next window waits until the budget has paid
  * it (budget_repay_ns): over a run the cost again stays within budget x
- * time + the burst, by the workload's own pace.  The first window after
+ * time, by the workload's own pace.  The first window after
  * every write was traced is the shortest (--window-ms): a long one priced
  * by the model alone was 640-750 ms of a 4 s run there, at 10x the price.
  * The credit itself is spent on the model's word for at most

@@ -15,8 +15,10 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->drain_ns = 0;
 	b->model_spent_ns = 0;
 	b->unpaced = false;
+	b->charged_ns = 0;
 	b->credit_ns = 0;
 	b->pace_check = false;
+	b->checked = false;
 	b->estimates = 0;
 }
 
@@ -86,65 +88,90 @@ static void set_duty(struct budget *b)
 
 bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 {
+	double inside;
+
 	b->cost = budget_cost(s, b->ncpu);
+	inside = inside_of(b->cost);
 	b->estimates++;
-	/* what every write traced on credit spent, by the model: a stretch
-	 * within the budget owes nothing, whatever the pace says later */
-	b->model_spent_ns = b->cost <= b->budget ? 0 :
-			    b->model_spent_ns + s->period_ns * inside_of(b->cost);
-	b->tokens_ns += s->period_ns * (b->budget - inside_of(b->cost));
+	if (b->cost <= b->budget) {
+		/* a stretch within the budget owes nothing, whatever the
+		 * pace says later; a spell of credit begins afresh after it */
+		b->model_spent_ns = b->charged_ns = b->credit_ns = 0;
+		b->checked = false;
+	} else {	/* spent on credit, on the model's word and price */
+		b->model_spent_ns += s->period_ns * inside;
+		b->charged_ns += s->period_ns * inside;
+		b->credit_ns += s->period_ns;
+	}
+	b->tokens_ns += s->period_ns * (b->budget - inside);
 	if (b->tokens_ns > BUDGET_BURST_NS)
 		b->tokens_ns = BUDGET_BURST_NS;
-	if (b->cost > b->budget)	/* spent on the model's word */
-		b->credit_ns += s->period_ns;
-	b->pace_check = b->cost > b->budget && b->tokens_ns > 0 &&
-			b->credit_ns >= BUDGET_UNPACED_CREDIT_NS;
+	/* checked once a spell, and only once the model has spent what a
+	 * check costs: it guards no more than that */
+	b->pace_check = b->cost > b->budget && b->tokens_ns > 0 && !b->checked &&
+			b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
+			b->model_spent_ns >= BUDGET_WINDOW_LOSS_NS;
 	if (b->cost <= b->budget || (b->tokens_ns > 0 && !b->pace_check))
 		return true;
 	b->every_write = false;
 	b->unpaced = true;
 	b->credit_ns = 0;
+	if (!b->pace_check)	/* the credit is spent: the spell is over */
+		b->checked = false;
 	set_duty(b);
 	return false;
 }
 
 /*
- * What the model spent since the pace last priced it, at the pace's price:
- * the difference is owed.  The model alone prices a window without a pace
- * (none before it, or too few write syscalls).
+ * What the model spent since the pace last priced it, scaled by the pace's
+ * price over the model's in this window, is what tracing lost; less what
+ * the credit and the duty were charged for it (every write at the model's
+ * price, a window at the price it was bought at), it is owed.  A window
+ * without a pace (none before it, or too few write syscalls) is priced by
+ * the model alone, and the spend waits for the next pace.
  */
-static double pace_debt(struct budget *b, const struct budget_sample *s)
+static void pace_debt(struct budget *b, const struct budget_sample *s, double model,
+		      double charged)
 {
-	struct budget_sample m = *s;
-	double model, paced;
+	double paced, owed;
 
-	m.paced_cost = -1;
-	model = inside_of(budget_cost(&m, b->ncpu));
 	b->model_spent_ns += s->period_ns * model;
+	b->charged_ns += s->period_ns * charged;
 	if (s->paced_cost < 0)
-		return model;
+		return;
 	paced = inside_of(b->cost);
-	if (model > 0 && paced > model)
-		b->tokens_ns -= b->model_spent_ns * (paced / model - 1);
-	b->model_spent_ns = 0;
-	return model;
+	owed = model > 0 ? b->model_spent_ns * paced / model - b->charged_ns : 0;
+	if (owed > 0)
+		b->tokens_ns -= owed;
+	b->model_spent_ns = b->charged_ns = 0;
 }
 
 bool budget_after_window(struct budget *b, const struct budget_sample *s)
 {
-	double model;
+	struct budget_sample m = *s;
+	double model, bought = inside_of(b->cost);	/* its price, as bought */
 
+	m.paced_cost = -1;
+	model = inside_of(budget_cost(&m, b->ncpu));
 	b->cost = budget_cost(s, b->ncpu);
 	b->estimates++;
-	model = pace_debt(b, s);
 	/* a pace check is paid from the credit: its window at the model's
 	 * price (the debt has the rest) and its edges */
+	pace_debt(b, s, model, b->pace_check ? model : bought);
 	if (b->pace_check)
 		b->tokens_ns -= s->period_ns * model + BUDGET_WINDOW_LOSS_NS;
 	b->unpaced = false;
-	/* a pace check that left credit: every write again, on it */
-	if (b->cost <= b->budget || (b->pace_check && b->tokens_ns > 0)) {
+	/* a pace check the pace priced, and credit left: every write again,
+	 * on it, and no second check before the credit is spent */
+	if (b->pace_check && s->paced_cost >= 0 && b->tokens_ns > 0) {
 		b->pace_check = false;
+		b->checked = true;
+		b->every_write = true;
+		b->duty = 1;
+		return true;
+	}
+	if (b->cost <= b->budget) {
+		b->pace_check = b->checked = false;
 		b->every_write = true;
 		b->duty = 1;
 		return true;
@@ -196,5 +223,5 @@ double budget_repay_ns(struct budget *b)
 		return 0;
 	ns = (BUDGET_BURST_NS - b->tokens_ns) / b->budget;
 	b->tokens_ns = BUDGET_BURST_NS;
-	return ns;
+	return ns < BUDGET_REPAY_MAX_NS ? ns : BUDGET_REPAY_MAX_NS;
 }

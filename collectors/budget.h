@@ -49,18 +49,23 @@
  * workload's own pace inside the next window said 0.75 (bench/results/NOTES.md,
  * sixth session).  So
  * what the model says tracing lost is kept (model_spent_ns) until the pace
- * prices a window; where the pace says more, the difference is a debt
- * (negative tokens), and the next window waits until the budget has paid
- * it (budget_repay_ns): over a run the cost again stays within budget x
- * time, by the workload's own pace.  The first window after
+ * prices a window, scaled by the pace's price over the model's there; less
+ * what the credit and the duty were charged for it (charged_ns: every
+ * write at the model's price, a window at the price it was bought at), it
+ * is a debt, taken from the bucket, and the next window waits until the
+ * budget has refilled it (budget_repay_ns, at most an hour): over a run
+ * the cost again stays within budget x time, by the workload's own pace.  The first window after
  * every write was traced is the shortest (--window-ms): a long one priced
  * by the model alone was 640-750 ms of a 4 s run there, at 10x the price.
  * The credit itself is spent on the model's word for at most
  * BUDGET_UNPACED_CREDIT_NS: there the model at 0.04-0.06 spent the 25 ms
  * of credit in 1.1-1.8 s of a 4 s run, and the pace after it said 0.8.
- * Then every write stops for a pace check (a gap and a shortest window,
- * the check's price paid from the credit), and resumes where credit is
- * left once the pace has priced what was spent.  Writes in flight at a
+ * Then, once the model has spent what a check costs (BUDGET_WINDOW_LOSS_NS),
+ * every write stops for a pace check: a gap (the collector's: 40 ms for
+ * the workload to settle after the detach, then a shortest window's
+ * length) and a shortest window, the check's price paid from the credit.
+ * Where the pace priced it and credit is left, every write resumes, and
+ * is not checked again until the credit is spent (once a spell).  Writes in flight at a
  * close the pace has not priced yet hold the probes for the shortest
  * drain (BUDGET_DRAIN_MIN_NS): after that start, one held them 227 ms.
  * And a window spends no more than it was priced at: where the pace inside
@@ -105,6 +110,9 @@
  * and is still traced whole; on the 16-CPU device, SQLite's DELETE
  * journal spent it in 1.1-1.8 s at a tenth of its price */
 #define BUDGET_UNPACED_CREDIT_NS 250000000.0
+/* a wait to repay the credit and what the pace found owing is at most an
+ * hour (a budget of a millionth would wait months) */
+#define BUDGET_REPAY_MAX_NS	3.6e12
 /* windows never open less than this share of the time */
 #define BUDGET_MIN_DUTY		0.001
 /*
@@ -155,10 +163,13 @@ struct budget {
 				 * lost since the pace last priced it */
 	bool unpaced;		/* the next window is the first since every
 				 * write was traced on the model's word */
-	double credit_ns;	/* every write traced on credit, on the
-				 * model's word, since the pace last priced it */
+	double charged_ns;	/* what the credit and the duty were charged
+				 * for model_spent_ns's spend */
+	double credit_ns;	/* every write traced on credit this spell,
+				 * on the model's word */
 	bool pace_check;	/* every write stopped for the pace to price
 				 * the credit: it resumes if credit is left */
+	bool checked;		/* this spell of credit was checked */
 	unsigned long estimates;
 };
 
@@ -186,8 +197,10 @@ double budget_gap_ms(const struct budget *b);
  * far prices tracing at paced_cost (< 0: no pace): has it lost what its
  * length was bought for?  Then it closes now */
 bool budget_window_spent(const struct budget *b, double elapsed_ns, double paced_cost);
-/* how much longer the next window waits, to pay the debt the pace found
- * (0 when there is none); the debt is paid by that wait */
+/* how much longer the next window waits, for the budget to refill the
+ * bucket: the credit every write spent and the debts the pace found (0
+ * when it is full, or every write stopped for a pace check); the bucket is
+ * full again after that wait */
 double budget_repay_ns(struct budget *b);
 
 #endif /* __WS_BUDGET_H */

@@ -12,7 +12,8 @@
  * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
  * WINDOW_MS DRAIN_MS REPAY_MS" (at least 50 ms windows; DRAIN_MS: how long a
  * window's writes in flight may hold its probes after its close; REPAY_MS:
- * how much longer the next window waits for a debt the pace found, paid
+ * how much longer the next window waits for the bucket to refill (the
+ * credit spent and debts the pace found), paid
  * then); "ready 0|1" is printed before an
  * "every" line's verdict, and "spent 0|1" alone for a "spent" line: has
  * the open window lost what it was priced at (it then closes)?

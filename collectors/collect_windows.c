@@ -17,8 +17,9 @@
  * budget's estimate, at each window's due end), syscw (the traced
  * processes' write syscalls so far, --budget), spent (a window closed
  * before its due end: the pace inside it said it had lost its price),
- * repay (how much longer the next window waits, for a debt the pace
- * found) and end (where the last gap ends).
+ * repay (how much longer the next window waits, for the credit every
+ * write spent and a debt the pace found) and end (where the last gap
+ * ends).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -243,7 +244,9 @@ static void window_line(const char *fmt, ...)
  * The traced processes' write syscalls so far (each thread's own syscw, a
  * count the kernel keeps anyway), as a "syscw" line of windows.tsv: read
  * at each window's open and close, and at the start and end, it says how
- * many write syscalls the gaps between windows held, from which the
+ * many write syscalls the gaps between windows held (also before each
+ * attach, and once the workload has settled after a detach: the pace's
+ * gap), from which the
  * analysis estimates the writes it did not record.  The live threads' by a
  * task iterator (ws_syscw_sweep), the exited ones' as the BPF side kept
  * them at their exit (exited_syscw): a process that exits between two
@@ -297,11 +300,18 @@ static unsigned long long syscw_line(struct walscope_bpf *skel, unsigned long lo
 	return n;
 }
 
-/* the workload's pace (write syscalls a second) where it was not traced,
- * the gap before the open window, from the counts at its edges */
+/*
+ * The workload's pace (write syscalls a second) where it was not traced:
+ * the gap before the open window, from the counts at its edges.  The gap
+ * begins PACE_SETTLE_NS after the last detach, where the gap is longer:
+ * a workload runs at 0.64-0.88 of its pace for tens of ms after a detach
+ * (bench/results/window_cost.md); and it ends before the next attach.
+ */
 #define PACE_MIN_SYSCALLS 20	/* fewer in a gap or window: no pace */
+#define PACE_SETTLE_NS 40000000ULL
 static struct {
-	unsigned long long close_ns, close_n;	/* the last window's close */
+	unsigned long long close_ns, close_n;	/* where the gap began */
+	unsigned long long settle_ns;		/* it begins again here (0: no) */
 	unsigned long long open_ns, open_n;	/* the open window's open */
 	double gap_rate;			/* < 0: none */
 } pace = { .gap_rate = -1 };
@@ -326,10 +336,13 @@ static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
  */
 static bool window_spent(struct walscope_bpf *skel, unsigned long long now)
 {
+	static unsigned long long last;	/* read at most every BUDGET_POLL_MS */
 	double cost;
 
-	if (bud.every_write || now < win.open_ns + (unsigned long long)bud.min_window_ns)
+	if (bud.every_write || now < win.open_ns + (unsigned long long)bud.min_window_ns ||
+	    now < last + BUDGET_POLL_MS * 1000000ULL)
 		return false;
+	last = now;
 	cost = paced_cost(skel, now);
 	if (!budget_window_spent(&bud, (double)(now - win.open_ns), cost))
 		return false;
@@ -349,8 +362,14 @@ static void cost_line(const struct budget_sample *s)
  * closed, with --budget while every write is traced) */
 static void open_window(struct walscope_bpf *skel)
 {
-	unsigned long long t0 = now_ns(), t1;
+	unsigned long long t0 = now_ns(), t1, gap_n;
 	size_t i, attached = 0;
+
+	gap_n = syscw_line(skel, t0);	/* the gap ends before the attach */
+	pace.gap_rate = pace.close_ns && t0 > pace.close_ns &&
+			gap_n >= pace.close_n + PACE_MIN_SYSCALLS ?
+			(double)(gap_n - pace.close_n) / (t0 - pace.close_ns) : -1;
+	pace.settle_ns = 0;
 
 	/* a new window: rows still in flight from an earlier one (its drain
 	 * gave up) no longer hold this one's probes (drop_cut_row) */
@@ -378,8 +397,6 @@ static void open_window(struct walscope_bpf *skel)
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
 	pace.open_n = syscw_line(skel, win.open_ns);
 	pace.open_ns = win.open_ns;
-	pace.gap_rate = pace.close_ns && pace.open_n >= pace.close_n + PACE_MIN_SYSCALLS ?
-			(double)(pace.open_n - pace.close_n) / (win.open_ns - pace.close_ns) : -1;
 	if (env.budget > 0)
 		sample_start(skel, win.open_ns);
 }
@@ -448,12 +465,15 @@ static void detach_window(struct walscope_bpf *skel)
 	if (env.budget > 0) {	/* the probes stayed for its writes in flight */
 		unsigned long long now = now_ns(), repay;
 
-		/* the untraced gap, for the pace, begins once all is off */
+		/* the untraced gap, for the pace, begins once all is off,
+		 * and again once the workload has settled */
 		pace.close_ns = now;
 		pace.close_n = syscw_line(skel, now);
+		pace.settle_ns = now + PACE_SETTLE_NS;
 
 		budget_drained(&bud, (double)(t0 - win.close_ns));
-		/* a debt the pace found: the next stretch begins once paid */
+		/* credit spent, or a debt the pace found: the next stretch
+		 * begins once the budget has refilled the bucket */
 		repay = (unsigned long long)budget_repay_ns(&bud);
 		if (repay) {
 			if (win.stretch_ns < now)
@@ -463,9 +483,9 @@ static void detach_window(struct walscope_bpf *skel)
 		}
 	}
 	if (env.budget > 0 && bud.pace_check) {
-		/* the pace checks the credit: a gap as long as the shortest
-		 * window, then one */
-		win.next_ns = now_ns() + (unsigned long long)bud.min_window_ns;
+		/* the pace checks the credit: a gap long enough to settle
+		 * and then as long as the shortest window, then one */
+		win.next_ns = now_ns() + PACE_SETTLE_NS + (unsigned long long)bud.min_window_ns;
 		win.stretch_ns = win.next_ns + (unsigned long long)bud.window_ns;
 		return;
 	}
@@ -516,15 +536,19 @@ int step_windows(struct walscope_bpf *skel)
 		window_due(skel, now);
 	else if (!win.open && now >= win.next_ns)
 		open_window(skel);
+	else if (!win.open && pace.settle_ns && now >= pace.settle_ns) {
+		pace.close_ns = now;	/* the gap's pace, from here */
+		pace.close_n = syscw_line(skel, now);
+		pace.settle_ns = 0;
+	}
 	now = now_ns();
 	if (win.draining)
 		return 1;
-	if (win.open && env.budget > 0) {	/* every write, or a window's pace */
-		int ms = bud.every_write ? BUDGET_POLL_MS : ms_until(win.close_ns, now);
-
-		return ms < BUDGET_POLL_MS ? ms : BUDGET_POLL_MS;
-	}
-	return ms_until(win.open ? win.close_ns : win.next_ns, now);
+	if (win.open && env.budget > 0 && bud.every_write)
+		return BUDGET_POLL_MS;
+	/* a window's pace is read at the records' poll (POLL_MS) */
+	return ms_until(win.open ? win.close_ns : pace.settle_ns &&
+			pace.settle_ns < win.next_ns ? pace.settle_ns : win.next_ns, now);
 }
 
 /* windows.tsv opened and the schedule begun; -1 when the file cannot be */

@@ -215,11 +215,42 @@ def test_what_the_pace_finds_the_model_underpriced_is_paid_for_by_waiting(check)
     fair = run(check, 0.02, 16, start + [("pace", 50, 0, 0, 0), window])
     assert fair[-1][0] == "every" and float(fair[-1][7]) == 0
     assert float(fair[-1][4]) / 1e6 == pytest.approx(tokens - (50 * w + 10), rel=1e-3)
-    # where the credit lasts, the next check comes 250 ms of it later
+    # where the credit lasts, a check comes once the model has spent what a
+    # check costs (10 ms), and once a spell: every write resumes on the
+    # credit left, and stops (repaying it) only when that is spent
     cheap = ("every", 50 * MS, 1923 * US, 30, 1)             # model 0.04
-    again = [g[0] for g in run(check, 0.02, 2, [cheap] * 5 + [
-        ("pace", 30, 0, 0, 0), ("window", 50 * MS, 1923 * US, 30, 1)] + [cheap] * 5)]
-    assert again == ["every"] * 4 + ["windows", "every"] + ["every"] * 4 + ["windows"]
+    got = run(check, 0.02, 2, [cheap] * 6 + [("pace", 30, 0, 0, 0),
+                                           ("window", 50 * MS, 1923 * US, 30, 1)]
+              + [cheap] * 12)
+    kinds = [g[0] for g in got]
+    assert kinds[:7] == ["every"] * 5 + ["windows", "every"]
+    assert float(got[5][7]) == 0                             # a check: no repay
+    stop = kinds.index("windows", 6)
+    assert stop - 6 >= 6, kinds            # 300 ms more credit, no second check
+    assert float(got[stop][7]) > 0         # the credit spent: repaid
+    # a check the pace could not price (too few write syscalls) does not
+    # resume every write on the model's word: windows, the credit repaid
+    blind = run(check, 0.02, 16, start + [window])
+    assert blind[-1][0] == "windows" and float(blind[-1][7]) > 0
+
+
+def test_a_window_bought_at_the_paces_price_is_not_charged_twice(check):
+    """A window the pace before it priced at 0.153 (the model: 0.05) was
+    bought at 0.153: where the pace inside it says 0.153 again, nothing is
+    owed (charging it the pace over the model had made the next window wait
+    1.6 s on top of the gap the duty paid for)."""
+    priced = [("paced", 50 * MS, 153, 0, 0)]
+    window = float(run(check, 0.02, 2, priced)[0][5])
+    probe = int(window * MS * 0.05 / 1.05)                   # model 0.05
+    got = run(check, 0.02, 2, priced + [("pace", 153, 0, 0, 0),
+                                        ("window", int(window * MS), probe, 200, 1)])
+    assert got[-1][0] == "windows" and float(got[-1][1]) == pytest.approx(0.153)
+    assert float(got[-1][7]) == 0
+    # a pace above the price it was bought at is owed
+    dear = run(check, 0.02, 2, priced + [("pace", 300, 0, 0, 0),
+                                         ("window", int(window * MS), probe, 200, 1)])
+    owed = window * (0.3 / 1.3 - 0.153 / 1.153)
+    assert float(dear[-1][7]) == pytest.approx(owed / 0.02, rel=1e-3)
 
 
 def test_the_credit_the_start_borrowed_is_repaid_before_the_first_window(check):
@@ -259,15 +290,19 @@ def test_writes_in_flight_at_an_unpriced_close_hold_the_probes_least(check):
 
 def test_a_stretch_within_the_budget_owes_nothing(check):
     """A quiet stretch traced whole (the model within the budget) is not
-    repriced by a later window's pace: the pace judges the present."""
+    repriced by a later window's pace: the pace judges the present.  The
+    same fast phase and window, with or without an hour at 0.1% before
+    them, owe the same."""
     quiet = [("every", 250 * MS, 250 * US, 10, 1)] * 40          # 0.1%
-    got = run(check, 0.02, 2, quiet + [("pace", 300, 0, 0, 0),
-                                       ("window", 100 * MS, 10 * MS, 50, 1)])
-    assert got[-1][0] == "windows"
-    # only the window's own model spend (1/9: a tenth of its 100 ms) is
-    # repriced at 0.3; the credit the quiet stretch kept is not spent on it
-    debt = 100 * 0.1 * ((0.3 / 1.3) / 0.1 - 1)
-    assert float(got[-1][7]) == pytest.approx(debt / 0.02, rel=1e-3)
+    fast = [("every", 2200 * US, 1500 * US, 64, 1)] * 20
+    kinds = [g[0] for g in run(check, 0.02, 2, fast)]
+    fast = fast[:kinds.index("windows") + 1]                     # credit spent
+    after = [("pace", 5000, 0, 0, 0), ("window", 100 * MS, 10 * MS, 50, 1)]
+    alone = run(check, 0.02, 2, fast + after)[-1]
+    behind = run(check, 0.02, 2, quiet + fast + after)[-1]
+    assert alone[0] == behind[0] == "windows"
+    assert float(alone[7]) > 0                                   # a debt
+    assert float(behind[7]) == pytest.approx(float(alone[7]), rel=1e-6)
 
 
 def spent(exe: Path, samples: list[tuple]) -> list[int]:

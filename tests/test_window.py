@@ -221,6 +221,17 @@ def test_the_default_backs_off_a_fast_workload_and_counts_what_it_missed(tmp_pat
     assert abs(b["estimated_total"] - n) < 0.2 * n, b
     assert "syscall" in b["estimated_from"]
     assert "recorded:" in p.stdout and "budget 2%" in p.stdout
+    # the start's burst is lent: the first window waits until the budget
+    # has repaid what the start spent, at least the 25 ms of credit
+    lines = [line.split("\t") for line in
+             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    kinds = [f[0] for f in lines]
+    first_close = kinds.index("close")
+    assert kinds[first_close + 1:first_close + 3].count("repay") == 1, lines[:12]
+    repay = next(f for f in lines[first_close:] if f[0] == "repay")
+    assert int(repay[2]) >= 25e6 / 0.02, repay
+    opens = [int(f[1]) for f in lines if f[0] == "open"]
+    assert all(o >= int(repay[1]) + int(repay[2]) for o in opens[1:]), (repay, opens)
 
 
 LONG_TXNS = """

@@ -331,3 +331,51 @@ def test_the_defaults_start_does_not_wait_a_second_for_a_starved_transaction(tmp
     assert drain_s < 0.5, first
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["windows"]["rows_cut"] >= 1, s["windows"]
+
+
+def test_the_pace_checks_the_credit_before_every_write_spends_it(tmp_path):
+    """The plain command on synced db_bench (every write costs this VM's
+    probes 7-11%, past the 2% budget: every write on credit).  After 250
+    ms of credit the probes come off for a pace check: no repay at that
+    close, the next window opens once the gap has settled (40 ms) and run
+    a shortest window's length (50 ms), and after it every write either
+    resumes (the pace priced it, credit left) or the credit is repaid."""
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "db_bench", f"--db={tmp_path}/db",
+                   "--benchmarks=fillrandom", "--num=8000", "--sync=true", "--threads=1"],
+                  timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = [line.split("\t") for line in
+             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    costs = [(i, f) for i, f in enumerate(lines) if f[0] == "cost"]
+    # the start's stop: a check if credit was left (the bucket's tokens)
+    check = next((i for i, f in costs if f[8] == "0"), None)
+    # no every-write estimate before it was due a check: 250 ms of credit,
+    # 10 ms of it spent by the model's price, credit left
+    budget = float(next(f for f in lines if f[0] == "budget")[1])
+    credit = spent = 0.0
+    for i, f in costs:
+        if check is not None and i >= check:
+            break
+        cost, period = float(f[2]), int(f[7])
+        if cost <= budget:
+            credit = spent = 0.0
+            continue
+        credit += period
+        spent += period * cost / (1 + cost)
+        assert not (credit >= 250e6 and spent >= 10e6 and float(f[9]) > 0), \
+            ("every write went on past a check's due", f)
+    if check is None or float(lines[check][9]) <= 0:
+        pytest.skip("every write was within the budget or its credit ran out "
+                    "before 250 ms: no check on this machine")
+    after = lines[check + 1:]
+    kinds = [f[0] for f in after]
+    close = after[kinds.index("close")]
+    opened = after[kinds.index("open")]
+    assert "repay" not in kinds[:kinds.index("open")], after[:8]    # no repay at a check
+    gap_ms = (int(opened[1]) - int(close[2])) / 1e6
+    assert 90 <= gap_ms < 90 + 60, (close, opened)
+    verdict = after[kinds.index("cost", kinds.index("open"))]
+    resumed = verdict[8] == "1"
+    rest = kinds[kinds.index("cost", kinds.index("open")) + 1:]
+    # resumed: no repay until every write stops again; else one follows
+    assert resumed or "repay" in rest[:rest.index("open") if "open" in rest else None], after

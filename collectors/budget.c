@@ -150,6 +150,7 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 {
 	struct budget_sample m = *s;
 	double model, bought = inside_of(b->cost);	/* its price, as bought */
+	bool on_credit;
 
 	m.paced_cost = -1;
 	model = inside_of(budget_cost(&m, b->ncpu));
@@ -160,24 +161,16 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	pace_debt(b, s, model, b->pace_check ? model : bought);
 	if (b->pace_check)
 		b->tokens_ns -= s->period_ns * model + BUDGET_WINDOW_LOSS_NS;
-	b->unpaced = false;
 	/* a pace check the pace priced, and credit left: every write again,
 	 * on it, and no second check before the credit is spent */
-	if (b->pace_check && s->paced_cost >= 0 && b->tokens_ns > 0) {
-		b->pace_check = false;
-		b->checked = true;
-		b->every_write = true;
+	on_credit = b->pace_check && s->paced_cost >= 0 && b->tokens_ns > 0;
+	b->unpaced = b->pace_check = false;
+	b->every_write = on_credit || b->cost <= b->budget;
+	if (b->every_write) {
+		b->checked = on_credit && b->cost > b->budget;
 		b->duty = 1;
 		return true;
 	}
-	if (b->cost <= b->budget) {
-		b->pace_check = b->checked = false;
-		b->every_write = true;
-		b->duty = 1;
-		return true;
-	}
-	b->every_write = false;
-	b->pace_check = false;
 	set_duty(b);
 	return false;
 }

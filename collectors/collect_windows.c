@@ -316,6 +316,13 @@ static struct {
 	double gap_rate;			/* < 0: none */
 } pace = { .gap_rate = -1 };
 
+/* the untraced gap, for the pace, begins (again) now */
+static void gap_begins(struct walscope_bpf *skel, unsigned long long now)
+{
+	pace.close_ns = now;
+	pace.close_n = syscw_line(skel, now);
+}
+
 /* the open window's pace against the gap's, as a cost (< 0: unknown) */
 static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
 {
@@ -467,8 +474,7 @@ static void detach_window(struct walscope_bpf *skel)
 
 		/* the untraced gap, for the pace, begins once all is off,
 		 * and again once the workload has settled */
-		pace.close_ns = now;
-		pace.close_n = syscw_line(skel, now);
+		gap_begins(skel, now);
 		pace.settle_ns = now + PACE_SETTLE_NS;
 
 		budget_drained(&bud, (double)(t0 - win.close_ns));
@@ -537,8 +543,7 @@ int step_windows(struct walscope_bpf *skel)
 	else if (!win.open && now >= win.next_ns)
 		open_window(skel);
 	else if (!win.open && pace.settle_ns && now >= pace.settle_ns) {
-		pace.close_ns = now;	/* the gap's pace, from here */
-		pace.close_n = syscw_line(skel, now);
+		gap_begins(skel, now);
 		pace.settle_ns = 0;
 	}
 	now = now_ns();
@@ -546,9 +551,10 @@ int step_windows(struct walscope_bpf *skel)
 		return 1;
 	if (win.open && env.budget > 0 && bud.every_write)
 		return BUDGET_POLL_MS;
-	/* a window's pace is read at the records' poll (POLL_MS) */
-	return ms_until(win.open ? win.close_ns : pace.settle_ns &&
-			pace.settle_ns < win.next_ns ? pace.settle_ns : win.next_ns, now);
+	if (win.open)	/* its pace is read at the records' poll (POLL_MS) */
+		return ms_until(win.close_ns, now);
+	return ms_until(pace.settle_ns && pace.settle_ns < win.next_ns ?
+			pace.settle_ns : win.next_ns, now);
 }
 
 /* windows.tsv opened and the schedule begun; -1 when the file cannot be */

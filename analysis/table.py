@@ -1,6 +1,8 @@
 """The breakdown table trace_wal.py prints (80 columns)."""
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from analysis import selfcheck, threadtime
@@ -94,6 +96,16 @@ def format_table(summary: dict[str, Any]) -> str:
     return partial_lines(summary) + out
 
 
+# past this cost, a budget that records every write is no budget: full mode is named
+EVERY_WRITE_HINT_MAX = 0.25
+
+
+def budget_for_every_write(cost: float) -> int:
+    """The --budget (percent) at which the run's median cost estimate, a
+    fifth over for its spread between estimates, traces every write."""
+    return math.ceil(cost * 100 * 1.2)
+
+
 def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
     """--mode budget: what was recorded, and why (the cost estimate)."""
     cost = b.get("cost_median")
@@ -113,8 +125,11 @@ def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
     approx = "" if how == "counted" else "~"
     of = f"of {approx}{total:,.0f} writes ({share * 100:.1f}%; {how})" \
         if total and share is not None else "writes (the total is unknown)"
+    hint = "" if cost is None or cost <= b["budget"] else \
+        f" (--budget {budget_for_every_write(cost)} records every write)" \
+        if cost <= EVERY_WRITE_HINT_MAX else " (--mode full records every write, at that cost)"
     return [f"recorded: {b['recorded']} {of}",
-            f"budget {b['budget'] * 100:g}%: every write would cost {est} of throughput;",
+            f"budget {b['budget'] * 100:g}%: every write would cost {est} of throughput{hint};",
             f"  {w.get('count', 0)} window{'' if w.get('count') == 1 else 's'} of "
             f"{w.get('mean_ms', 0):.0f} ms took "
             f"{(w.get('duty') or 0) * 100:.1f}% of the run"]

@@ -132,3 +132,17 @@ def test_writes_between_windows_are_estimated_at_the_untraced_rate():
     assert every["every_write"] and every["share"] == 1.0
     windowed = W.summarize_budget(costs, win, 1_010_000_000, 0.02, 800)
     assert not windowed["every_write"] and windowed["share"] < 0.01
+
+
+def test_the_table_names_the_budget_that_records_every_write():
+    """A synced run priced over the budget says which --budget records
+    every write; a cost past a quarter points at --mode full instead."""
+    from analysis.table import budget_lines
+    w = {"count": 2, "mean_ms": 182, "duty": 0.25}
+    b = {"budget": 0.02, "recorded": 1862, "estimated_total": 5912, "share": 0.315,
+         "estimated_from": "write syscalls", "every_write": False}
+    synced = budget_lines({**b, "cost_median": 0.07}, w)[1]
+    assert "every write would cost ~7.0% of throughput (--budget 9 records every write);" \
+        in synced
+    assert "--mode full records every write" in budget_lines({**b, "cost_median": 2.03}, w)[1]
+    assert "records every write" not in budget_lines({**b, "cost_median": 0.015}, w)[1]

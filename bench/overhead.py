@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
+from bench.cells import MANY_CORE  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
@@ -56,11 +57,6 @@ WORKLOADS = {  # name: db_bench args (num per thread sized for ~1-3 s untraced)
                          "--benchmark_write_rate_limit=34800"],
     "sync-on-300ps-4t": ["--sync=true", "--threads=4", "--num=375",
                          "--benchmark_write_rate_limit=34800"],
-}
-# 16 threads, for a lent many-core machine (not in the default selection)
-MANY_CORE = {
-    "sync-on-16t": ["--sync=true", "--threads=16", "--num=1000"],
-    "sync-off-16t": ["--sync=false", "--threads=16", "--num=25000"],
 }
 TWO_CORE = list(WORKLOADS)
 WORKLOADS.update(MANY_CORE)

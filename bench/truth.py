@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.cells import MANY_CORE  # noqa: E402
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -45,12 +47,6 @@ WORKLOADS = {   # db_bench fillrandom, ~1-2 s untraced; the SQLite driver 4 s
     # two writers that take turns at the database lock (study 004's cell
     # read 51x in the default mode)
     "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
-}
-# where cores outnumber the threads, or 16 threads meet 16 cores (a lent
-# many-core machine; not in the default selection)
-MANY_CORE = {
-    "sync-on-16t": ["--sync=true", "--threads=16", "--num=1000"],
-    "sync-off-16t": ["--sync=false", "--threads=16", "--num=25000"],
 }
 TWO_CORE = list(WORKLOADS)
 WORKLOADS.update(MANY_CORE)

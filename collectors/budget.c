@@ -149,12 +149,13 @@ static void pace_debt(struct budget *b, const struct budget_sample *s, double mo
 bool budget_after_window(struct budget *b, const struct budget_sample *s)
 {
 	struct budget_sample m = *s;
-	double model, bought = inside_of(b->cost);	/* its price, as bought */
+	double model_cost, model, bought = inside_of(b->cost);	/* its price, as bought */
 	bool on_credit;
 
-	m.paced_cost = -1;
-	model = inside_of(budget_cost(&m, b->ncpu));
-	b->cost = budget_cost(s, b->ncpu);
+	m.paced_cost = -1;	/* the probes' price alone, then the pace's floor */
+	model_cost = budget_cost(&m, b->ncpu);
+	model = inside_of(model_cost);
+	b->cost = fmax(model_cost, s->paced_cost);
 	b->estimates++;
 	/* a pace check is paid from the credit: its window at the model's
 	 * price (the debt has the rest) and its edges */

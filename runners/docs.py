@@ -165,6 +165,8 @@ OVERHEAD_ROWS = {  # bench/overhead.py's workloads, as the README names them
     "sync-off-4t": "db_bench, sync=false, 4 threads",
     "sqlite-delete-2c": "SQLite TPC-C-like, DELETE journal, 2 clients",
     "sqlite-wal-2c": "SQLite TPC-C-like, WAL journal, 2 clients",
+    "sync-on-300ps-1t": "db_bench, sync=true, 1 thread, ~300 writes/s",
+    "sync-on-300ps-4t": "db_bench, sync=true, 4 threads, ~300 writes/s together",
     "sync-on-16t": "db_bench, sync=true, 16 threads",
     "sync-off-16t": "db_bench, sync=false, 16 threads",
 }
@@ -196,10 +198,28 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
                      if b.get("every_write_runs") == len(b["ratios"]) else
                      f"{share * 100:.1f}% of writes")
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    rows += other_budgets(data)
     rows += ["", "\\* each run started once the disks had gone quiet after the "
              "last one (`bench/overhead.py`'s default since 2026-11-24); "
              "x5: runs 5 times as long as the workload's own (`bench/overhead.py --scale 5`)"]
     return "\n".join(rows)
+
+
+def other_budgets(data: dict) -> list[str]:
+    """The cells measured at a --budget other than the default's
+    (walscope-budgetN), a line each under the table."""
+    out = []
+    for w, name in OVERHEAD_ROWS.items():
+        for tool, c in sorted(data.get(w, {}).items()):
+            n = tool.removeprefix("walscope-budget")
+            if not tool.startswith("walscope-budget") or not n:
+                continue
+            rec = (f"every write ({c['every_write_runs']}/{len(c['ratios'])} runs)"
+                   if c.get("every_write_runs") == len(c["ratios"]) else
+                   f"{c.get('recorded_share_median', 0) * 100:.1f}% of writes")
+            out.append(f"- `--budget {n}`, {name}: {c['median']:.2f} "
+                       f"({len(c['ratios'])}){'*' if c.get('settled') else ''}, {rec}")
+    return ["", "At other budgets:", ""] + out if out else []
 
 
 def runs_longer(cell: dict) -> str:

@@ -185,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the pace says more, the next window waits until the "
                         "budget has paid the difference, and a window closes "
                         "once it has lost what it was priced at), and a "
-                        "workload that quiets down is recorded whole again "
+                        "workload that quiets down is recorded whole again; "
+                        "where windows were needed, the table names the budget "
+                        "that would have recorded every write "
                         f"(default: {defaults.BUDGET * 100:g}%%)")
     p.add_argument("--dataset", type=Path, metavar="DIR",
                    help="also add the run to this dataset (Hive-partitioned "

@@ -197,6 +197,12 @@ double budget_gap_ms(const struct budget *b);
  * far prices tracing at paced_cost (< 0: no pace): has it lost what its
  * length was bought for?  Then it closes now */
 bool budget_window_spent(const struct budget *b, double elapsed_ns, double paced_cost);
+/* the workload's pace, its write syscalls a second in the gap before a
+ * window (gap_rate) over those inside it, as a cost: at least 0 (a window
+ * that ran faster priced tracing at nothing, within the pace's noise: a
+ * synced db_bench check read -0.07 where the model said 0.055, and -0.02
+ * on 16 CPUs), and -1 where either rate is unknown */
+double budget_paced_cost(double gap_rate, double window_rate);
 /* how much longer the next window waits, for the budget to refill the
  * bucket: the credit every write spent and the debts the pace found (0
  * when it is full, or every write stopped for a pace check); the bucket is

@@ -8,6 +8,8 @@
  *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
  *   paced PERIOD_NS COST_PER_MILLE 0 0       (a window the workload's pace priced)
  *   pace COST_PER_MILLE 0 0 0                (the next window's pace, beside its probes)
+ *   rates GAP_PER_S WINDOW_PER_S 0 0         (the same, from the write syscalls a
+ *                                            second in its gap and inside it)
  *   spent ELAPSED_NS COST_PER_MILLE 0 0      (the open window's pace so far)
  * and for each, one line: "every|windows COST DUTY GAP_MS TOKENS_NS
  * WINDOW_MS DRAIN_MS REPAY_MS" (at least 50 ms windows; DRAIN_MS: how long a
@@ -40,6 +42,10 @@ int main(void)
 		s.paced_cost = -1;
 		if (!strcmp(kind, "pace")) {	/* PERIOD_NS: per mille */
 			pace = s.period_ns / 1000.0;
+			continue;
+		}
+		if (!strcmp(kind, "rates")) {
+			pace = budget_paced_cost((double)s.period_ns, s.probe_ns);
 			continue;
 		}
 		if (!strcmp(kind, "spent")) {

@@ -333,7 +333,7 @@ static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
 	    n < pace.open_n + PACE_MIN_SYSCALLS)
 		return -1;
 	rate = (double)(n - pace.open_n) / (now - pace.open_ns);
-	return pace.gap_rate / rate - 1;
+	return budget_paced_cost(pace.gap_rate, rate);
 }
 
 /*

@@ -5,7 +5,8 @@ For db_bench fillrandom with sync=true/false and 1/4 threads, runs each tool
 A/B interleaved with an untraced run, several times, and reports the ratio
 of db_bench's ops/sec (median and spread) per tool, plus walscope's
 collector CPU time.  Tools: walscope --mode full|writes|sample|window (and
-sample --sched: with the sched_switch programs), strace -f and
+sample --sched: with the sched_switch programs; full-nostacks: full without
+off-CPU stacks), strace -f and
 perf trace on the same syscalls, and bpftrace with the same uprobes as
 --mode full; and untraced-again, an untraced run against an untraced run,
 whose spread is the noise floor any other figure must be read against.
@@ -189,7 +190,8 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
         out = p.stdout
     elif tool.startswith("walscope-"):
         mode = tool.split("-")[1]
-        flags = ["--sched"] if tool.endswith("-sched") else []
+        flags = ["--sched"] if tool.endswith("-sched") else \
+            ["--no-offcpu-stacks"] if tool.endswith("-nostacks") else []
         if mode == "everywrite":   # the default's every-write state, kept all run
             mode, flags = "budget", ["--budget", "50"]
         elif mode.startswith("budget") and mode[6:]:   # walscope-budget1: --budget 1

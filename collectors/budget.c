@@ -70,8 +70,9 @@ static void set_duty(struct budget *b)
 
 	/* long enough that its inside, not its edges, is most of its cost;
 	 * but the first after every write was traced on the model's word is
-	 * the shortest, so that the workload's pace prices it cheaply */
-	b->window_ns = b->unpaced ? b->min_window_ns :
+	 * the shortest, so that the workload's pace prices it cheaply (and
+	 * the pace's lead longer: it counts from there) */
+	b->window_ns = b->unpaced ? b->min_window_ns + BUDGET_PACE_LEAD_NS :
 		       inside > 0 ? BUDGET_WINDOW_LOSS_NS / (BUDGET_AROUND_PER_INSIDE * inside)
 				  : BUDGET_WINDOW_MAX_NS;
 	if (b->window_ns < b->min_window_ns)

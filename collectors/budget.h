@@ -61,9 +61,10 @@
  * BUDGET_UNPACED_CREDIT_NS: there the model at 0.04-0.06 spent the 25 ms
  * of credit in 1.1-1.8 s of a 4 s run, and the pace after it said 0.8.
  * Then, once the model has spent what a check costs (BUDGET_WINDOW_LOSS_NS),
- * every write stops for a pace check: a gap (the collector's: 40 ms for
+ * every write stops for a pace check: a gap (the collector's: 80 ms for
  * the workload to settle after the detach, then a shortest window's
- * length) and a shortest window, the check's price paid from the credit.
+ * length) and a shortest window and the pace's lead
+ * (BUDGET_PACE_LEAD_NS), the check's price paid from the credit.
  * Where the pace priced it and credit is left, every write resumes, and
  * is not checked again until the credit is spent (once a spell).  Writes in flight at a
  * close the pace has not priced yet hold the probes for the shortest
@@ -110,6 +111,12 @@
  * and is still traced whole; on the 16-CPU device, SQLite's DELETE
  * journal spent it in 1.1-1.8 s at a tenth of its price */
 #define BUDGET_UNPACED_CREDIT_NS 250000000.0
+/* the pace inside a window is counted from this long after its open,
+ * and a pace check's window is this much longer than the shortest: 16
+ * synced writers on 16 CPUs ran at full speed for 10-20 ms after an
+ * attach, then at 0.69 (bench/results/many_cores/window_cost.md), and a
+ * 50 ms check counted from its open read their cost as nothing */
+#define BUDGET_PACE_LEAD_NS	20000000.0
 /* a wait to repay the credit and what the pace found owing is at most an
  * hour (a budget of a millionth would wait months) */
 #define BUDGET_REPAY_MAX_NS	3.6e12

@@ -53,10 +53,10 @@ def test_a_fast_workload_backs_off_once_the_burst_is_spent(check):
     cost, duty, gap = (float(x) for x in got[first][1:4])
     window = float(got[first][5])
     assert cost == pytest.approx(1500 / 700, rel=1e-3)
-    # the first window is the shortest: the workload's pace prices it
-    # before a long one is bought on the model's word
+    # the first window is the shortest, and the pace's 20 ms lead: the
+    # workload's pace prices it before a long one is bought on the model's word
     inside = cost / (1 + cost)
-    assert window == 50
+    assert window == 50 + 20
     # a window of W loses W x cost / (1 + cost) inside and 10 ms around it
     assert duty == pytest.approx(0.02 * window / (window * inside + 10), rel=1e-3)
     assert gap == pytest.approx(window * (1 - duty) / duty, rel=1e-3)
@@ -201,7 +201,7 @@ def test_what_the_pace_finds_the_model_underpriced_is_paid_for_by_waiting(check)
     got = run(check, 0.02, 16, start + [("pace", 750, 0, 0, 0), window])
     first = got[checked - 1]
     assert first[0] == "windows" and float(first[7]) == 0    # credit left
-    assert float(first[5]) == 50    # the check's window is the shortest
+    assert float(first[5]) == 70    # the check's: the shortest and the pace's lead
     spent = checked * 94 * inside + 50 * w
     debt = spent * ((0.75 / 1.75) / w - 1)
     owed = -(tokens - debt - (50 * w + 10))

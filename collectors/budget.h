@@ -55,8 +55,9 @@
  * is a debt, taken from the bucket, and the next window waits until the
  * budget has refilled it (budget_repay_ns, at most an hour): over a run
  * the cost again stays within budget x time, by the workload's own pace.  The first window after
- * every write was traced is the shortest (--window-ms): a long one priced
- * by the model alone was 640-750 ms of a 4 s run there, at 10x the price.
+ * every write was traced is the shortest (--window-ms) and the pace's
+ * lead (BUDGET_PACE_LEAD_NS): a long one priced by the model alone was
+ * 640-750 ms of a 4 s run there, at 10x the price.
  * The credit itself is spent on the model's word for at most
  * BUDGET_UNPACED_CREDIT_NS: there the model at 0.04-0.06 spent the 25 ms
  * of credit in 1.1-1.8 s of a 4 s run, and the pace after it said 0.8.
@@ -105,14 +106,17 @@
 #define BUDGET_WINDOW_MAX_NS	1000000000.0
 /* every write traced on credit on the model's word alone, at most this
  * long before the workload's pace checks its price: then the probes come
- * off for the shortest window's length, a shortest window follows, and
- * the pace inside it prices the credit spent (budget.h, above).  A
+ * off for the collector's settle (80 ms) and the shortest window's
+ * length, a window as long as the shortest and the pace's lead follows,
+ * and the pace inside it prices the credit spent (budget.h, above).  A
  * 1000-write synced db_bench run spends its credit in ~0.23 s on this VM,
  * and is still traced whole; on the 16-CPU device, SQLite's DELETE
  * journal spent it in 1.1-1.8 s at a tenth of its price */
 #define BUDGET_UNPACED_CREDIT_NS 250000000.0
 /* the pace inside a window is counted from this long after its open,
- * and a pace check's window is this much longer than the shortest: 16
+ * and the first window after every write stopped (a pace check's, or
+ * the first once the credit is spent) is this much longer than the
+ * shortest, and not cut before its due end: 16
  * synced writers on 16 CPUs ran at full speed for 10-20 ms after an
  * attach, then at 0.69 (bench/results/many_cores/window_cost.md), and a
  * 50 ms check counted from its open read their cost as nothing */

@@ -358,19 +358,23 @@ static void lead_ends(struct walscope_bpf *skel, unsigned long long now)
 /*
  * --budget, a window open: has the workload's pace inside it so far said
  * it lost what it was priced at (budget_window_spent)?  Then a "spent"
- * line, and it closes now.  Read once the shortest window has passed.
+ * line, and it closes now.  Read once the pace has counted the shortest
+ * window's length, from its lead's end: a check's window (the shortest
+ * and the lead) is not cut, and what a window lost is its time since then
+ * at its pace (the lead ran at most at that pace).
  */
 static bool window_spent(struct walscope_bpf *skel, unsigned long long now)
 {
 	static unsigned long long last;	/* read at most every BUDGET_POLL_MS */
 	double cost;
 
-	if (bud.every_write || now < win.open_ns + (unsigned long long)bud.min_window_ns ||
+	if (bud.every_write || pace.lead_ns ||
+	    now < pace.open_ns + (unsigned long long)bud.min_window_ns ||
 	    now < last + BUDGET_POLL_MS * 1000000ULL)
 		return false;
 	last = now;
 	cost = paced_cost(skel, now);
-	if (!budget_window_spent(&bud, (double)(now - win.open_ns), cost))
+	if (!budget_window_spent(&bud, (double)(now - pace.open_ns), cost))
 		return false;
 	window_line("spent\t%llu\t%.6f\n", now, cost);
 	return true;
@@ -423,7 +427,9 @@ static void open_window(struct walscope_bpf *skel)
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
 	pace.open_n = syscw_line(skel, win.open_ns);
 	pace.open_ns = win.open_ns;
-	pace.lead_ns = win.open_ns + (unsigned long long)BUDGET_PACE_LEAD_NS;
+	/* --budget's windows: their pace counts from the lead's end */
+	pace.lead_ns = env.budget > 0 && !bud.every_write ?
+		       win.open_ns + (unsigned long long)BUDGET_PACE_LEAD_NS : 0;
 	if (env.budget > 0)
 		sample_start(skel, win.open_ns);
 }
@@ -556,8 +562,13 @@ int step_windows(struct walscope_bpf *skel)
 			window_due(skel, now);
 		return win.draining ? 1 : BUDGET_POLL_MS;
 	}
-	if (win.open && env.budget > 0 && pace.lead_ns && now >= pace.lead_ns)
-		lead_ends(skel, now);
+	/* a lead that ends with its window's due close: the pace counts
+	 * from the open (from now it would count nothing) */
+	if (win.open && pace.lead_ns && now >= pace.lead_ns) {
+		if (now < win.close_ns)
+			lead_ends(skel, now);
+		pace.lead_ns = 0;
+	}
 	if (win.open && now < win.close_ns && env.budget > 0 && window_spent(skel, now))
 		win.close_ns = now;	/* its price is lost: due now */
 	if (win.open && now >= win.close_ns)

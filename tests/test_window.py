@@ -376,6 +376,10 @@ def test_the_pace_checks_the_credit_before_every_write_spends_it(tmp_path):
     assert 130 <= gap_ms < 130 + 60, (close, opened)
     verdict = after[kinds.index("cost", kinds.index("open"))]
     resumed = verdict[8] == "1"
+    # the check's window runs its due length, the shortest and the pace's
+    # 20 ms lead, uncut: its pace counts from the lead's end
+    assert "spent" not in kinds[kinds.index("open"):kinds.index("cost", kinds.index("open"))]
+    assert int(verdict[1]) - int(opened[1]) >= 70e6, (opened, verdict)
     rest = kinds[kinds.index("cost", kinds.index("open")) + 1:]
     # resumed: no repay until every write stops again; else one follows
     assert resumed or "repay" in rest[:rest.index("open") if "open" in rest else None], after

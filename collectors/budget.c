@@ -19,6 +19,7 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->credit_ns = 0;
 	b->pace_check = false;
 	b->checked = false;
+	b->group_check = b->group_checked = false;
 	b->estimates = 0;
 }
 
@@ -87,19 +88,36 @@ static void set_duty(struct budget *b)
 	b->duty = d < BUDGET_MIN_DUTY ? BUDGET_MIN_DUTY : d > 1 ? 1 : d;
 }
 
+/* busy writers whose writes went in groups: the model cannot price them
+ * alone */
+static bool grouped(const struct budget_sample *s)
+{
+	unsigned int threads = s->threads ? s->threads : 1;
+
+	return s->writes && s->followers >= s->writes * BUDGET_GROUPED_SHARE &&
+	       s->busy_ns >= BUDGET_GROUPED_BUSY * s->period_ns * threads;
+}
+
 bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 {
 	double inside;
+	bool over, group;
 
 	b->cost = budget_cost(s, b->ncpu);
 	inside = inside_of(b->cost);
 	b->estimates++;
-	if (b->cost <= b->budget) {
+	over = b->cost > b->budget;
+	/* within the budget on the model's word alone: grouped writes no
+	 * pace has priced yet */
+	group = !over && grouped(s) && !b->group_checked;
+	if (!over && !group) {
 		/* a stretch within the budget owes nothing, whatever the
 		 * pace says later; a spell of credit begins afresh after it */
 		b->model_spent_ns = b->charged_ns = b->credit_ns = 0;
 		b->checked = false;
-	} else {	/* spent on credit, on the model's word and price */
+		if (!grouped(s))
+			b->group_checked = false;
+	} else {	/* spent on the model's word and price */
 		b->model_spent_ns += s->period_ns * inside;
 		b->charged_ns += s->period_ns * inside;
 		b->credit_ns += s->period_ns;
@@ -107,12 +125,16 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 	b->tokens_ns += s->period_ns * (b->budget - inside);
 	if (b->tokens_ns > BUDGET_BURST_NS)
 		b->tokens_ns = BUDGET_BURST_NS;
-	/* checked once a spell, and only once the model has spent what a
-	 * check costs: it guards no more than that */
-	b->pace_check = b->cost > b->budget && b->tokens_ns > 0 && !b->checked &&
-			b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
-			b->model_spent_ns >= BUDGET_WINDOW_LOSS_NS;
-	if (b->cost <= b->budget || (b->tokens_ns > 0 && !b->pace_check))
+	/* credit is checked once a spell, and only once the model has spent
+	 * what a check costs: it guards no more than that; grouped writes
+	 * once, the model's spend being what it cannot tell */
+	b->group_check = group && b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
+			 b->tokens_ns > 0;
+	b->pace_check = b->group_check ||
+			(over && b->tokens_ns > 0 && !b->checked &&
+			 b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
+			 b->model_spent_ns >= BUDGET_WINDOW_LOSS_NS);
+	if (!b->pace_check && (!over || b->tokens_ns > 0))
 		return true;
 	b->every_write = false;
 	b->unpaced = true;
@@ -166,7 +188,12 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	/* a pace check the pace priced, and credit left: every write again,
 	 * on it, and no second check before the credit is spent */
 	on_credit = b->pace_check && s->paced_cost >= 0 && b->tokens_ns > 0;
-	b->unpaced = b->pace_check = false;
+	/* grouped writes are checked once (where too few write syscalls
+	 * left the pace blind, the model's word stands: not checked again
+	 * every 380 ms) */
+	if (b->group_check)
+		b->group_checked = true;
+	b->unpaced = b->pace_check = b->group_check = false;
 	b->every_write = on_credit || b->cost <= b->budget;
 	if (b->every_write) {
 		b->checked = on_credit && b->cost > b->budget;

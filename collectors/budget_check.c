@@ -3,6 +3,10 @@
  * budget_check - drives the budget's schedule (budget.c) from stdin, for
  * tests: "BUDGET NCPU" first, then one sample a line,
  *   every PERIOD_NS PROBE_NS WRITES THREADS   (judged while every write is traced)
+ *   grouped PERIOD_NS PROBE_NS WRITES THREADS (the same, three in four writes
+ *                                            carried by another's group, the
+ *                                            threads always in a write)
+ *   bursts PERIOD_NS PROBE_NS WRITES THREADS  (grouped, in a write 2% of the time)
  *   window PERIOD_NS PROBE_NS WRITES THREADS  (what a window saw)
  *   drain NS 0 0 0                            (how long it stayed for its writes)
  *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
@@ -40,6 +44,16 @@ int main(void)
 		s.all_probe_ns = 0;
 		s.all_period_ns = 0;
 		s.paced_cost = -1;
+		s.followers = 0;
+		s.busy_ns = 0;
+		if (!strcmp(kind, "grouped") || !strcmp(kind, "bursts")) {
+			s.followers = s.writes * 3 / 4;
+			/* busy: each thread in a write all the sample long;
+			 * bursts: a fiftieth of it (a rate limiter's) */
+			s.busy_ns = (double)s.period_ns * s.threads *
+				    (!strcmp(kind, "grouped") ? 1 : 0.02);
+			strcpy(kind, "every");
+		}
 		if (!strcmp(kind, "pace")) {	/* PERIOD_NS: per mille */
 			pace = s.period_ns / 1000.0;
 			continue;

@@ -59,6 +59,8 @@ static struct {
 	double probe_ns;		/* in its writes, by their records */
 	unsigned long long lo_ns, hi_ns;	/* its writes' span */
 	unsigned long long writes;
+	unsigned long long followers;	/* carried by another's group */
+	double busy_ns;			/* its writes' time, summed */
 	__u32 tids[MAX_WRITERS];
 	unsigned int threads;
 } sample;
@@ -115,6 +117,10 @@ void sample_write(const struct ws_write_rec *w)
 	if (w->start_ns + w->dur_ns > sample.hi_ns)
 		sample.hi_ns = w->start_ns + w->dur_ns;
 	sample.writes++;
+	sample.busy_ns += w->dur_ns;
+	/* SQLite's transactions have no groups: none follows */
+	if (w->engine != WS_ENGINE_SQLITE && !(w->flags & WS_WF_LEADER))
+		sample.followers++;
 	for (i = 0; i < sample.threads && i < MAX_WRITERS; i++)
 		if (sample.tids[i] == w->tid)
 			return;
@@ -159,6 +165,8 @@ static void sample_start(struct walscope_bpf *skel, unsigned long long now)
 	sample.probe_ns = 0;
 	sample.lo_ns = sample.hi_ns = 0;
 	sample.writes = 0;
+	sample.followers = 0;
+	sample.busy_ns = 0;
 	sample.threads = 0;
 }
 
@@ -182,6 +190,8 @@ static struct budget_sample sample_take(struct walscope_bpf *skel,
 		      sample.hi_ns - sample.lo_ns : now - sample.since_ns;
 	s.writes = sample.writes;
 	s.threads = sample.threads;
+	s.followers = sample.followers;
+	s.busy_ns = sample.busy_ns;
 	return s;
 }
 

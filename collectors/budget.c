@@ -206,10 +206,9 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 
 double budget_paced_cost(double gap_rate, double window_rate)
 {
-	if (gap_rate <= 0 || window_rate <= 0)
+	if (gap_rate <= 0 || window_rate <= 0 || gap_rate < window_rate)
 		return -1;
-	/* a window that ran faster than its gap priced tracing at nothing */
-	return fmax(gap_rate / window_rate - 1, 0);
+	return gap_rate / window_rate - 1;
 }
 
 bool budget_window_spent(const struct budget *b, double elapsed_ns, double paced_cost)

@@ -231,10 +231,14 @@ double budget_gap_ms(const struct budget *b);
  * length was bought for?  Then it closes now */
 bool budget_window_spent(const struct budget *b, double elapsed_ns, double paced_cost);
 /* the workload's pace, its write syscalls a second in the gap before a
- * window (gap_rate) over those inside it, as a cost: at least 0 (a window
- * that ran faster priced tracing at nothing, within the pace's noise: a
- * synced db_bench check read -0.07 where the model said 0.055, and -0.02
- * on 16 CPUs), and -1 where either rate is unknown */
+ * window (gap_rate) over those inside it, as a cost; -1 (none) where
+ * either rate is unknown, and where the window ran faster than its gap.
+ * That is noise around a small cost, or a pace the gap misread (16
+ * synced writers on 16 CPUs, 40 ms after a detach, still recovering:
+ * -0.02 against their 0.45), not a price of nothing: taken as one, a
+ * check resumed every write on credit on a coin flip, and SQLite's DELETE
+ * cell, whose 50-70 ms paces read 0.14-0.72 around a cost of ~0.5, fell
+ * from 1.00 to 0.93 of untraced (12 pairs each, bench/results/NOTES.md) */
 double budget_paced_cost(double gap_rate, double window_rate);
 /* how much longer the next window waits, for the budget to refill the
  * bucket: the credit every write spent and the debts the pace found (0

@@ -334,23 +334,23 @@ def test_a_window_closes_once_its_pace_says_it_lost_what_it_was_priced_at(check)
     assert spent(check, [("spent", 10_000 * MS, 3000, 0, 0)]) == [0]
 
 
-def test_a_check_whose_window_ran_faster_than_its_gap_priced_the_credit(check):
+def test_a_check_whose_window_ran_faster_than_its_gap_has_no_price(check):
     """A synced db_bench check on this VM (windows.tsv): 271 write syscalls
     in the 50 ms gap, 295 in the 51 ms window, a pace of -0.07 against the
-    model's 0.055.  That is a price (nothing, within the pace's noise), not
-    a missing one: every write resumes on the credit left, as where the
-    pace read 0.05; it had been taken for "no pace", and the credit repaid."""
+    model's 0.055.  That is noise, or a gap still recovering from the
+    detach, not a price of nothing: priced at 0, every write resumed on
+    credit on a coin flip, and SQLite's DELETE cell fell from 1.00 to 0.93
+    of untraced.  No price: windows, the credit repaid, as where the pace
+    could not be read; a pace at or above the model resumes every write."""
     sample = ("every", 94 * MS, 5200 * US, 66, 1)            # model 0.062
     start = [sample] * 3                                      # then the check
     window = ("window", 50 * MS, 2900 * US, 33, 1)
     faster = run(check, 0.02, 16, start + [("rates", 5420, 5784, 0, 0), window])
-    priced = run(check, 0.02, 16, start + [("pace", 50, 0, 0, 0), window])
-    assert faster[-1][0] == "every" and float(faster[-1][7]) == 0
-    assert faster[-1][4] == priced[-1][4]         # the same credit left
-    assert float(faster[-1][1]) == pytest.approx(float(priced[-1][1]))   # the model's
-    # a pace with no rate on one side is still none: windows, the credit repaid
     blind = run(check, 0.02, 16, start + [("rates", 5420, 0, 0, 0), window])
-    assert blind[-1][0] == "windows" and float(blind[-1][7]) > 0
+    assert faster[-1][0] == "windows" and float(faster[-1][7]) > 0
+    assert faster[-1] == blind[-1]
+    slower = run(check, 0.02, 16, start + [("rates", 5784, 5420, 0, 0), window])
+    assert slower[-1][0] == "every" and float(slower[-1][7]) == 0
 
 
 def test_grouped_writes_within_the_budget_are_checked_by_the_pace_once(check):

@@ -101,21 +101,22 @@ static bool grouped(const struct budget_sample *s)
 bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 {
 	double inside;
-	bool over, group;
+	bool over, in_groups, group;
 
 	b->cost = budget_cost(s, b->ncpu);
 	inside = inside_of(b->cost);
 	b->estimates++;
 	over = b->cost > b->budget;
+	in_groups = grouped(s);
 	/* within the budget on the model's word alone: grouped writes no
 	 * pace has priced yet */
-	group = !over && grouped(s) && !b->group_checked;
+	group = !over && in_groups && !b->group_checked;
 	if (!over && !group) {
 		/* a stretch within the budget owes nothing, whatever the
 		 * pace says later; a spell of credit begins afresh after it */
 		b->model_spent_ns = b->charged_ns = b->credit_ns = 0;
 		b->checked = false;
-		if (!grouped(s))
+		if (!in_groups)
 			b->group_checked = false;
 	} else {	/* spent on the model's word and price */
 		b->model_spent_ns += s->period_ns * inside;

@@ -13,7 +13,7 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->duty = 1;
 	b->tokens_ns = BUDGET_BURST_NS;
 	b->drain_ns = 0;
-	b->model_spent_ns = 0;
+	b->model_spent_ns = b->traced_ns = 0;
 	b->unpaced = false;
 	b->charged_ns = 0;
 	b->credit_ns = 0;
@@ -114,12 +114,13 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 	if (!over && !group) {
 		/* a stretch within the budget owes nothing, whatever the
 		 * pace says later; a spell of credit begins afresh after it */
-		b->model_spent_ns = b->charged_ns = b->credit_ns = 0;
+		b->model_spent_ns = b->traced_ns = b->charged_ns = b->credit_ns = 0;
 		b->checked = false;
 		if (!in_groups)
 			b->group_checked = false;
 	} else {	/* spent on the model's word and price */
 		b->model_spent_ns += s->period_ns * inside;
+		b->traced_ns += s->period_ns;
 		b->charged_ns += s->period_ns * inside;
 		b->credit_ns += s->period_ns;
 	}
@@ -147,8 +148,10 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 }
 
 /*
- * What the model spent since the pace last priced it, scaled by the pace's
- * price over the model's in this window, is what tracing lost; less what
+ * What the model spent since the pace last priced it, scaled by the price
+ * (the pace's, or the model's where that is more) over the model's in this
+ * window, or the time traced since then at the pace's own price where that
+ * is more (the model's reading moved), is what tracing lost; less what
  * the credit and the duty were charged for it (every write at the model's
  * price, a window at the price it was bought at), it is owed.  A window
  * without a pace (none before it, or too few write syscalls) is priced by
@@ -157,17 +160,20 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 static void pace_debt(struct budget *b, const struct budget_sample *s, double model,
 		      double charged)
 {
-	double paced, owed;
+	double paced, lost, owed;
 
 	b->model_spent_ns += s->period_ns * model;
+	b->traced_ns += s->period_ns;
 	b->charged_ns += s->period_ns * charged;
 	if (s->paced_cost < 0)
 		return;
 	paced = inside_of(b->cost);
-	owed = model > 0 ? b->model_spent_ns * paced / model - b->charged_ns : 0;
+	lost = fmax(model > 0 ? b->model_spent_ns * paced / model : 0,
+		    b->traced_ns * inside_of(s->paced_cost));
+	owed = model > 0 ? lost - b->charged_ns : 0;
 	if (owed > 0)
 		b->tokens_ns -= owed;
-	b->model_spent_ns = b->charged_ns = 0;
+	b->model_spent_ns = b->traced_ns = b->charged_ns = 0;
 }
 
 bool budget_after_window(struct budget *b, const struct budget_sample *s)

@@ -49,7 +49,12 @@
  * workload's own pace inside the next window said 0.75 (bench/results/NOTES.md,
  * sixth session).  So
  * what the model says tracing lost is kept (model_spent_ns) until the pace
- * prices a window, scaled by the pace's price over the model's there; less
+ * prices a window, scaled by the pace's price over the model's there, or
+ * the time traced meanwhile at the pace's price, whichever is more (the
+ * model's own reading moves with what the pace cannot see: two SQLite
+ * DELETE clients on 2 CPUs read 0.044 while both wrote and 0.12 in the
+ * check, where one starved the other, and the ratio there made ~250 ms of
+ * every write at the pace's 0.3 a 23 ms debt, not 59); less
  * what the credit and the duty were charged for it (charged_ns: every
  * write at the model's price, a window at the price it was bought at), it
  * is a debt, taken from the bucket, and the next window waits until the
@@ -190,6 +195,7 @@ struct budget {
 				 * their close, for writes in flight (mean) */
 	double model_spent_ns;	/* work the probe-time model says tracing
 				 * lost since the pace last priced it */
+	double traced_ns;	/* the time traced over that stretch */
 	bool unpaced;		/* the next window is the first since every
 				 * write was traced on the model's word */
 	double charged_ns;	/* what the credit and the duty were charged

@@ -31,7 +31,7 @@ SEED = 1
 # interval is far too narrow (with one it is a point; docs/attribution.md)
 MIN_WINDOWS = 10
 COST_COLS = ["ts_ns", "cost", "duty", "writes", "threads", "probe_ns", "period_ns",
-             "every_write", "tokens_ns"]
+             "every_write", "tokens_ns", "sleeps"]
 
 
 def lines_of(run_dir: Path, kind: str, fields: int) -> list[list[str]]:
@@ -111,8 +111,12 @@ def read_costs(run_dir: Path) -> tuple[pd.DataFrame, int | None]:
     """The budget's estimates (one row a "cost" line: the cost of tracing
     every write as a share of untraced throughput, the duty it gave, and
     the sample it rests on), and the run's end ("end" line) if written."""
-    rows = [v for f in lines_of(run_dir, "cost", len(COST_COLS))
-            if (v := numbers(f)) is not None]
+    # a run folder of a walscope before "sleeps" (2026-11-26) has one field
+    # fewer: its sleeps are unknown (NaN)
+    rows = sorted([v for f in lines_of(run_dir, "cost", len(COST_COLS))
+                   if (v := numbers(f)) is not None] +
+                  [[*v, float("nan")] for f in lines_of(run_dir, "cost", len(COST_COLS) - 1)
+                   if (v := numbers(f)) is not None], key=lambda v: v[0])
     ends = [v[0] for f in lines_of(run_dir, "end", 1) if (v := numbers(f, int)) is not None]
     return pd.DataFrame(rows, columns=COST_COLS), (ends[-1] if ends else None)
 

@@ -18,7 +18,7 @@ void budget_init(struct budget *b, double budget, int ncpu, unsigned long window
 	b->charged_ns = 0;
 	b->credit_ns = 0;
 	b->pace_check = false;
-	b->checked = false;
+	b->checked = b->slept = false;
 	b->group_check = b->group_checked = false;
 	b->estimates = 0;
 }
@@ -115,7 +115,7 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 		/* a stretch within the budget owes nothing, whatever the
 		 * pace says later; a spell of credit begins afresh after it */
 		b->model_spent_ns = b->traced_ns = b->charged_ns = b->credit_ns = 0;
-		b->checked = false;
+		b->checked = b->slept = false;
 		if (!in_groups)
 			b->group_checked = false;
 	} else {	/* spent on the model's word and price */
@@ -123,26 +123,28 @@ bool budget_keep_every_write(struct budget *b, const struct budget_sample *s)
 		b->traced_ns += s->period_ns;
 		b->charged_ns += s->period_ns * inside;
 		b->credit_ns += s->period_ns;
+		b->slept |= s->sleeps > 0;
 	}
 	b->tokens_ns += s->period_ns * (b->budget - inside);
 	if (b->tokens_ns > BUDGET_BURST_NS)
 		b->tokens_ns = BUDGET_BURST_NS;
 	/* credit is checked once a spell, and only once the model has spent
-	 * what a check costs: it guards no more than that; grouped writes
-	 * once, the model's spend being what it cannot tell */
+	 * what a check costs: it guards no more than that; at once where
+	 * writes slept, and grouped writes once, the model's spend being
+	 * what it cannot tell */
 	b->group_check = group && b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
 			 b->tokens_ns > 0;
 	b->pace_check = b->group_check ||
 			(over && b->tokens_ns > 0 && !b->checked &&
-			 b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
-			 b->model_spent_ns >= BUDGET_WINDOW_LOSS_NS);
+			 (b->slept || (b->credit_ns >= BUDGET_UNPACED_CREDIT_NS &&
+				       b->model_spent_ns >= BUDGET_WINDOW_LOSS_NS)));
 	if (!b->pace_check && (!over || b->tokens_ns > 0))
 		return true;
 	b->every_write = false;
 	b->unpaced = true;
 	b->credit_ns = 0;
 	if (!b->pace_check)	/* the credit is spent: the spell is over */
-		b->checked = false;
+		b->checked = b->slept = false;
 	set_duty(b);
 	return false;
 }

@@ -7,6 +7,7 @@
  *                                            carried by another's group, the
  *                                            threads always in a write)
  *   bursts PERIOD_NS PROBE_NS WRITES THREADS  (grouped, in a write 2% of the time)
+ *   sleeps PERIOD_NS PROBE_NS WRITES THREADS  (every, some writes slept in it)
  *   window PERIOD_NS PROBE_NS WRITES THREADS  (what a window saw)
  *   drain NS 0 0 0                            (how long it stayed for its writes)
  *   reads PERIOD_NS PROBE_NS 0 0             (a window's hits all outside writes)
@@ -46,6 +47,11 @@ int main(void)
 		s.paced_cost = -1;
 		s.followers = 0;
 		s.busy_ns = 0;
+		s.sleeps = 0;
+		if (!strcmp(kind, "sleeps")) {
+			s.sleeps = 3;
+			strcpy(kind, "every");
+		}
 		if (!strcmp(kind, "grouped") || !strcmp(kind, "bursts")) {
 			s.followers = s.writes * 3 / 4;
 			/* busy: each thread in a write all the sample long;

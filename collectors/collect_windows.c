@@ -56,6 +56,7 @@ static struct {
 	unsigned long long since_ns;
 	__u64 hits[3];			/* uprobe, uretprobe, tracepoint
 					 * counters at since_ns */
+	__u64 sleeps;			/* CNT_WRITE_SLEEPS at since_ns */
 	double probe_ns;		/* in its writes, by their records */
 	unsigned long long lo_ns, hi_ns;	/* its writes' span */
 	unsigned long long writes;
@@ -161,6 +162,7 @@ static void read_hits(struct walscope_bpf *skel, __u64 hits[3])
 static void sample_start(struct walscope_bpf *skel, unsigned long long now)
 {
 	read_hits(skel, sample.hits);
+	sample.sleeps = counter(skel, CNT_WRITE_SLEEPS);
 	sample.since_ns = now;
 	sample.probe_ns = 0;
 	sample.lo_ns = sample.hi_ns = 0;
@@ -192,6 +194,7 @@ static struct budget_sample sample_take(struct walscope_bpf *skel,
 	s.threads = sample.threads;
 	s.followers = sample.followers;
 	s.busy_ns = sample.busy_ns;
+	s.sleeps = counter(skel, CNT_WRITE_SLEEPS) - sample.sleeps;
 	return s;
 }
 
@@ -393,9 +396,9 @@ static bool window_spent(struct walscope_bpf *skel, unsigned long long now)
 /* the budget's estimate, as windows.tsv keeps it */
 static void cost_line(const struct budget_sample *s)
 {
-	window_line("cost\t%llu\t%.6f\t%.6f\t%llu\t%u\t%.0f\t%llu\t%d\t%.0f\n",
+	window_line("cost\t%llu\t%.6f\t%.6f\t%llu\t%u\t%.0f\t%llu\t%d\t%.0f\t%llu\n",
 		    now_ns(), bud.cost, bud.duty, s->writes, s->threads,
-		    s->probe_ns, s->period_ns, bud.every_write, bud.tokens_ns);
+		    s->probe_ns, s->period_ns, bud.every_write, bud.tokens_ns, s->sleeps);
 }
 
 /* attach the window's programs and probes, then admit writes (until

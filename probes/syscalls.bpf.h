@@ -75,6 +75,8 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;
+	if (t->write_start && (nr == WS_NR_nanosleep || nr == WS_NR_clock_nanosleep))
+		count(CNT_WRITE_SLEEPS);
 	now = bpf_ktime_get_ns();
 	sys_begin(t, nr, now);
 	if (has_fd(nr)) {

@@ -369,7 +369,10 @@ enum ws_counter {
 	CNT_ROWS_CUT = 19,	/* rows let go: their window's probes left
 				 * while they were in flight (the drain gave
 				 * up), seen again in a later window */
-	CNT_NR = 20,
+	CNT_WRITE_SLEEPS = 20,	/* sleeps (nanosleep, clock_nanosleep) inside
+				 * writes: a lock's backoff, SQLite's busy
+				 * handler, a write stall (the budget) */
+	CNT_NR = 21,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

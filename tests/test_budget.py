@@ -265,6 +265,30 @@ def test_a_start_whose_model_read_lower_than_the_checks_owes_its_time_at_the_pac
     assert float(last[7]) == pytest.approx((25 - tokens) / 0.02, rel=1e-3)   # ~3.7 s
 
 
+def test_credit_where_writes_slept_is_checked_at_the_first_estimate(check):
+    """Two SQLite DELETE clients on this VM: one sleeps in the busy handler
+    while the other's probes hold the lock, the model read 0.044-0.12 and
+    the pace 0.2-0.3, and ~250 ms of every write on credit before the check
+    cost a 4 s run ~2%.  Where writes slept, the first estimate over the
+    budget stops every write for the pace's check; where none did, the
+    check waits for 250 ms of credit as before.  Within the budget a sleep
+    changes nothing (a server whose commits back off is recorded whole)."""
+    first = (74 * MS, 7_566_137, 71, 2)                      # model 0.054
+    kinds = lambda got: [g[0] for g in got]
+    slept = run(check, 0.02, 2, [("sleeps", *first)] + [("every", *first)] * 5)
+    assert kinds(slept)[0] == "windows"
+    assert float(slept[0][7]) == 0 and float(slept[0][5]) == 70   # a check
+    calm = run(check, 0.02, 2, [("every", *first)] * 6)
+    assert kinds(calm)[:3] == ["every"] * 3 and "windows" in kinds(calm)
+    at = kinds(calm).index("windows")
+    assert (at + 1) * 74 >= 250 and float(calm[at][7]) == 0       # the old check
+    # writes that begin to sleep later in the spell: checked then
+    later = run(check, 0.02, 2, [("every", *first), ("sleeps", *first)])
+    assert kinds(later) == ["every", "windows"] and float(later[1][7]) == 0
+    quiet = run(check, 0.02, 2, [("sleeps", 250 * MS, 250 * US, 10, 1)] * 20)
+    assert kinds(quiet) == ["every"] * 20
+
+
 def test_a_window_bought_at_the_paces_price_is_not_charged_twice(check):
     """A window the pace before it priced at 0.153 (the model: 0.05) was
     bought at 0.153: where the pace inside it says 0.153 again, nothing is

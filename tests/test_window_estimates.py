@@ -106,7 +106,7 @@ def test_the_budget_lines_are_read(tmp_path):
     RunFolder(tmp_path).windows_tsv.write_text(
         "budget\t0.020000\t25000000\t10000000\t2\n"
         "open\t1000\t50\t21\n"
-        "cost\t60000000\t2.500000\t0.020000\t640\t1\t6000000\t8000000\t0\t-1000\n"
+        "cost\t60000000\t2.500000\t0.020000\t640\t1\t6000000\t8000000\t0\t-1000\t7\n"
         "close\t60000000\t60001000\t30\t0\n"
         "end\t1060000000\n")
     assert W.read_budget(tmp_path) == {"budget": 0.02, "burst_ns": 25e6,
@@ -114,6 +114,13 @@ def test_the_budget_lines_are_read(tmp_path):
     costs, end = W.read_costs(tmp_path)
     assert end == 1_060_000_000 and len(costs) == 1
     assert costs.loc[0, "cost"] == 2.5 and costs.loc[0, "every_write"] == 0
+    assert costs.loc[0, "sleeps"] == 7
+    # a run folder written before the sleeps column: its lines still read
+    text = RunFolder(tmp_path).windows_tsv.read_text()
+    RunFolder(tmp_path).windows_tsv.write_text(text.replace("\t-1000\t7\n", "\t-1000\n"))
+    costs, _ = W.read_costs(tmp_path)
+    assert len(costs) == 1 and costs.loc[0, "tokens_ns"] == -1000
+    assert costs["sleeps"].isna().all()
 
 
 def test_writes_between_windows_are_estimated_at_the_untraced_rate():

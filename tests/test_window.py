@@ -383,3 +383,65 @@ def test_the_pace_checks_the_credit_before_every_write_spends_it(tmp_path):
     rest = kinds[kinds.index("cost", kinds.index("open")) + 1:]
     # resumed: no repay until every write stops again; else one follows
     assert resumed or "repay" in rest[:rest.index("open") if "open" in rest else None], after
+
+
+# two threads take turns at one database's write lock, each holding it 4
+# ms (the other sleeps in SQLite's busy handler meanwhile), beside a fast
+# insert loop on a second database that puts tracing every write well
+# over the budget: every write is on credit from the first estimates
+SLEEPING_WRITERS = """
+import sqlite3, sys, threading, time
+setup = sqlite3.connect(sys.argv[1], isolation_level=None)
+setup.execute("CREATE TABLE IF NOT EXISTS t(x)")
+setup.close()
+stop = time.monotonic() + 1.5
+def holder():
+    con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+    while time.monotonic() < stop:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("INSERT INTO t VALUES (1)")
+        time.sleep(0.004)
+        con.execute("COMMIT")
+holders = [threading.Thread(target=holder) for _ in range(2)]
+for h in holders:
+    h.start()
+con = sqlite3.connect(sys.argv[2], isolation_level=None)
+con.execute("PRAGMA journal_mode=memory")
+con.execute("PRAGMA synchronous=off")
+con.execute("CREATE TABLE t(x)")
+while time.monotonic() < stop:
+    con.execute("INSERT INTO t VALUES (1)")
+for h in holders:
+    h.join()
+"""
+
+
+def test_credit_where_writes_sleep_is_checked_at_the_first_estimate(tmp_path):
+    """The plain command where writers sleep inside their writes (a lock's
+    backoff: the model cannot price what they wait for).  The first
+    estimate over the budget that saw such sleeps stops every write for the
+    pace's check, with credit left (no repay at that close), well before
+    the 250 ms of credit a check otherwise waits for; the windows.tsv
+    "cost" lines count the sleeps."""
+    (tmp_path / "w.py").write_text(SLEEPING_WRITERS)
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3", str(tmp_path / "w.py"),
+                   str(tmp_path / "locked.db"), str(tmp_path / "fast.db")])
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = [line.split("\t") for line in
+             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    budget = float(next(f for f in lines if f[0] == "budget")[1])
+    first_close = next(i for i, f in enumerate(lines) if f[0] == "close")
+    start = [f for f in lines[:first_close] if f[0] == "cost"]
+    credit = 0.0
+    for f in start:
+        cost, period, sleeps = float(f[2]), int(f[7]), int(f[10])
+        credit = credit + period if cost > budget else 0.0
+        if cost > budget and sleeps > 0:
+            break
+    else:
+        raise AssertionError(("no estimate over the budget saw a sleep", start))
+    assert f is start[-1], ("every write went on past a slept estimate", start)
+    assert f[8] == "0" and float(f[9]) > 0, f        # stopped, credit left: a check
+    assert credit < 250e6, start
+    after = [g[0] for g in lines[first_close:]]
+    assert "open" in after and "repay" not in after[:after.index("open")], lines[first_close:]

@@ -139,6 +139,11 @@ def test_counts_inside_windows_match_bpftrace(tmp_path):
         assert abs(inside - ours) <= slack, (name, inside, ours, slack)
 
 
+def tsv_fields(run_dir: Path) -> list[list[str]]:
+    """windows.tsv's lines, each split into its fields."""
+    return [line.split("\t") for line in (run_dir / "windows.tsv").read_text().splitlines()]
+
+
 def schedule_lines(path: Path) -> list[str]:
     """windows.tsv's open and close lines (not the budget's cost lines)."""
     lines = path.read_text().splitlines() if path.exists() else []
@@ -223,8 +228,7 @@ def test_the_default_backs_off_a_fast_workload_and_counts_what_it_missed(tmp_pat
     assert "recorded:" in p.stdout and "budget 2%" in p.stdout
     # the start's burst is lent: the first window waits until the budget
     # has repaid what the start spent, at least the 25 ms of credit
-    lines = [line.split("\t") for line in
-             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    lines = tsv_fields(tmp_path / "o")
     kinds = [f[0] for f in lines]
     first_close = kinds.index("close")
     assert kinds[first_close + 1:first_close + 3].count("repay") == 1, lines[:12]
@@ -321,8 +325,7 @@ def test_the_defaults_start_does_not_wait_a_second_for_a_starved_transaction(tmp
     p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3", str(tmp_path / "w.py"),
                    str(tmp_path / "slow.db"), str(tmp_path / "fast.db")])
     assert p.returncode == 0, p.stderr[-2000:]
-    lines = [line.split("\t") for line in
-             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    lines = tsv_fields(tmp_path / "o")
     closes = [c for c in lines if c[0] == "close"]
     assert closes, lines
     first = closes[0]                  # the every-write start's close
@@ -344,8 +347,7 @@ def test_the_pace_checks_the_credit_before_every_write_spends_it(tmp_path):
                    "--benchmarks=fillrandom", "--num=8000", "--sync=true", "--threads=1"],
                   timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
-    lines = [line.split("\t") for line in
-             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    lines = tsv_fields(tmp_path / "o")
     costs = [(i, f) for i, f in enumerate(lines) if f[0] == "cost"]
     # the start's stop: a check if credit was left (the bucket's tokens)
     check = next((i for i, f in costs if f[8] == "0"), None)
@@ -427,8 +429,7 @@ def test_credit_where_writes_sleep_is_checked_at_the_first_estimate(tmp_path):
     p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "python3", str(tmp_path / "w.py"),
                    str(tmp_path / "locked.db"), str(tmp_path / "fast.db")])
     assert p.returncode == 0, p.stderr[-2000:]
-    lines = [line.split("\t") for line in
-             (tmp_path / "o" / "windows.tsv").read_text().splitlines()]
+    lines = tsv_fields(tmp_path / "o")
     budget = float(next(f for f in lines if f[0] == "budget")[1])
     first_close = next(i for i, f in enumerate(lines) if f[0] == "close")
     start = [f for f in lines[:first_close] if f[0] == "cost"]

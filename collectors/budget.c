@@ -172,6 +172,8 @@ static void pace_debt(struct budget *b, const struct budget_sample *s, double mo
 	paced = inside_of(b->cost);
 	lost = fmax(model > 0 ? b->model_spent_ns * paced / model : 0,
 		    b->traced_ns * inside_of(s->paced_cost));
+	/* a window whose probes did nothing: its pace is the workload's own
+	 * drift, not tracing's */
 	owed = model > 0 ? lost - b->charged_ns : 0;
 	if (owed > 0)
 		b->tokens_ns -= owed;
@@ -202,7 +204,9 @@ bool budget_after_window(struct budget *b, const struct budget_sample *s)
 	 * every 380 ms) */
 	if (b->group_check)
 		b->group_checked = true;
-	b->unpaced = b->pace_check = b->group_check = false;
+	/* the pace has priced what the writes' sleeps hid: a later spell
+	 * is checked early only if its own writes sleep */
+	b->unpaced = b->pace_check = b->group_check = b->slept = false;
 	b->every_write = on_credit || b->cost <= b->budget;
 	if (b->every_write) {
 		b->checked = on_credit && b->cost > b->budget;

@@ -179,7 +179,7 @@ static struct budget_sample sample_take(struct walscope_bpf *skel,
 					unsigned long long now)
 {
 	struct budget_sample s = { .paced_cost = -1 };
-	__u64 hits[3];
+	__u64 hits[3], sleeps;
 	int i;
 
 	read_hits(skel, hits);	/* every hit, in writes or not */
@@ -194,7 +194,8 @@ static struct budget_sample sample_take(struct walscope_bpf *skel,
 	s.threads = sample.threads;
 	s.followers = sample.followers;
 	s.busy_ns = sample.busy_ns;
-	s.sleeps = counter(skel, CNT_WRITE_SLEEPS) - sample.sleeps;
+	sleeps = counter(skel, CNT_WRITE_SLEEPS);	/* 0 where unread */
+	s.sleeps = sleeps > sample.sleeps ? sleeps - sample.sleeps : 0;
 	return s;
 }
 

@@ -287,6 +287,16 @@ def test_credit_where_writes_slept_is_checked_at_the_first_estimate(check):
     assert kinds(later) == ["every", "windows"] and float(later[1][7]) == 0
     quiet = run(check, 0.02, 2, [("sleeps", 250 * MS, 250 * US, 10, 1)] * 20)
     assert kinds(quiet) == ["every"] * 20
+    # a check the pace priced within the budget used the sleeps up: a
+    # later spell over the budget whose writes do not sleep waits for its
+    # 250 ms of credit, as any spell does
+    cheap = ("window", 70 * MS, 500 * US, 60, 1)
+    after = run(check, 0.02, 2, [("sleeps", *first), ("pace", 10, 0, 0, 0), cheap]
+                + [("every", *first)] * 5)
+    assert kinds(after)[:2] == ["windows", "every"]
+    assert kinds(after)[2:4] == ["every", "every"], after    # no check at once
+    at = kinds(after).index("windows", 2)
+    assert (at - 1) * 74 >= 250, kinds(after)
 
 
 def test_a_window_bought_at_the_paces_price_is_not_charged_twice(check):

@@ -388,7 +388,8 @@ def test_the_pace_checks_the_credit_before_every_write_spends_it(tmp_path):
 
 
 # two threads take turns at one database's write lock, each holding it 4
-# ms (the other sleeps in SQLite's busy handler meanwhile), beside a fast
+# ms, spinning (the other sleeps in SQLite's busy handler meanwhile: the
+# only sleeps inside writes), beside a fast
 # insert loop on a second database that puts tracing every write well
 # over the budget: every write is on credit from the first estimates
 SLEEPING_WRITERS = """
@@ -402,7 +403,9 @@ def holder():
     while time.monotonic() < stop:
         con.execute("BEGIN IMMEDIATE")
         con.execute("INSERT INTO t VALUES (1)")
-        time.sleep(0.004)
+        held = time.monotonic() + 0.004
+        while time.monotonic() < held:
+            pass
         con.execute("COMMIT")
 holders = [threading.Thread(target=holder) for _ in range(2)]
 for h in holders:

@@ -169,14 +169,16 @@ static void pace_debt(struct budget *b, const struct budget_sample *s, double mo
 	b->charged_ns += s->period_ns * charged;
 	if (s->paced_cost < 0)
 		return;
-	paced = inside_of(b->cost);
-	lost = fmax(model > 0 ? b->model_spent_ns * paced / model : 0,
-		    b->traced_ns * inside_of(s->paced_cost));
 	/* a window whose probes did nothing: its pace is the workload's own
 	 * drift, not tracing's */
-	owed = model > 0 ? lost - b->charged_ns : 0;
-	if (owed > 0)
-		b->tokens_ns -= owed;
+	if (model > 0) {
+		paced = inside_of(b->cost);
+		lost = fmax(b->model_spent_ns * paced / model,
+			    b->traced_ns * inside_of(s->paced_cost));
+		owed = lost - b->charged_ns;
+		if (owed > 0)
+			b->tokens_ns -= owed;
+	}
 	b->model_spent_ns = b->traced_ns = b->charged_ns = 0;
 }
 

@@ -99,16 +99,6 @@
 #define BUDGET_MIN_WRITES	64
 /* ... or after this long, whatever was seen */
 #define BUDGET_PERIOD_NS	250000000ULL
-/*
- * Writers that sleep inside their writes wait for one another in a way no
- * hit shows (SQLite's busy handler backs off 1-100 ms while the lock
- * holder's probes slow it; RocksDB's write stalls): the model's price is
- * no floor there.  Two SQLite DELETE clients on this VM: the model read
- * 0.044-0.12, the pace 0.2-0.3, and ~250 ms of every write before the
- * check cost the 4 s run ~2%.  Credit spent where writes slept is checked
- * at the first estimate over the budget, not after BUDGET_UNPACED_CREDIT_NS.
- */
-
 /* the bucket's size and first credit: work the workload may lose to
  * tracing beyond budget x time (ns of its throughput) */
 #define BUDGET_BURST_NS		25000000.0
@@ -126,7 +116,13 @@
  * and the pace inside it prices the credit spent (budget.h, above).  A
  * 1000-write synced db_bench run spends its credit in ~0.23 s on this VM,
  * and is still traced whole; on the 16-CPU device, SQLite's DELETE
- * journal spent it in 1.1-1.8 s at a tenth of its price */
+ * journal spent it in 1.1-1.8 s at a tenth of its price.  Not so long
+ * where writes slept inside their writes: they wait for one another in a
+ * way no hit shows (SQLite's busy handler backs off 1-100 ms while the
+ * lock holder's probes slow it; RocksDB's write stalls), and two SQLite
+ * DELETE clients on this VM, priced at 0.044-0.12 by the model and
+ * 0.2-0.3 by the pace, lost ~2% of a 4 s run to ~250 ms of every write
+ * before the check: there the first estimate over the budget is checked */
 #define BUDGET_UNPACED_CREDIT_NS 250000000.0
 /* the pace inside a window is counted from this long after its open,
  * and the first window after every write stopped (a pace check's, or

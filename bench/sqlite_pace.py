@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -45,6 +46,7 @@ from runners.command.entry import in_venv  # noqa: E402
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from analysis.windows import read_costs, read_windows  # noqa: E402
 from bench.overhead import WORKLOADS, settle, workload  # noqa: E402
+from collectors.session import SAFE_PATH  # noqa: E402
 
 GUARD_NS = 300_000_000   # "away": this far from every window
 STEP_NS = 1_000_000      # the grid the away time is summed on
@@ -134,8 +136,12 @@ def fmt(x: float | None, spec: str = ".2f") -> str:
 
 
 def run_arm(cmd: list[str], results: Path) -> list[Span]:
+    """One run; both arms find "python3" on the PATH trace_wal.py gives its
+    workload (root's own PATH can name another interpreter, with another
+    SQLite: a pyenv shim here)."""
     settle()
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PATH": SAFE_PATH})
     if p.returncode != 0:
         raise SystemExit(f"sqlite_pace: {' '.join(cmd[:3])}...: {p.stderr[-2000:]}")
     tx = committed(results)
@@ -149,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=6, choices=range(1, 101), metavar="1-100")
     ap.add_argument("--journal-mode", default="delete", choices=["delete", "wal"])
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--trace-args", default="", metavar="ARGS",
+                    help="trace_wal.py flags for the traced arm, e.g. '--sample-hz 0' "
+                         "(default: none, the plain command)")
     a = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="walscope-pace-"))
     pairs: list[dict[str, float | None]] = []
@@ -160,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                 (d / "db").mkdir(parents=True)
                 cmd = command(d / "db", a.journal_mode, d / "txlog.csv")
                 if arm == "traced":
-                    cmd = [str(ROOT / "trace_wal.py"), "-q", "-o", str(d / "out"), "--"] + cmd
+                    cmd = [str(ROOT / "trace_wal.py"), "-q", "-o", str(d / "out"),
+                           *a.trace_args.split(), "--"] + cmd
                 got[arm] = run_arm(cmd, d / "txlog.csv")
             pairs.append(read_pair(tmp / f"{i}-traced" / "out", got["traced"], got["untraced"]))
             print(f"{i}: " + ", ".join(f"{k} {fmt(v, '.3g')}" for k, v in pairs[-1].items()),

@@ -184,6 +184,7 @@ def one_run(work: Path, template: Path, i: int, cell: str, arm: str, tx: int,
     d.chmod(0o755)
     data, result, rd = d / "data", d / "result.json", keep_runs / f"{i:03d}-{cell}-{arm}"
     with heavy_lock():
+        shutil.rmtree(rd, ignore_errors=True)   # before the settle: bench/overhead.py
         subprocess.run(["cp", "-a", str(template), str(data)], check=True)
         os.sync()
         settle()
@@ -194,7 +195,6 @@ def one_run(work: Path, template: Path, i: int, cell: str, arm: str, tx: int,
             p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900,
                                env={**env, "PATH": SAFE_PATH})
         else:
-            shutil.rmtree(rd, ignore_errors=True)
             mode = [] if arm == "default" else ["--mode", arm]
             p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--user", "root", *mode,
                                 "-o", str(rd), "--", *runner_cmd(data, result, cell, tx)],

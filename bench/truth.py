@@ -100,9 +100,9 @@ def untraced(wl: str, tmp: Path) -> dict[str, float]:
 
 
 def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
-    db = fresh(tmp / "db")
     rd = tmp / f"run-{mode}"
-    shutil.rmtree(rd, ignore_errors=True)
+    shutil.rmtree(rd, ignore_errors=True)   # before fresh()'s sync: bench/overhead.py
+    db = fresh(tmp / "db")
     flags = ["--mode", mode]
     p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", *flags, "-o", str(rd), "--",
                         *command(wl, db)], capture_output=True, text=True, cwd=ROOT,

@@ -16,7 +16,8 @@ file in another mount namespace, or one deleted since, is the file the
 process has), their probes are attached, and only then is the process
 continued: nothing in an object has run before its probes are in.  An
 object is inspected once (by device and inode): uprobes are per inode, so
-they cover every process that maps it later.
+they cover every process that maps it later.  An object an earlier run
+rejected, unchanged since, is not read again (collectors/object_cache.py).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from elftools.elf.elffile import ELFFile
 
 import engines
 from collectors import loader, modes, procfs, symbols
+from collectors.object_cache import CACHE_DIR, ObjectCache, Verdict
 from collectors.run_folder import RunFolder
 from collectors.session import Collector, SessionError
 
@@ -55,6 +57,7 @@ class ObjectInfo:
     seen_ns: int | None = None  # ns after the run started, for mmap/exec
     attached_ns: int | None = None
     held_ns: int | None = None  # how long its process was stopped
+    cached: bool = False        # the rejection an earlier run read, not read again
 
 
 def build_id(elf: ELFFile) -> str | None:
@@ -174,6 +177,21 @@ class ObjectFollower:
     _attaches: int = 0
     # objects met at one stop (keyed by its stamp), until it is continued
     _met: dict[int, list[ObjectInfo]] = field(default_factory=dict)
+    # the earlier runs' rejections (None: not kept, where objects are not followed)
+    cache_dir: Path | None = CACHE_DIR
+    _cache: ObjectCache | None = None
+
+    def __post_init__(self) -> None:
+        if self.cache_dir is not None and self.mode.follows_objects:
+            self._cache = ObjectCache(self.mode.name, self.keep_stepped, self.cache_dir)
+
+    @property
+    def cache_hits(self) -> int:
+        return self._cache.hits if self._cache else 0
+
+    @property
+    def cache_path(self) -> Path | None:
+        return self._cache.path if self._cache else None
 
     def inspect_start(self, paths: list[str]) -> list[str]:
         """The command's (or -p PID's) own objects, before the run: returns
@@ -187,14 +205,28 @@ class ObjectFollower:
             key = (kernel_dev(st.st_dev), st.st_ino)
             if key in self._seen:
                 continue
-            info, res = inspect(p, p, self.mode, self.keep_stepped)
+            info, res, hooks = self._read(p, p)
             self._keep(key, info, res)
             if res is not None:
                 lines += symbols.attach_lines(res.probes)
                 info.probes = len(res.probes) * 2 - sum(1 for r in res.probes
                                                         if not r.spec.ret)
-            lines += self._hook_lines(p)
+            lines += hooks
         return lines
+
+    def _read(self, read: str, shown: str
+              ) -> tuple[ObjectInfo, symbols.Resolution | None, list[str]]:
+        """inspect() and the loader hook's line, or the rejection an earlier
+        run kept for this file; a new rejection with nothing to attach is kept."""
+        kept = self._cache.lookup(read) if self._cache else None
+        if kept is not None:
+            return ObjectInfo(path=shown, how="start", build_id=kept.build_id,
+                              symbols=kept.symbols, why=kept.why, cached=True), None, []
+        info, res = inspect(read, shown, self.mode, self.keep_stepped)
+        hooks = self._hook_lines(read)
+        if self._cache and res is None and not hooks and info.symbols and info.why:
+            self._cache.add(read, Verdict(info.build_id, info.symbols, info.why))
+        return info, res, hooks
 
     def _hook_lines(self, read_path: str) -> list[str]:
         """The loader hook's attach line, if read_path is a dynamic loader
@@ -227,10 +259,13 @@ class ObjectFollower:
         self._queue.put(line)
 
     def close(self, timeout: float = 60) -> None:
-        """Handle what is queued (every stopped process is continued)."""
+        """Handle what is queued (every stopped process is continued), then
+        keep this run's rejections for the next."""
         if self._thread is not None:
             self._queue.put(None)
             self._thread.join(timeout)
+        if self._cache is not None:
+            self._cache.save()
 
     def _work(self) -> None:
         while (line := self._queue.get()) is not None:
@@ -305,11 +340,10 @@ class ObjectFollower:
 
     def _inspect_one(self, read: str, shown: str, how: str, ev: Event,
                      key: tuple[int, int]) -> None:
-        info, res = inspect(read, shown, self.mode, self.keep_stepped)
+        info, res, hooks = self._read(read, shown)
         info.how, info.pid, info.seen_ns = how, ev.pid, ev.ts_ns - self.t0_ns
         self._keep(key, info, res)
         self._met.setdefault(ev.ts_ns, []).append(info)
-        hooks = self._hook_lines(read)
         lines = (symbols.attach_lines(res.probes) if res is not None else []) + hooks
         if not lines:
             return

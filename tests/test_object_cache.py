@@ -1,0 +1,104 @@
+"""collectors/object_cache.py: an object's rejection kept between runs, by
+file identity; engines and loaders always read again."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from collectors import modes
+from collectors.object_cache import ObjectCache
+from collectors.objects import ObjectFollower
+from tests.conftest import run_trace
+
+LIBZ = "/usr/lib/x86_64-linux-gnu/libz.so.1"
+SQLITE = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
+LOADER = "/lib64/ld-linux-x86-64.so.2"
+
+
+def follower(tmp_path: Path) -> ObjectFollower:
+    return ObjectFollower(modes.MODES[modes.DEFAULT], False, tmp_path / "run",
+                          cache_dir=tmp_path / "cache")
+
+
+def test_a_rejection_is_kept_and_a_changed_file_read_again(tmp_path):
+    lib = tmp_path / "libz.so"
+    shutil.copy(LIBZ, lib)
+    first = follower(tmp_path)
+    first.inspect_start([str(lib)])
+    first.close()
+    read = first.objects[0]
+    assert read.engine is None and read.why.startswith("no ") and not read.cached
+    again = follower(tmp_path)
+    again.inspect_start([str(lib)])
+    kept = again.objects[0]
+    assert kept.cached and again.cache_hits == 1
+    assert (kept.path, kept.build_id, kept.symbols, kept.why) == \
+        (read.path, read.build_id, read.symbols, read.why)
+    stale = tmp_path / "cache" / "objects-v1-budget-0123456789ab.json"
+    stale.write_text("{}")          # another walscope's, dropped at the next save
+    other = tmp_path / "cache" / "objects-v1-budget-stepped-0123456789ab.json"
+    other.write_text("{}")          # another mode's: kept
+    with open(lib, "ab") as f:   # written since: its verdict no longer holds
+        f.write(b"\0")
+    third = follower(tmp_path)
+    third.inspect_start([str(lib)])
+    assert not third.objects[0].cached and third.cache_hits == 0
+    third.close()
+    assert not stale.exists() and other.exists() and first.cache_path.exists()
+
+
+def test_engines_and_loaders_are_always_read(tmp_path):
+    for _ in range(2):
+        f = follower(tmp_path)
+        lines = f.inspect_start([SQLITE, LOADER])
+        f.close()
+        assert not any(o.cached for o in f.objects)
+        assert [o.engine for o in f.objects] == ["sqlite", None]
+        assert any(line.startswith("loader\t") for line in lines)
+    assert not list((tmp_path / "cache").glob("*.json"))   # nothing to keep
+
+
+def test_a_cache_it_cannot_read_or_write_changes_nothing(tmp_path):
+    (tmp_path / "cache").write_text("not a folder")
+    f = follower(tmp_path)
+    f.inspect_start([LIBZ])
+    f.close()   # saving fails quietly
+    assert f.objects[0].why.startswith("no ") and not f.objects[0].cached
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    c = ObjectCache(modes.DEFAULT, False, bad)
+    c.path.write_text("[1, 2]")
+    assert ObjectCache(modes.DEFAULT, False, bad).lookup(LIBZ) is None
+
+
+def test_the_plain_command_twice_finds_sqlite_and_skips_what_it_rejected(tmp_path):
+    """The second of two default-mode runs releases the interpreter's
+    objects from the cache, finds SQLite and records its transactions."""
+    prog = tmp_path / "w.py"
+    prog.write_text(
+        "import json, sqlite3, sys\n"
+        "con = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "con.execute('create table t(a)')\n"
+        "for i in range(50):\n"
+        "    con.execute('insert into t values (?)', (json.dumps(i),))\n")
+    runs = []
+    for i in range(2):
+        out = tmp_path / f"o{i}"
+        p = run_trace(["-q", "-o", str(out), "--", "/usr/bin/python3", str(prog),
+                       str(tmp_path / f"db{i}")], timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        runs.append(json.loads((out / "summary.json").read_text()))
+    second = runs[1]
+    objs = {Path(o["path"]).name: o for o in second["objects"]}
+    rejected = [o for o in second["objects"] if o["engine"] is None
+                and not o["path"].startswith(("/lib64/ld-", "/usr/lib/x86_64-linux-gnu/ld-"))
+                and o["why"] and o["why"].startswith("no ")]
+    assert rejected and all(o["cached"] for o in rejected)
+    assert objs["libsqlite3.so.0.8.6"]["engine"] == "sqlite" and \
+        not objs["libsqlite3.so.0.8.6"]["cached"]
+    assert second["engines_found"] == ["sqlite"]
+    assert second["writes"]["count"] > 0

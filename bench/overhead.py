@@ -175,10 +175,9 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
              ) -> tuple[float, dict]:
     db = str(tmp / "db")
     shutil.rmtree(db, ignore_errors=True)
-    # the last traced run's folder (~6 MB) too, before the disks settle: on
-    # a file system mounted with discard, freeing its blocks during the next
-    # run slowed that run's syncs (the traced arm's alone: SQLite DELETE
-    # read 0.93 of untraced with it deleted after the settle, NOTES.md)
+    # the last traced run's folder (~6 MB) too, before the disks settle:
+    # freed during the next run (a discard-mounted file system), it would
+    # load the traced arm's syncs alone
     for old in tmp.glob("run-*"):
         shutil.rmtree(old, ignore_errors=True)
     os.makedirs(db)

@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     a.output.mkdir(parents=True, exist_ok=True)
     (a.output / f"sqlite_pace-{a.journal_mode}.json").write_text(json.dumps(
         {"journal_mode": a.journal_mode, "args": WORKLOADS[f"sqlite-{a.journal_mode}-2c"],
+         "trace_args": a.trace_args,
          "pairs": pairs, "medians": m}, indent=2) + "\n")
     md = [f"# The default's cost on the SQLite driver ({a.journal_mode}), by its own clock",
           "", f"Medians over {a.pairs} interleaved pairs of the per-pair values "

@@ -37,7 +37,7 @@ from elftools.elf.elffile import ELFFile
 
 import engines
 from collectors import loader, modes, procfs, symbols
-from collectors.object_cache import CACHE_DIR, ObjectCache, Verdict
+from collectors.object_cache import ObjectCache, Verdict, stat_of
 from collectors.run_folder import RunFolder
 from collectors.session import Collector, SessionError
 
@@ -177,8 +177,9 @@ class ObjectFollower:
     _attaches: int = 0
     # objects met at one stop (keyed by its stamp), until it is continued
     _met: dict[int, list[ObjectInfo]] = field(default_factory=dict)
-    # the earlier runs' rejections (None: not kept, where objects are not followed)
-    cache_dir: Path | None = CACHE_DIR
+    # where the earlier runs' rejections are kept (object_cache.CACHE_DIR);
+    # None: none kept, as where objects are not followed
+    cache_dir: Path | None = None
     _cache: ObjectCache | None = None
 
     def __post_init__(self) -> None:
@@ -205,7 +206,7 @@ class ObjectFollower:
             key = (kernel_dev(st.st_dev), st.st_ino)
             if key in self._seen:
                 continue
-            info, res, hooks = self._read(p, p)
+            info, res, hooks = self._inspect_or_recall(p, p)
             self._keep(key, info, res)
             if res is not None:
                 lines += symbols.attach_lines(res.probes)
@@ -214,19 +215,31 @@ class ObjectFollower:
             lines += hooks
         return lines
 
-    def _read(self, read: str, shown: str
-              ) -> tuple[ObjectInfo, symbols.Resolution | None, list[str]]:
+    def _inspect_or_recall(self, read: str, shown: str
+                           ) -> tuple[ObjectInfo, symbols.Resolution | None, list[str]]:
         """inspect() and the loader hook's line, or the rejection an earlier
-        run kept for this file; a new rejection with nothing to attach is kept."""
-        kept = self._cache.lookup(read) if self._cache else None
+        run kept for this file; a new rejection with nothing to attach, read
+        whole, is kept."""
+        if self._cache is None:
+            return (*inspect(read, shown, self.mode, self.keep_stepped),
+                    self._hook_lines(read))
+        kept = self._cache.lookup(read)
         if kept is not None:
             return ObjectInfo(path=shown, how="start", build_id=kept.build_id,
                               symbols=kept.symbols, why=kept.why, cached=True), None, []
+        before = stat_of(read)
         info, res = inspect(read, shown, self.mode, self.keep_stepped)
         hooks = self._hook_lines(read)
-        if self._cache and res is None and not hooks and info.symbols and info.why:
-            self._cache.add(read, Verdict(info.build_id, info.symbols, info.why))
+        if res is None and not hooks and info.symbols and info.why \
+                and symbols.symbols_read(read):
+            self._cache.add(read, before, Verdict(info.build_id, info.symbols, info.why))
         return info, res, hooks
+
+    def save_cache(self) -> None:
+        """Keep this run's rejections for the next (after the collector
+        has stopped: off the traced run's time)."""
+        if self._cache is not None:
+            self._cache.save()
 
     def _hook_lines(self, read_path: str) -> list[str]:
         """The loader hook's attach line, if read_path is a dynamic loader
@@ -259,13 +272,10 @@ class ObjectFollower:
         self._queue.put(line)
 
     def close(self, timeout: float = 60) -> None:
-        """Handle what is queued (every stopped process is continued), then
-        keep this run's rejections for the next."""
+        """Handle what is queued (every stopped process is continued)."""
         if self._thread is not None:
             self._queue.put(None)
             self._thread.join(timeout)
-        if self._cache is not None:
-            self._cache.save()
 
     def _work(self) -> None:
         while (line := self._queue.get()) is not None:
@@ -340,7 +350,7 @@ class ObjectFollower:
 
     def _inspect_one(self, read: str, shown: str, how: str, ev: Event,
                      key: tuple[int, int]) -> None:
-        info, res, hooks = self._read(read, shown)
+        info, res, hooks = self._inspect_or_recall(read, shown)
         info.how, info.pid, info.seen_ns = how, ev.pid, ev.ts_ns - self.t0_ns
         self._keep(key, info, res)
         self._met.setdefault(ev.ts_ns, []).append(info)

@@ -145,6 +145,16 @@ def _functions_of(path: str, ino: int, size: int, mtime_ns: int
         return [(n, v, s) for n, (v, s) in out.items()]
 
 
+def symbols_read(path: str) -> bool:
+    """Whether the object's symbol tables read whole: a rejection that
+    rests on a failed read (EMFILE, EIO) is no verdict on the object."""
+    try:
+        _functions(path)
+    except (SymbolError, ELFError, OSError, ValueError):
+        return False
+    return True
+
+
 def function_symbols(path: str, token: re.Pattern[str] | None = None
                      ) -> list[tuple[str, int]]:
     """(mangled name, file offset) of defined functions matching token."""

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from collectors import modes
+import pytest
+
+from collectors import modes, object_cache
 from collectors.object_cache import ObjectCache
 from collectors.objects import ObjectFollower
 from tests.conftest import run_trace
@@ -24,12 +26,18 @@ def follower(tmp_path: Path) -> ObjectFollower:
                           cache_dir=tmp_path / "cache")
 
 
-def test_a_rejection_is_kept_and_a_changed_file_read_again(tmp_path):
+@pytest.fixture
+def no_racy_window(monkeypatch):
+    """Files copied a moment ago kept all the same (the rule is tested below)."""
+    monkeypatch.setattr(object_cache, "RACY_NS", 0)
+
+
+def test_a_rejection_is_kept_and_a_changed_file_read_again(tmp_path, no_racy_window):
     lib = tmp_path / "libz.so"
     shutil.copy(LIBZ, lib)
     first = follower(tmp_path)
     first.inspect_start([str(lib)])
-    first.close()
+    first.save_cache()
     read = first.objects[0]
     assert read.engine is None and read.why.startswith("no ") and not read.cached
     again = follower(tmp_path)
@@ -39,39 +47,70 @@ def test_a_rejection_is_kept_and_a_changed_file_read_again(tmp_path):
     assert (kept.path, kept.build_id, kept.symbols, kept.why) == \
         (read.path, read.build_id, read.symbols, read.why)
     stale = tmp_path / "cache" / "objects-v1-budget-0123456789ab.json"
-    stale.write_text("{}")          # another walscope's, dropped at the next save
+    stale.write_text("{}")          # another walscope's, unused 8 days: dropped
+    week_ago = os.stat(stale).st_mtime - 8 * 86400
+    os.utime(stale, (week_ago, week_ago))
+    recent = tmp_path / "cache" / "objects-v1-budget-fedcba987654.json"
+    recent.write_text("{}")         # another walscope's in use: kept
     other = tmp_path / "cache" / "objects-v1-budget-stepped-0123456789ab.json"
     other.write_text("{}")          # another mode's: kept
+    os.utime(other, (week_ago, week_ago))
     with open(lib, "ab") as f:   # written since: its verdict no longer holds
         f.write(b"\0")
     third = follower(tmp_path)
     third.inspect_start([str(lib)])
     assert not third.objects[0].cached and third.cache_hits == 0
-    third.close()
-    assert not stale.exists() and other.exists() and first.cache_path.exists()
+    third.save_cache()
+    assert not stale.exists() and recent.exists() and other.exists() \
+        and first.cache_path.exists()
+
+
+def test_a_file_changed_a_moment_ago_is_not_kept(tmp_path):
+    """A same-size rewrite inside one timestamp tick keeps the file's key:
+    a verdict is kept only for a file unchanged for 2 s before its read."""
+    lib = tmp_path / "libz.so"
+    shutil.copy(LIBZ, lib)
+    f = follower(tmp_path)
+    f.inspect_start([str(lib)])
+    f.save_cache()
+    assert not f.objects[0].cached and not f.cache_path.exists()
+    again = follower(tmp_path)
+    again.inspect_start([str(lib)])
+    assert again.cache_hits == 0
 
 
 def test_engines_and_loaders_are_always_read(tmp_path):
     for _ in range(2):
         f = follower(tmp_path)
         lines = f.inspect_start([SQLITE, LOADER])
-        f.close()
+        f.save_cache()
         assert not any(o.cached for o in f.objects)
         assert [o.engine for o in f.objects] == ["sqlite", None]
         assert any(line.startswith("loader\t") for line in lines)
     assert not list((tmp_path / "cache").glob("*.json"))   # nothing to keep
 
 
-def test_a_cache_it_cannot_read_or_write_changes_nothing(tmp_path):
+def test_a_cache_it_cannot_read_or_trust_changes_nothing(tmp_path):
     (tmp_path / "cache").write_text("not a folder")
     f = follower(tmp_path)
     f.inspect_start([LIBZ])
-    f.close()   # saving fails quietly
+    f.save_cache()   # saving fails quietly
     assert f.objects[0].why.startswith("no ") and not f.objects[0].cached
     bad = tmp_path / "bad"
-    bad.mkdir()
+    bad.mkdir(mode=0o755)
     c = ObjectCache(modes.DEFAULT, False, bad)
-    c.path.write_text("[1, 2]")
+    c.path.write_text("[1, 2]")      # not a mapping
+    assert ObjectCache(modes.DEFAULT, False, bad).lookup(LIBZ) is None
+    st = os.stat(LIBZ)
+    good = json.dumps({object_cache.file_key(st): {"why": "no engine", "symbols": ".dynsym"}})
+    c.path.unlink()
+    os.symlink(tmp_path / "elsewhere.json", c.path)   # not followed
+    (tmp_path / "elsewhere.json").write_text(good)
+    assert ObjectCache(modes.DEFAULT, False, bad).lookup(LIBZ) is None
+    c.path.unlink()
+    c.path.write_text(good)
+    assert ObjectCache(modes.DEFAULT, False, bad).lookup(LIBZ) is not None
+    bad.chmod(0o777)                 # a folder others may write: not trusted
     assert ObjectCache(modes.DEFAULT, False, bad).lookup(LIBZ) is None
 
 

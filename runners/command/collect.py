@@ -128,6 +128,7 @@ def collect(plan: Plan) -> Collected:
         plan.objects.close()   # what is queued is handled, every process let go
         if collector is not None:
             collector.stop()
+        plan.objects.save_cache()
         stop.restore()
         got.interrupted, got.signum = bool(stop), stop.signum
     return got

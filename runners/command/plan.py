@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors import calibration, frame_pointers, records as R
-from collectors import modes, symbols, topology
+from collectors import modes, object_cache, symbols, topology
 from collectors.objects import ObjectFollower
 from collectors.run_folder import RunFolder
 from collectors.session import RunAs, SessionError
@@ -232,7 +232,7 @@ def prepare(opts: TraceOptions) -> Plan:
             os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
-    found = ObjectFollower(mode, opts.stepped_probes, run_dir)
+    found = ObjectFollower(mode, opts.stepped_probes, run_dir, cache_dir=object_cache.CACHE_DIR)
     attach = found.inspect_start(objs)
     res = found.merged()
     for m in res.missing:

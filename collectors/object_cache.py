@@ -38,9 +38,9 @@ from typing import Any
 import elftools
 import numpy as np
 
+from collectors.calibration import CACHE_DIR   # beside the calibration (root's)
 from collectors.records import ROOT
 
-CACHE_DIR = Path("/var/cache/walscope")   # beside the calibration (root's)
 FORMAT = 1
 MAX_ENTRIES = 20_000   # ~2 MB; the least recently met dropped past it
 MAX_BYTES = 8 << 20    # a larger file is not ours: not read

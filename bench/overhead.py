@@ -18,6 +18,7 @@ Writes overhead.json and overhead.md (the table) to the output folder.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
@@ -37,6 +38,9 @@ from bench.cells import MANY_CORE  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
+# traced runs' folders: the plain command's place, this process's own names
+RUNS = ROOT / "runs"
+RUN_PREFIX = f"bench-overhead-{os.getpid()}-"
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 SYSCALLS = "write,pwrite64,writev,pwritev,fsync,fdatasync,sync_file_range,openat,close,unlink,ftruncate"
 LIB = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
@@ -178,7 +182,7 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
     # the last traced run's folder (~6 MB) too, before the disks settle:
     # freed during the next run (a discard-mounted file system), it would
     # load the traced arm's syncs alone
-    for old in tmp.glob("run-*"):
+    for old in [*tmp.glob("run-*"), *RUNS.glob(f"{RUN_PREFIX}*")]:
         shutil.rmtree(old, ignore_errors=True)
     os.makedirs(db)
     os.sync()  # the last run's dirty pages are written back now, not during this run
@@ -201,7 +205,11 @@ def run_tool(tool: str, wl: list[str], tmp: Path, settled: bool = True
             mode, flags = "budget", ["--budget", "50"]
         elif mode.startswith("budget") and mode[6:]:   # walscope-budget1: --budget 1
             mode, flags = "budget", ["--budget", mode[6:]]
-        rd = tmp / f"run-{mode}"
+        # where the plain command puts it (runs/ under the working
+        # directory), not beside the database: on this VM's journal-less
+        # ext4 a run folder beside an fsync-bound database cost it 2-4%
+        # (bench/results/NOTES.md, eleventh session)
+        rd = RUNS / f"{RUN_PREFIX}{mode}"
         p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", "--mode", mode, *flags,
                             "-o", str(rd), "--", *cmd], capture_output=True, text=True)
         out = (rd / "command.log").read_text()
@@ -287,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="walscope-bench-") as t:
         tmp = Path(t)
+        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True)
+                                 for d in RUNS.glob(f"{RUN_PREFIX}*")])
         for wname in a.workloads.split(","):
             wl = scaled(WORKLOADS[wname], a.scale)
             for tool in tools:
@@ -320,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
                     "collector_cpu_s": statistics.median(
                         [e.get("collector_cpu_s", 0) for e in extras]) if extras[0] else None,
                     "lost": sum(e.get("lost", 0) for e in extras),
-                    "scale": a.scale, "settled": not a.no_settle, "commit": commit}
+                    "scale": a.scale, "settled": not a.no_settle, "commit": commit,
+                    "run_folder": "runs"}
                 shares = [e["recorded_share"] for e in extras
                           if e.get("recorded_share") is not None]
                 if shares:   # the default mode: how much of each run it recorded

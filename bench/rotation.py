@@ -9,15 +9,17 @@ batches, which on this VM drift 2-4% apart.  Here every arm runs in
 every round, so arm against arm is a per-round ratio too.
 
 An arm is NAME=SPEC, SPEC one of:
-  trace_wal.py's flags ("" the plain command); "shm:" before them puts
-  the run folder on /dev/shm instead of beside the database
+  trace_wal.py's flags ("" the plain command), the run folder where the
+  plain command puts it (runs/ under the checkout); before the flags,
+  "beside:" puts it beside the database, "shm:" on /dev/shm, "at:DIR:"
+  under DIR
   "bpftrace:PROGRAM": bpftrace running PROGRAM beside an untraced run
 
 Workloads: bench/overhead.py's, and sqlite-delete-1c (bench/sqlite_commits.py:
 one client, 4 s, its pairs spread ~2% where two clients' spread ±7%).
 
     sudo bench/rotation.py --rounds 30 --workload sqlite-delete-1c \\
-        default= nosampling="--sample-hz 0" folder-on-tmpfs=shm: -o out.json
+        default= nosampling="--sample-hz 0" folder-beside-db=beside: -o out.json
 
 Prints each round and, per arm, the median and quartiles of arm /
 untraced and of arm / every other arm, per round; writes them as JSON.
@@ -61,10 +63,24 @@ def rate(wname: str, result: Path, out: str) -> float:
     return ops_per_sec(out)
 
 
-def run_arm(spec: str, wname: str, work: Path, name: str) -> float:
+def run_folder(spec: str, work: Path) -> tuple[Path, str]:
+    """Where a traced arm's run folder goes, and its trace_wal.py flags."""
+    if spec.startswith("shm:"):
+        return SHM / f"walscope-rotation-{os.getpid()}", spec[4:]
+    if spec.startswith("at:"):
+        where, _, flags = spec[3:].partition(":")
+        return Path(where) / f"walscope-rotation-{os.getpid()}", flags
+    if spec.startswith("beside:"):
+        return work / "run", spec[7:]
+    return ROOT / "runs" / f"rotation-{os.getpid()}", spec
+
+
+def run_arm(spec: str, wname: str, work: Path, name: str, arms: dict[str, str]) -> float:
     db, result = work / "db", work / "result.json"
-    for old in (db, work / "run", SHM / f"walscope-rotation-{os.getpid()}"):
-        shutil.rmtree(old, ignore_errors=True)
+    for other in arms.values():   # every arm's leftovers, before the settle
+        if other != "untraced" and not other.startswith("bpftrace:"):
+            shutil.rmtree(run_folder(other, work)[0], ignore_errors=True)
+    shutil.rmtree(db, ignore_errors=True)
     result.unlink(missing_ok=True)
     db.mkdir()
     os.sync()
@@ -85,10 +101,8 @@ def run_arm(spec: str, wname: str, work: Path, name: str) -> float:
             bg.send_signal(2)
             bg.communicate(timeout=60)
     else:
-        folder = SHM / f"walscope-rotation-{os.getpid()}" if spec.startswith("shm:") \
-            else work / "run"
-        flags = shlex.split(spec.removeprefix("shm:"))
-        subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", *flags, "-o", str(folder),
+        folder, flags = run_folder(spec, work)
+        subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", *shlex.split(flags), "-o", str(folder),
                         "--", *cmd], capture_output=True, text=True)
         log = folder / "command.log"
         out = log.read_text() if log.exists() else ""
@@ -114,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--workload", default=ONE_CLIENT,
                     choices=[ONE_CLIENT, *WORKLOADS])
+    ap.add_argument("--db-dir", type=Path, default=Path("/var/tmp"),
+                    help="where the database (and a run folder beside it) is made")
     ap.add_argument("-o", "--output", type=Path, required=True, help="JSON results")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
@@ -126,20 +142,22 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{arm}: expected NAME=SPEC with a new NAME")
         arms[name] = spec
     names = list(arms)
-    work = Path(f"/var/tmp/walscope-rotation-{os.getpid()}")
+    work = a.db_dir / f"walscope-rotation-{os.getpid()}"
     work.mkdir(parents=True)
     rates: dict[str, list[float]] = {n: [] for n in names}
     try:
         for i in range(a.rounds):
             order = names[i % len(names):] + names[:i % len(names)]
-            got = {n: run_arm(arms[n], a.workload, work, n) for n in order}
+            got = {n: run_arm(arms[n], a.workload, work, n, arms) for n in order}
             for n in names:
                 rates[n].append(got[n])
             print(i, {n: round(got[n] / got["untraced"], 3) for n in names[1:]},
                   round(got["untraced"]), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(SHM / f"walscope-rotation-{os.getpid()}", ignore_errors=True)
+        for spec in arms.values():
+            if spec != "untraced" and not spec.startswith("bpftrace:"):
+                shutil.rmtree(run_folder(spec, work)[0], ignore_errors=True)
     ratios = {f"{x}/{y}": spread([p / q for p, q in zip(rates[x], rates[y])])
               for x in names[1:] for y in names if x != y}
     for key, s in ratios.items():

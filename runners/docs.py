@@ -189,7 +189,8 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
             continue
         per = data.get(w, {})
         cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])}{runs_longer(per[t])})"
-                 + ("*" if per[t].get("settled") else "") if t in per else "-"
+                 + ("*" if per[t].get("settled") else "")
+                 + ("†" if per[t].get("run_folder") == "runs" else "") if t in per else "-"
                  for t in cols]
         b = per.get("walscope-budget", {})
         share = b.get("recorded_share_median")
@@ -201,7 +202,11 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
     rows += other_budgets(data)
     rows += ["", "\\* each run started once the disks had gone quiet after the "
              "last one (`bench/overhead.py`'s default since 2026-11-24); "
-             "x5: runs 5 times as long as the workload's own (`bench/overhead.py --scale 5`)"]
+             "x5: runs 5 times as long as the workload's own (`bench/overhead.py --scale 5`); "
+             "† the run folder where the plain command puts it (`runs/` under the working "
+             "directory), not beside the database as before 2026-11-27 (eleventh session): on "
+             "this VM's journal-less ext4 that cost SQLite's DELETE journal 2-4% "
+             "(`bench/results/NOTES.md`)"]
     return "\n".join(rows)
 
 

@@ -45,7 +45,7 @@ from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from analysis.windows import read_costs, read_windows  # noqa: E402
-from bench.overhead import WORKLOADS, settle, workload  # noqa: E402
+from bench.overhead import RUNS, WORKLOADS, settle, workload  # noqa: E402
 from collectors.session import SAFE_PATH  # noqa: E402
 
 GUARD_NS = 300_000_000   # "away": this far from every window
@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(default: none, the plain command)")
     a = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="walscope-pace-"))
+    run_dir = RUNS / f"bench-pace-{os.getpid()}"
     pairs: list[dict[str, float | None]] = []
     try:
         for i in range(a.pairs):
@@ -168,26 +169,29 @@ def main(argv: list[str] | None = None) -> int:
                 d = tmp / f"{i}-{arm}"
                 (d / "db").mkdir(parents=True)
                 cmd = command(d / "db", a.journal_mode, d / "txlog.csv")
-                if arm == "traced":
-                    cmd = [str(ROOT / "trace_wal.py"), "-q", "-o", str(d / "out"),
+                if arm == "traced":   # where the plain command puts it, as overhead.py
+                    cmd = [str(ROOT / "trace_wal.py"), "-q", "-o", str(run_dir),
                            *a.trace_args.split(), "--"] + cmd
                 got[arm] = run_arm(cmd, d / "txlog.csv")
-            pairs.append(read_pair(tmp / f"{i}-traced" / "out", got["traced"], got["untraced"]))
+            pairs.append(read_pair(run_dir, got["traced"], got["untraced"]))
+            shutil.rmtree(run_dir, ignore_errors=True)
             print(f"{i}: " + ", ".join(f"{k} {fmt(v, '.3g')}" for k, v in pairs[-1].items()),
                   flush=True)
             shutil.rmtree(tmp / f"{i}-traced", ignore_errors=True)
             shutil.rmtree(tmp / f"{i}-untraced", ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
     m = {k: median([p[k] for p in pairs]) for k in pairs[0]}
     a.output.mkdir(parents=True, exist_ok=True)
     (a.output / f"sqlite_pace-{a.journal_mode}.json").write_text(json.dumps(
         {"journal_mode": a.journal_mode, "args": WORKLOADS[f"sqlite-{a.journal_mode}-2c"],
-         "trace_args": a.trace_args,
+         "trace_args": a.trace_args, "run_folder": "runs",
          "pairs": pairs, "medians": m}, indent=2) + "\n")
     md = [f"# The default's cost on the SQLite driver ({a.journal_mode}), by its own clock",
           "", f"Medians over {a.pairs} interleaved pairs of the per-pair values "
-          "(bench/sqlite_pace.py's docstring says what each is):", "",
+          "(bench/sqlite_pace.py's docstring says what each is); the traced runs' "
+          "folders where the plain command puts them (`runs/`), not beside the database:", "",
           "| untraced tx/s | traced / untraced | away / untraced there | inside the start / away "
           "| inside later windows / away | start into the transactions | attached "
           "| cost: estimated / implied |",

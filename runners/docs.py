@@ -203,8 +203,9 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
     rows += ["", "\\* each run started once the disks had gone quiet after the "
              "last one (`bench/overhead.py`'s default since 2026-11-24); "
              "x5: runs 5 times as long as the workload's own (`bench/overhead.py --scale 5`); "
-             "† the run folder where the plain command puts it (`runs/` under the working "
-             "directory), not beside the database as before 2026-11-27 (eleventh session): on "
+             "† measured with the traced runs' folders where the plain command puts them (`runs/` "
+             "under the working directory), not beside the database as before 2026-11-27 "
+             "(eleventh session): on "
              "this VM's journal-less ext4 that cost SQLite's DELETE journal 2-4% "
              "(`bench/results/NOTES.md`)"]
     return "\n".join(rows)

@@ -38,8 +38,10 @@ from bench.cells import MANY_CORE  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
-# traced runs' folders: the plain command's place, this process's own names
-RUNS = ROOT / "runs"
+from runners.command.plan import RUNS_DIR  # noqa: E402
+# traced runs' folders: the plain command's place (its working directory
+# is ROOT), this process's own names
+RUNS = ROOT / RUNS_DIR
 RUN_PREFIX = f"bench-overhead-{os.getpid()}-"
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 SYSCALLS = "write,pwrite64,writev,pwritev,fsync,fdatasync,sync_file_range,openat,close,unlink,ftruncate"

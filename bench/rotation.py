@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
-from bench.overhead import PY, WORKLOADS, ops_per_sec, settle, workload  # noqa: E402
+from bench.overhead import PY, RUNS, WORKLOADS, ops_per_sec, settle, workload  # noqa: E402
 from collectors.session import SAFE_PATH  # noqa: E402
 
 ONE_CLIENT = "sqlite-delete-1c"
@@ -72,7 +72,7 @@ def run_folder(spec: str, work: Path) -> tuple[Path, str]:
         return Path(where) / f"walscope-rotation-{os.getpid()}", flags
     if spec.startswith("beside:"):
         return work / "run", spec[7:]
-    return ROOT / "runs" / f"rotation-{os.getpid()}", spec
+    return RUNS / f"rotation-{os.getpid()}", spec
 
 
 def run_arm(spec: str, wname: str, work: Path, name: str, arms: dict[str, str]) -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors import calibration, frame_pointers, records as R
-from collectors import modes, object_cache, symbols, topology
+from collectors import modes, symbols, topology
 from collectors.objects import ObjectFollower
 from collectors.run_folder import RunFolder
 from collectors.session import RunAs, SessionError
@@ -91,10 +91,14 @@ def check_kernel() -> None:
                          "walscope's CO-RE probes need CONFIG_DEBUG_INFO_BTF=y")
 
 
+# where run folders go without -o, under the working directory
+RUNS_DIR = Path("runs")
+
+
 def default_run_dir(name: str) -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:40]
-    return Path("runs") / f"{stamp}-{safe}"
+    return RUNS_DIR / f"{stamp}-{safe}"
 
 
 def claim_run_dir(run_dir: Path, force: bool) -> None:
@@ -232,7 +236,7 @@ def prepare(opts: TraceOptions) -> Plan:
             os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
-    found = ObjectFollower(mode, opts.stepped_probes, run_dir, cache_dir=object_cache.CACHE_DIR)
+    found = ObjectFollower(mode, opts.stepped_probes, run_dir, cache_dir=calibration.CACHE_DIR)
     attach = found.inspect_start(objs)
     res = found.merged()
     for m in res.missing:

@@ -38,7 +38,7 @@ from bench.cells import MANY_CORE  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
-from runners.command.plan import RUNS_DIR  # noqa: E402
+from collectors.run_folder import RUNS_DIR  # noqa: E402
 # traced runs' folders: the plain command's place (its working directory
 # is ROOT), this process's own names
 RUNS = ROOT / RUNS_DIR

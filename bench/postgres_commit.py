@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from collectors.run_folder import RUNS_DIR  # noqa: E402
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LOCK = "/tmp/walscope-heavy.lock"
@@ -402,7 +404,10 @@ def main(argv: list[str] | None = None) -> int:
                             capture_output=True, text=True).stdout.strip() or "?"
     work = Path(tempfile.mkdtemp(prefix="pgc", dir="/tmp"))   # short: sockets live here
     work.chmod(0o755)
-    keep = a.keep or work / "runs"
+    # the plain command's place (runs/ under the working directory, ROOT),
+    # not beside the clusters: on this VM's journal-less ext4 a run folder
+    # beside an fsync-bound database cost it 2-4% (NOTES, eleventh session)
+    keep = a.keep or ROOT / RUNS_DIR / f"bench-pgc-{os.getpid()}"
     keep.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
     diffs: dict[str, Any] = {f"{x}-{y}": {"json": [], "text": []} for x, y in DIFFS}
@@ -447,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"postgres_commit: stopped; traced run folders left in {keep}", file=sys.stderr)
         raise
     shutil.rmtree(work, ignore_errors=True)
+    if not a.keep:
+        shutil.rmtree(keep, ignore_errors=True)
     order = list(next(r for r in runs if r["arm"] == "full")["components"])
     out_diffs = {}
     for k, v in diffs.items():

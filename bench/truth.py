@@ -19,6 +19,7 @@ workloads of the results file; --render writes truth.md again from it.
 from __future__ import annotations
 
 import argparse
+import atexit
 import csv
 import json
 import os
@@ -35,7 +36,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.cells import MANY_CORE  # noqa: E402
+from collectors.run_folder import RUNS_DIR  # noqa: E402
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
+# traced runs' folders: the plain command's place (runs/ under the working
+# directory, ROOT), not beside the database: on this VM's journal-less
+# ext4 a folder beside an fsync-bound database cost it 2-4%
+# (bench/results/NOTES.md, eleventh session)
+RUNS = ROOT / RUNS_DIR
+RUN_PREFIX = f"bench-truth-{os.getpid()}-"
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 WORKLOADS = {   # db_bench fillrandom, ~1-2 s untraced; the SQLite driver 4 s
@@ -100,8 +108,7 @@ def untraced(wl: str, tmp: Path) -> dict[str, float]:
 
 
 def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
-    rd = tmp / f"run-{mode}"
-    shutil.rmtree(rd, ignore_errors=True)   # before fresh()'s sync: bench/overhead.py
+    rd = RUNS / f"{RUN_PREFIX}{mode}"
     db = fresh(tmp / "db")
     flags = ["--mode", mode]
     p = subprocess.run([PY, str(ROOT / "trace_wal.py"), "-q", *flags, "-o", str(rd), "--",
@@ -127,6 +134,10 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
 
 
 def fresh(path: Path) -> Path:
+    """An empty database directory, the last traced run's folder gone
+    before the sync, whichever arm runs next (bench/overhead.py)."""
+    for old in RUNS.glob(f"{RUN_PREFIX}*"):
+        shutil.rmtree(old, ignore_errors=True)
     shutil.rmtree(path, ignore_errors=True)
     shutil.rmtree(f"{path}-template", ignore_errors=True)
     path.mkdir(parents=True)
@@ -191,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     path = a.output / f"{a.name}.json"
     results: dict[str, Any] = json.loads(path.read_text()) if a.merge and path.exists() else {}
     rng = random.Random(1)
+    atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True)
+                             for d in RUNS.glob(f"{RUN_PREFIX}*")])
     with tempfile.TemporaryDirectory(prefix="walscope-truth-") as d:
         tmp = Path(d)
         for wl in wls:
@@ -206,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                         if got["mean"] is not None else "no rows of that type"),
                         file=sys.stderr)
             results[wl] = {"runs": runs, "summary": summarize(runs),
-                           "args": WORKLOADS[wl], "reps": a.reps}
+                           "args": WORKLOADS[wl], "reps": a.reps, "run_folder": "runs"}
     a.output.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1) + "\n")
     md = table(results, modes, a.reps)

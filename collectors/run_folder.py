@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# where run folders go without -o, under the working directory (the plain
+# command's; the benchmarks put their traced runs there too)
+RUNS_DIR = Path("runs")
+
 # who writes a file
 COLLECTOR = "collector"
 TRACER = "tracer"

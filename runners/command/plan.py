@@ -22,7 +22,7 @@ from typing import Any
 from collectors import calibration, frame_pointers, records as R
 from collectors import modes, symbols, topology
 from collectors.objects import ObjectFollower
-from collectors.run_folder import RunFolder
+from collectors.run_folder import RUNS_DIR, RunFolder
 from collectors.session import RunAs, SessionError
 from runners.command import defaults
 
@@ -89,10 +89,6 @@ def check_kernel() -> None:
     if not Path("/sys/kernel/btf/vmlinux").exists():
         raise TraceError("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
                          "walscope's CO-RE probes need CONFIG_DEBUG_INFO_BTF=y")
-
-
-# where run folders go without -o, under the working directory
-RUNS_DIR = Path("runs")
 
 
 def default_run_dir(name: str) -> Path:

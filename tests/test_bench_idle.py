@@ -1,0 +1,44 @@
+"""bench/idle.py: the guest's halt-poll knobs are set for a benchmark and
+put back after it, also when the benchmark fails; a machine without them
+is told so rather than measured as if they were set."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bench import idle
+
+
+def test_a_machine_without_haltpoll_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(idle, "PARAMS", tmp_path / "none")
+    with pytest.raises(idle.IdleError, match="no haltpoll"):
+        with idle.poll_before_halt(400_000):
+            pass
+    with idle.poll_before_halt(0) as now:   # 0: as the machine is
+        assert now == {}
+
+
+def test_the_knobs_are_set_then_put_back(tmp_path, monkeypatch):
+    params = tmp_path / "parameters"
+    params.mkdir()
+    for k, v in zip(idle.KNOBS, ("0", "50000", "Y")):
+        (params / k).write_text(v + "\n")
+    monkeypatch.setattr(idle, "PARAMS", params)
+    with pytest.raises(RuntimeError):
+        with idle.poll_before_halt(400_000) as now:
+            assert now == {"guest_halt_poll_ns": "400000",
+                           "guest_halt_poll_grow_start": "400000",
+                           "guest_halt_poll_allow_shrink": "N"}
+            raise RuntimeError("the benchmark failed")
+    assert idle.settings() == {"guest_halt_poll_ns": "0", "guest_halt_poll_grow_start": "50000",
+                               "guest_halt_poll_allow_shrink": "Y"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not idle.PARAMS.is_dir(),
+                    reason="the kernel's haltpoll knobs: root on a KVM guest")
+def test_the_kernel_takes_the_setting_and_gets_its_own_back():
+    before = idle.settings()
+    with idle.poll_before_halt(123_000) as now:
+        assert now["guest_halt_poll_ns"] == "123000"
+    assert idle.settings() == before

@@ -190,7 +190,8 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
         per = data.get(w, {})
         cells = [f"{per[t]['median']:.2f} ({len(per[t]['ratios'])}{runs_longer(per[t])})"
                  + ("*" if per[t].get("settled") else "")
-                 + ("†" if per[t].get("run_folder") == "runs" else "") if t in per else "-"
+                 + ("†" if per[t].get("run_folder") == "runs" else "")
+                 + ("‡" if per[t].get("idle_poll_us") else "") if t in per else "-"
                  for t in cols]
         b = per.get("walscope-budget", {})
         share = b.get("recorded_share_median")
@@ -208,6 +209,12 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
              "(eleventh session): on "
              "this VM's journal-less ext4 that cost SQLite's DELETE journal 2-4% "
              "(`bench/results/NOTES.md`)"]
+    polled = sorted({c["idle_poll_us"] for per in data.values() for c in per.values()
+                     if c.get("idle_poll_us")})
+    if polled:
+        rows[-1] += ("; ‡ measured with the guest polling "
+                     + "/".join(str(n) for n in polled) + " us before it halts an idle "
+                     "vCPU (`bench/overhead.py --idle-poll-us`), not this VM's own idle path")
     return "\n".join(rows)
 
 

@@ -3,6 +3,7 @@ put back after it, also when the benchmark fails; a machine without them
 is told so rather than measured as if they were set."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -42,3 +43,21 @@ def test_the_kernel_takes_the_setting_and_gets_its_own_back():
     with idle.poll_before_halt(123_000) as now:
         assert now["guest_halt_poll_ns"] == "123000"
     assert idle.settings() == before
+
+
+def test_a_cell_measured_with_the_guest_polling_is_marked(tmp_path):
+    """A cell bench/overhead.py --idle-poll-us measured says so in the
+    generated table and its footnote; the others do not."""
+    from runners import docs
+    cell = {"ratios": [0.95, 0.97], "median": 0.96, "settled": True, "run_folder": "runs"}
+    data = {"sync-on-1t": {"walscope-budget": {**cell, "idle_poll_us": 400}},
+            "sync-on-4t": {"walscope-budget": cell}}
+    path = tmp_path / "overhead.json"
+    path.write_text(json.dumps(data))
+    table = docs.overhead(path)
+    rows = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| db")}
+    assert "0.96 (2)*†‡" in rows["| db_bench, sync=true, 1 thread"]
+    assert "‡" not in rows["| db_bench, sync=true, 4 threads"]
+    assert "‡ measured with the guest polling 400 us before it halts" in table
+    path.write_text(json.dumps({"sync-on-4t": {"walscope-budget": cell}}))
+    assert "‡" not in docs.overhead(path)

@@ -299,13 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         with poll_before_halt(a.idle_poll_us * 1000):
-            return measure(a)
+            return measure(a, ap.get_default("tools").split(","))
     except IdleError as e:
         print(f"overhead.py: {e}", file=sys.stderr)
         return 1
 
 
-def measure(a: argparse.Namespace) -> int:
+def measure(a: argparse.Namespace, default_tools: list[str]) -> int:
     tools = a.tools.split(",")
     os.chdir(ROOT)   # the SQLite workload is a module of this repository
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -366,9 +366,8 @@ def measure(a: argparse.Namespace) -> int:
         for wname, per in results.items():
             merged.setdefault(wname, {}).update(per)
         results = {w: merged[w] for w in WORKLOADS if w in merged}
-    tools = [t for t in ap.get_default("tools").split(",")
-             if any(t in per for per in results.values())] + \
-        [t for t in tools if t not in ap.get_default("tools").split(",")]
+    tools = [t for t in default_tools if any(t in per for per in results.values())] + \
+        [t for t in tools if t not in default_tools]
     lines = ["| workload | " + " | ".join(tools) + " |",
              "|---|" + "---|" * len(tools)]
     for wname, per in results.items():

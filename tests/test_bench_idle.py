@@ -61,3 +61,18 @@ def test_a_cell_measured_with_the_guest_polling_is_marked(tmp_path):
     assert "‡ measured with the guest polling 400 us before it halts" in table
     path.write_text(json.dumps({"sync-on-4t": {"walscope-budget": cell}}))
     assert "‡" not in docs.overhead(path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bench/overhead.py runs as root")
+def test_overhead_renders_its_results_again(tmp_path, monkeypatch):
+    """bench/overhead.py --reps 0 --merge writes overhead.md again from
+    overhead.json, through the same path a measured run ends on (where a
+    refactor once lost a whole batch at its last step)."""
+    import shutil
+
+    from bench import overhead
+    monkeypatch.chdir(tmp_path)   # it moves to the checkout: put back after
+    shutil.copy(overhead.ROOT / "bench" / "results" / "overhead.json", tmp_path)
+    assert overhead.main(["--reps", "0", "--merge", "-o", str(tmp_path)]) == 0
+    md = (tmp_path / "overhead.md").read_text()
+    assert "walscope-budget" in md and "untraced-again" in md

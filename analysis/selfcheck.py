@@ -13,17 +13,17 @@ Their product is the run's risk.
 bench/truth.py measured the compensated mean and p99 against the
 workload's own untraced timing (bench/results/truth.json, the table in
 docs/attribution.md).  Every run at a risk of RISK_HIGH or more was off by
-the factors below (mostly high); under it the risk says nothing either way: runs at
-risk up to 0.1 read 0.39-1.41x in the fourth session's rerun (the
+the factors below (high); under it the risk says nothing either way: runs at
+risk up to 0.11 read 0.45-2.36x in the twelfth session's rerun (the
 compensation's own error on unsynced 1-thread writes, a mean one starved
 SQLite transaction makes), so the risk claims no tolerance there.
 
 The compensation has an error of its own: it removes each hit at its
 calibrated cost, and a hit costs between the calibration's warm and cold
-figures (its band, +-13-18% here).  What it removed, over the compensated
+figures (its band, +-23-27% here).  What it removed, over the compensated
 mean, times that band, bounds how far the mean can be off on that account
 (the uncertainty).  Where the probes were most of the raw latency (an
-unsynced 1-thread write, 5 us under 10-15 us of probes) that bound passes
+unsynced 1-thread write, 4 us under ~10 us of probes) that bound passes
 the tolerance the truth bench holds latencies to (TOLERANCE, the mean's),
 and the line says the latencies cannot be trusted to it.  bench/truth.py
 keeps each run's self-check beside its error, so its table shows whether

@@ -209,8 +209,9 @@ def overhead(path: Path = OVERHEAD_JSON) -> str:
              "(eleventh session): on "
              "this VM's journal-less ext4 that cost SQLite's DELETE journal 2-4% "
              "(`bench/results/NOTES.md`)"]
-    polled = sorted({c["idle_poll_us"] for per in data.values() for c in per.values()
-                     if c.get("idle_poll_us")})
+    # the cells shown: the table's columns and the other budgets' lines
+    polled = sorted({c["idle_poll_us"] for per in data.values() for t, c in per.items()
+                     if (t in cols or t.startswith("walscope-budget")) and c.get("idle_poll_us")})
     if polled:
         rows[-1] += ("; ‡ measured with the guest polling "
                      + "/".join(str(n) for n in polled) + " us before it halts an idle "
@@ -231,7 +232,8 @@ def other_budgets(data: dict) -> list[str]:
                    if c.get("every_write_runs") == len(c["ratios"]) else
                    f"{c.get('recorded_share_median', 0) * 100:.1f}% of writes")
             out.append(f"- `--budget {n}`, {name}: {c['median']:.2f} "
-                       f"({len(c['ratios'])}){'*' if c.get('settled') else ''}, {rec}")
+                       f"({len(c['ratios'])}){'*' if c.get('settled') else ''}"
+                       f"{'‡' if c.get('idle_poll_us') else ''}, {rec}")
     return ["", "At other budgets:", ""] + out if out else []
 
 

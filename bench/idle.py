@@ -18,6 +18,7 @@ in STATE until they are back).  0 leaves the idle path as it is.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -36,6 +37,23 @@ SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 class IdleError(Exception):
     pass
+
+
+def _poll_us(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text}")
+    return n
+
+
+def add_option(ap: argparse.ArgumentParser) -> None:
+    """A benchmark's --idle-poll-us N: its argument to poll_before_halt,
+    in microseconds."""
+    ap.add_argument("--idle-poll-us", type=_poll_us, default=0, metavar="N",
+                    help="the guest polls N us before it halts an idle vCPU, for the "
+                         "benchmark (bench/idle.py; 0: the machine's own setting). On "
+                         "this VM vCPUs halt at once, and synced workloads run faster "
+                         "beside anything that keeps one busy, a tracer included")
 
 
 def settings() -> dict[str, str]:

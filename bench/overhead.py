@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
 from bench.cells import MANY_CORE  # noqa: E402
-from bench.idle import IdleError, poll_before_halt  # noqa: E402
+from bench.idle import IdleError, add_option, poll_before_halt  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
@@ -282,18 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help="update the cells measured into the output folder's "
                          "overhead.json instead of replacing it")
-    ap.add_argument("--idle-poll-us", type=int, default=0, metavar="N",
-                    help="the guest polls N us before it halts an idle vCPU, for the "
-                         "benchmark (bench/idle.py; 0: the machine's own setting). On "
-                         "this VM vCPUs halt at once, and synced workloads run faster "
-                         "beside anything that keeps one busy, a tracer included")
+    add_option(ap)
     ap.add_argument("--no-settle", action="store_true",
                     help="start each run right after the sync, without waiting "
                          "for the disks to go quiet (how runs before 2026-11-24 "
                          "(second session) were made)")
     a = ap.parse_args(argv)
-    if a.idle_poll_us < 0:
-        ap.error("--idle-poll-us must be 0 or more")
     if os.geteuid() != 0:
         print("overhead.py: run as root", file=sys.stderr)
         return 1

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
-from bench.idle import IdleError, poll_before_halt  # noqa: E402
+from bench.idle import IdleError, add_option, poll_before_halt  # noqa: E402
 from bench.overhead import PY, RUNS, WORKLOADS, ops_per_sec, settle, workload  # noqa: E402
 from collectors.session import SAFE_PATH  # noqa: E402
 
@@ -80,11 +80,16 @@ def run_folder(spec: str, work: Path) -> tuple[Path, str]:
     return RUNS / f"rotation-{os.getpid()}", spec
 
 
+def remove_run_folders(arms: dict[str, str], work: Path) -> None:
+    """The traced arms' run folders (the others run walscope nowhere)."""
+    for spec in arms.values():
+        if spec != "untraced" and not spec.startswith("bpftrace:"):
+            shutil.rmtree(run_folder(spec, work)[0], ignore_errors=True)
+
+
 def run_arm(spec: str, wname: str, work: Path, name: str, arms: dict[str, str]) -> float:
     db, result = work / "db", work / "result.json"
-    for other in arms.values():   # every arm's leftovers, before the settle
-        if other != "untraced" and not other.startswith("bpftrace:"):
-            shutil.rmtree(run_folder(other, work)[0], ignore_errors=True)
+    remove_run_folders(arms, work)   # every arm's leftovers, before the settle
     shutil.rmtree(db, ignore_errors=True)
     result.unlink(missing_ok=True)
     db.mkdir()
@@ -135,13 +140,9 @@ def main(argv: list[str] | None = None) -> int:
                     choices=[ONE_CLIENT, *WORKLOADS])
     ap.add_argument("--db-dir", type=Path, default=Path("/var/tmp"),
                     help="where the database (and a run folder beside it) is made")
-    ap.add_argument("--idle-poll-us", type=int, default=0, metavar="N",
-                    help="the guest polls N us before it halts an idle vCPU, for the "
-                         "rotation (bench/idle.py; 0: the machine's setting)")
+    add_option(ap)
     ap.add_argument("-o", "--output", type=Path, required=True, help="JSON results")
     a = ap.parse_args(argv)
-    if a.idle_poll_us < 0:
-        ap.error("--idle-poll-us must be 0 or more")
     if os.geteuid() != 0:
         print("rotation.py: run as root", file=sys.stderr)
         return 1
@@ -163,9 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        for spec in arms.values():
-            if spec != "untraced" and not spec.startswith("bpftrace:"):
-                shutil.rmtree(run_folder(spec, work)[0], ignore_errors=True)
+        remove_run_folders(arms, work)
     ratios = {f"{x}/{y}": spread([p / q for p, q in zip(rates[x], rates[y])])
               for x in names[1:] for y in names if x != y}
     for key, s in ratios.items():

@@ -117,3 +117,13 @@ def test_overhead_renders_its_results_again(tmp_path, monkeypatch):
     assert overhead.measure(a, ["untraced-again", "walscope-budget"]) == 0
     md = (tmp_path / "overhead.md").read_text()
     assert "walscope-budget" in md and "untraced-again" in md
+
+
+def test_the_option_refuses_a_negative_time():
+    import argparse
+    ap = argparse.ArgumentParser()
+    idle.add_option(ap)
+    assert ap.parse_args(["--idle-poll-us", "400"]).idle_poll_us == 400
+    assert ap.parse_args([]).idle_poll_us == 0
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--idle-poll-us", "-1"])

@@ -42,7 +42,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, db_bench_stats
+from tests.conftest import ROOT, db_bench_stats, run_trace
 from tests.test_bindings import ENGINES, Unavailable, built, need, step, tool, traced
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -301,3 +301,19 @@ def test_sqlite3_shell_runs_a_script(tmp_path):
     assert obj["how"] == "start" and obj["symbols"] == ".dynsym", obj
     w = pd.read_parquet(tmp_path / "o" / "writes.parquet")
     assert len(w) == writes and int(w["explicit"].sum()) == txns
+
+
+def test_the_plain_command_puts_its_run_folder_under_runs(tmp_path):
+    """`sudo ./trace_wal.py -- db_bench ...` with no -o and no --mode, from
+    the user's directory: one run folder, runs/<stamp>-db_bench there
+    (collectors/run_folder.RUNS_DIR), every write of a short synced run
+    recorded, as many as RocksDB's statistics count."""
+    p = run_trace(["-q", "--", "db_bench", "--benchmarks=fillrandom", "--num=300",
+                   "--sync=true", "--statistics", f"--db={tmp_path / 'db'}"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    folders = list((tmp_path / "runs").iterdir())
+    assert len(folders) == 1 and folders[0].name.endswith("-db_bench"), folders
+    s = json.loads((folders[0] / "summary.json").read_text())
+    stats = db_bench_stats((folders[0] / "command.log").read_text())
+    assert s["mode"] == "budget"
+    assert s["writes"]["count"] == stats["rocksdb.write.self"] + stats["rocksdb.write.other"] == 300

@@ -159,13 +159,20 @@ static __always_inline void add_cpu_slice(struct thread_state *t, __u64 now)
  * may is counted in flight until it ends, so the collector can tell when
  * the window's last write is done.
  */
-static __always_inline bool window_admits(void)
+/*
+ * May a write begin now?  One admitted inside a window starts when it was
+ * admitted (*now, read again): the collector stamps a window's open_ns
+ * before it sets window_open, so a time read before the check could
+ * precede the window it is admitted to (a write seen outside every window).
+ */
+static __always_inline bool window_admits(__u64 *now)
 {
 	if (!window_mode)
 		return true;
 	if (!window_open)
 		return false;
 	__sync_fetch_and_add(&window_in_flight, 1);
+	*now = bpf_ktime_get_ns();
 	return true;
 }
 

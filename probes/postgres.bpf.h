@@ -22,7 +22,7 @@ static __always_inline void pg_begin(struct thread_state *t, __u32 tgid,
 		t->depth = 0;
 		window_done(t);
 	}
-	if (!window_admits())
+	if (!window_admits(&now))
 		return;
 	begin_write(t, tgid, tid, now, WS_ENGINE_POSTGRES);
 	t->rec.hits_one[PG_OTHER]++;

@@ -59,7 +59,7 @@ static __always_inline int sql_step_enter(struct pt_regs *ctx,
 	__u8 parent;
 
 	if (!t->write_start) {
-		if (!window_admits())
+		if (!window_admits(&now))
 			return 0;
 		begin_write(t, tgid, tid, now, WS_ENGINE_SQLITE);
 		if (cls == SQL_BEGIN)

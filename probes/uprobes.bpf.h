@@ -37,7 +37,7 @@ static __always_inline int phase_enter(struct pt_regs *ctx)
 		 * window's probes are gone, and its return is never seen) */
 		if (window_mode && !t->write_start)
 			t->write_depth = 0;
-		if (t->write_depth++ == 0 && window_admits()) {
+		if (t->write_depth++ == 0 && window_admits(&now)) {
 			begin_write(t, tgid, tid, now, engine);
 			/* DBImpl::WriteImpl's this: whose leaders it queues
 			 * for.  It returns a Status (non-trivial) by value, so

@@ -24,7 +24,7 @@ import engines
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
-from analysis import selfcheck, threadtime, windows, workload_output
+from analysis import answer, selfcheck, threadtime, untouched, windows, workload_output
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
@@ -115,6 +115,8 @@ def analyse(run_dir: Path) -> dict[str, Any]:
                 summary["budget"].update(windows.counted_share(
                     summary["budget"]["recorded"], marks))
     summary["self_check"] = selfcheck.self_check(summary)
+    summary["untouched"] = untouched_lens(run_dir, summary["engine"], layout)
+    summary["headline"] = answer.headline(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),
         windowed=folder.windows_tsv.exists())
@@ -125,6 +127,20 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         summary.setdefault("elapsed_s", None)
     write_summary(run_dir, summary)
     return summary
+
+
+def untouched_lens(run_dir: Path, engine: str, layout: R.Layout) -> dict[str, Any]:
+    """The untouched lens (analysis/untouched.py) from the folder's tables."""
+    folder = RunFolder(run_dir)
+    rows = C.ParquetColumns(folder.writes_parquet).frame(["start_ns", "tid"]) \
+        if folder.writes_parquet.exists() else None
+    samples = C.ParquetColumns(folder.samples_parquet).frame(
+        ["ts_ns", "tid", "component", "symbol"]) if folder.samples_parquet.exists() else None
+    return untouched.lens(
+        untouched.wall_frame(run_dir), engine, windows.read_windows(run_dir),
+        rows["start_ns"].to_numpy() if rows is not None else np.zeros(0, np.int64),
+        rows["tid"].to_numpy() if rows is not None else np.zeros(0, np.int64),
+        samples, layout)
 
 
 def tables(run_dir: Path, cal: compensation.Calibration,
@@ -250,9 +266,11 @@ def partial_why(run_dir: Path, rep: dict[str, Any], layout: R.Layout) -> list[st
     wrote = rep.get("records") or {}
     for struct, fname in R.RECORD_FILES.items():
         path = RunFolder(run_dir).records(struct)
+        want = wrote.get(fname)
+        if not path.exists() and not want:   # none (or older than its struct)
+            continue
         size = path.stat().st_size if path.exists() else 0
         have, torn = divmod(size, layout.struct_dtype(struct).itemsize)
-        want = wrote.get(fname)
         if want is not None and have < want:
             why.append(f"{fname}: {have} of {want} records written, "
                        f"{want - have} lost (cut short)")

@@ -73,6 +73,47 @@ def losses_line(summary: dict[str, Any]) -> str:
     return "lost: " + ", ".join(first + counted) + where
 
 
+def answer_lines(summary: dict[str, Any]) -> list[str]:
+    """The headline (analysis/answer.py): which lens answers, its mean per
+    component where it is the untouched one, and why."""
+    h = summary.get("headline")
+    if not h:
+        return []
+    unit = engines.get(summary.get("engine") or engines.UNNAMED)
+    u = summary.get("untouched") or {}
+    lines: list[str] = []
+    if h["lens"] == "untouched":
+        lines.append(f"answer: the untouched lens ({u.get('untouched_share', 0) * 100:.0f}% "
+                     "of the writers' time, no probe attached)")
+        lines.append(f"{'component':<16}{'mean':>9}{'share':>7}")
+        total = h["mean_ns"] or 1.0
+        for c, v in h["components"].items():
+            lines.append(f"{c:<16}{fmt_ns(v):>9}{v / total * 100:>6.1f}%")
+        lo, hi = h.get("lo_ns"), h.get("hi_ns")
+        iv = f" [{fmt_ns(lo)}, {fmt_ns(hi)}] 95%" if lo is not None and lo == lo else ""
+        lines.append(f"{unit.row + ' (mean)':<16}{fmt_ns(h['mean_ns']):>9}{'100.0%':>7}{iv}")
+        lines.append(f"  span: {h.get('span', '')}")
+        lines.append("  p99: " + h.get("p99_why", "not measured"))
+    else:
+        p99 = f", p99 {fmt_ns(h['p99_ns'])}" if h.get("p99_ns") is not None else ""
+        lines.append(f"answer: the rows, mean {fmt_ns(h['mean_ns'])}{p99} a {unit.row}"
+                     + ("" if h.get("trusted") else " (NOT trusted)"))
+    lines.append(f"  why: {h['why']}")
+    other = h.get("other")
+    if other and other.get("mean_ns"):
+        if other["lens"] == "untouched" and u.get("lo_ns") == u.get("lo_ns") \
+                and u.get("lo_ns") is not None:
+            rng = f" [{fmt_ns(u['lo_ns'])}, {fmt_ns(u['hi_ns'])}]"
+        else:
+            rng = ""
+        lines.append(f"  {other['lens']} lens: mean {fmt_ns(other['mean_ns'])}{rng}"
+                     + (" -- the lenses disagree beyond their intervals"
+                        if h.get("disagree") else ""))
+    elif u and not u.get("available") and u.get("why"):
+        lines.append(f"  untouched lens: none ({u['why']})")
+    return lines
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """The breakdown table, 80 columns: one per engine when a run had
     several (the one with the most writes first)."""
@@ -88,6 +129,12 @@ def format_table(summary: dict[str, Any]) -> str:
         out += "\n" + window_lines(summary["windows"], summary.get("budget"))
     if summary.get("self_check"):
         out += "\n" + selfcheck.line(summary["self_check"])
+    answer = answer_lines(summary)
+    if answer and summary["headline"]["lens"] == "untouched":
+        # the answer first; the rows below it are what the probes saw
+        out = "\n".join(answer) + "\n\nrows (recorded in windows; the probes' view):\n" + out
+    elif answer:
+        out += "\n" + "\n".join(answer)
     if not summary["writes"]["count"] and not summary.get("by_engine"):
         found = ", ".join(summary.get("engines_found", [])) or "none"
         out += (f"\nno write or transaction seen: engines found: {found}; "

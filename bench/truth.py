@@ -86,14 +86,17 @@ def db_bench_histogram(text: str) -> dict[str, float]:
 
 def driver_latencies(path: Path) -> dict[str, float]:
     """The SQLite driver's own clock of each new-order transaction (its
-    results file)."""
+    results file), and the mean of every transaction that committed
+    (mean_all: what the untouched lens, which cannot tell types apart,
+    is held to)."""
     with open(path, newline="") as f:
-        lat = sorted(int(r["latency_ns"]) for r in csv.DictReader(f)
-                     if r["type"] == SQLITE_TYPE and r["ok"] in ("True", "1"))
+        rows = [r for r in csv.DictReader(f) if r["ok"] in ("True", "1")]
+    lat = sorted(int(r["latency_ns"]) for r in rows if r["type"] == SQLITE_TYPE)
     if not lat:
         raise SystemExit(f"truth: {path} has no {SQLITE_TYPE} latencies")
     return {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
-            "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))]}
+            "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))],
+            "mean_all": statistics.fmean(int(r["latency_ns"]) for r in rows)}
 
 
 def untraced(wl: str, tmp: Path) -> dict[str, float]:
@@ -104,7 +107,8 @@ def untraced(wl: str, tmp: Path) -> dict[str, float]:
         raise SystemExit(f"truth: {wl} failed: {p.stderr[-500:]}")
     if wl.startswith("sqlite"):
         return driver_latencies(db / "own.csv")
-    return db_bench_histogram(p.stdout)
+    h = db_bench_histogram(p.stdout)
+    return {**h, "mean_all": h["mean"]}
 
 
 def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
@@ -130,6 +134,25 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
     out["writes"] = s["writes"]["count"]
     out["self_check"] = s.get("self_check")
     out["every_write"] = (s.get("budget") or {}).get("every_write")
+    # the untouched lens (held to every transaction's mean: it cannot tell
+    # types apart) and the headline, whichever lens it took
+    u = s.get("untouched") or {}
+    out["untouched"] = {"mean_all": u["mean_ns"], "lo": u.get("lo_ns"), "hi": u.get("hi_ns"),
+                        "trusted": u.get("trusted"), "share": u.get("untouched_share")} \
+        if u.get("available") else {"mean_all": None, "why": u.get("why")}
+    h = s.get("headline") or {}
+    lens = h.get("lens")
+    out["headline"] = {"lens": lens, "trusted": h.get("trusted"),
+                       # the rows' figure of the measured type, else the lens's mean
+                       "mean": out["mean"] if lens == "rows" else None,
+                       "mean_all": h.get("mean_ns") if lens == "untouched" else None,
+                       "p99": out["p99"] if lens == "rows" else None}
+    if not wl.startswith("sqlite") and lens == "untouched":
+        out["headline"]["mean"] = h.get("mean_ns")
+    if not wl.startswith("sqlite"):   # the traced db_bench's own histogram
+        own = (rd / "command.log").read_text(errors="replace")
+        out["traced_own_mean"] = db_bench_histogram(own)["mean"] \
+            if "Average:" in own else None
     return out
 
 
@@ -145,14 +168,35 @@ def fresh(path: Path) -> Path:
     return path
 
 
+LENSES = ("untouched", "headline")
+
+
+def ratios(rs: list[dict[str, Any]], ref: dict[str, float]) -> dict[str, Any]:
+    """Each statistic of the runs over the reference: median and range."""
+    out = {}
+    for k in (*STATS, "mean_all"):
+        v = [r[k] / ref[k] for r in rs if ref.get(k) and r.get(k) is not None]
+        if v:
+            out[k] = {"median": statistics.median(v), "lo": min(v), "hi": max(v)}
+    return out
+
+
 def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    ref = {k: statistics.median(r[k] for r in runs["untraced"]) for k in STATS}
+    keys = [k for k in (*STATS, "mean_all") if all(k in r for r in runs["untraced"])]
+    ref = {k: statistics.median(r[k] for r in runs["untraced"]) for k in keys}
     out: dict[str, Any] = {"reference": ref}
     for arm, rs in runs.items():
-        ratios = {k: [r[k] / ref[k] for r in rs if ref[k] and r.get(k) is not None]
-                  for k in STATS}
-        out[arm] = {k: {"median": statistics.median(v), "lo": min(v), "hi": max(v)}
-                    for k, v in ratios.items() if v}
+        out[arm] = ratios(rs, ref)
+        if arm == "untraced":
+            continue
+        for lens in LENSES:   # the lenses of each traced run, as arms of their own
+            got = [r[lens] for r in rs if r.get(lens)]
+            if got:
+                out[f"{arm}:{lens}"] = ratios(got, ref)
+                if lens == "headline":
+                    out[f"{arm}:{lens}"]["lenses"] = {
+                        x: sum(g["lens"] == x for g in got) for x in ("rows", "untouched")}
+                    out[f"{arm}:{lens}"]["trusted"] = sum(bool(g["trusted"]) for g in got)
     return out
 
 
@@ -172,6 +216,45 @@ def table(results: dict[str, Any], modes: list[str], reps: int) -> str:
         lines.append(f"| {wl} | {u['mean'] / 1e3:.1f} / {u['p99'] / 1e3:.1f} us | "
                      f"{c('untraced', 'mean')} | "
                      + " | ".join(f"{c(m, 'mean')} | {c(m, 'p99')}" for m in modes) + " |")
+    return "\n".join(lines) + "\n\n" + lens_table(results, modes)
+
+
+def lens_table(results: dict[str, Any], modes: list[str]) -> str:
+    """The lenses' table (docs/attribution.md generates it from truth.json)."""
+    lines = ["The lenses (analysis/answer.py): the untouched lens's mean over the "
+             "untraced mean of every transaction (db_bench: of every write); the "
+             "headline's mean over the untraced mean of its span, with the lens it "
+             "took in each run.", "",
+             "| workload | untraced mean (all) | A/A | "
+              + " | ".join(f"{m} untouched | {m} headline | {m} lens" for m in modes) + " |",
+              "|---|---|---|" + "---|---|---|" * len(modes)]
+    shown = 0
+    for wl, r in results.items():
+        s = r["summary"]
+        if "mean_all" not in s["reference"]:
+            continue
+        shown += 1
+
+        def d(arm: str, k: str) -> str:
+            v = (s.get(arm) or {}).get(k)
+            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
+
+        def head(m: str) -> str:
+            h = s.get(f"{m}:headline") or {}
+            k = "mean" if "mean" in h else "mean_all"
+            return d(f"{m}:headline", k) + (" (all)" if k == "mean_all" and h else "")
+
+        def lens(m: str) -> str:
+            h = s.get(f"{m}:headline") or {}
+            n = h.get("lenses") or {}
+            return f"rows {n.get('rows', 0)}, untouched {n.get('untouched', 0)}; " \
+                   f"{h.get('trusted', 0)} trusted" if n else "-"
+        lines.append(f"| {wl} | {s['reference']['mean_all'] / 1e3:.1f} us | "
+                     f"{d('untraced', 'mean_all')} | "
+                     + " | ".join(f"{d(f'{m}:untouched', 'mean_all')} | {head(m)} | {lens(m)}"
+                                  for m in modes) + " |")
+    if not shown:
+        return "(the lenses not measured yet: `sudo bench/truth.py --reps 5`)\n"
     return "\n".join(lines) + "\n"
 
 

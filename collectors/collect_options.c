@@ -33,7 +33,7 @@ enum {
 	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
 	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
-	OPT_HIT_NS,
+	OPT_HIT_NS, OPT_WALL_HZ,
 };
 
 static const struct argp_option opts[] = {
@@ -89,6 +89,9 @@ static const struct argp_option opts[] = {
 	  "an untraced syscall: each write's probe time from its record; and of "
 	  "a uprobe, a uretprobe and a tracepoint hit: every hit of the traced "
 	  "processes (ns; the budget's estimates)", 0 },
+	{ "wall-hz", OPT_WALL_HZ, "N", 0, "Sweep the traced threads' state and "
+	  "kernel accounting N times a second, and at each window's edges "
+	  "(wall.bin; 0: never)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -142,6 +145,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_MIN_RUNQ:
 		env.min_runq_ns = parse_ulong(state, "min-runq-ns", arg, 0,
 					      ULONG_MAX);
+		break;
+	case OPT_WALL_HZ:
+		env.wall_hz = parse_ulong(state, "wall-hz", arg, 0, 1000);
 		break;
 	case OPT_SAMPLE_HZ:
 		env.sample_hz = parse_ulong(state, "sample-hz", arg, 0, 100000);

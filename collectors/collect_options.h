@@ -15,6 +15,7 @@ struct env {
 	unsigned long ringbuf_kb;
 	unsigned long min_runq_ns;
 	unsigned long sample_hz;
+	unsigned long wall_hz;		/* wall sweeps a second (0: none) */
 	unsigned long stack_entries;
 	unsigned long stack_every;
 	bool writes_io_only;

@@ -41,6 +41,7 @@ static struct out_file outs[] = {
 	[WS_REC_SAMPLE] = { "samples.bin", sizeof(struct ws_sample_rec) },
 	[WS_REC_TASK] = { "tasks.bin", sizeof(struct ws_task_rec) },
 	[WS_REC_OBJECT] = { "objects.bin", sizeof(struct ws_object_rec) },
+	[WS_REC_WALL] = { "wall.bin", sizeof(struct ws_wall_rec) },
 };
 #define NR_OUTS (sizeof(outs) / sizeof(outs[0]))
 

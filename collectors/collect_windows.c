@@ -41,6 +41,7 @@
 #include "collect_attach.h"
 #include "collect_outputs.h"
 #include "collect_windows.h"
+#include "collect_wall.h"
 
 /* a write in flight longer: give up (--mode window; the budget caps it lower) */
 #define DRAIN_MAX_NS ((unsigned long long)BUDGET_DRAIN_MAX_NS)
@@ -317,15 +318,13 @@ static unsigned long long syscw_line(struct walscope_bpf *skel, unsigned long lo
 /*
  * The workload's pace (write syscalls a second) where it was not traced:
  * the gap before the open window, from the counts at its edges.  The gap
- * begins PACE_SETTLE_NS after the last detach, where the gap is longer:
- * a workload runs at 0.64-0.88 of its pace for tens of ms after a detach
- * (bench/results/window_cost.md), 16 synced writers on 16 CPUs at 0.91
- * 35 ms after it and 0.99 85 ms after (many_cores/window_cost.md); and it
- * ends before the next attach.  Inside the window, the pace counts from
- * BUDGET_PACE_LEAD_NS after its open.
+ * begins PACE_SETTLE_NS after the last detach, where the gap is longer
+ * (walscope.h's WS_SETTLE_NS says why); and it ends before the next
+ * attach.  Inside the window, the pace counts from BUDGET_PACE_LEAD_NS
+ * after its open.
  */
 #define PACE_MIN_SYSCALLS 20	/* fewer in a gap or window: no pace */
-#define PACE_SETTLE_NS 80000000ULL
+#define PACE_SETTLE_NS ((unsigned long long)WS_SETTLE_NS)
 static struct {
 	unsigned long long close_ns, close_n;	/* where the gap began */
 	unsigned long long settle_ns;		/* it begins again here (0: no) */
@@ -406,9 +405,11 @@ static void cost_line(const struct budget_sample *s)
  * closed, with --budget while every write is traced) */
 static void open_window(struct walscope_bpf *skel)
 {
-	unsigned long long t0 = now_ns(), t1, gap_n;
+	unsigned long long t0, t1, gap_n;
 	size_t i, attached = 0;
 
+	wall_sweep(skel);		/* the stretch untouched ends here */
+	t0 = now_ns();
 	gap_n = syscw_line(skel, t0);	/* the gap ends before the attach */
 	pace.gap_rate = pace.close_ns && t0 > pace.close_ns &&
 			gap_n >= pace.close_n + PACE_MIN_SYSCALLS ?
@@ -439,6 +440,7 @@ static void open_window(struct walscope_bpf *skel)
 		       bud.every_write ? FOREVER_NS :
 		       win.open_ns + (unsigned long long)bud.window_ns;
 	window_line("open\t%llu\t%llu\t%zu\n", win.open_ns, (t1 - t0) / 1000, attached);
+	wall_sweep(skel);		/* what the window's writes wrote from here */
 	pace.open_n = syscw_line(skel, win.open_ns);
 	pace.open_ns = win.open_ns;
 	/* --budget's windows: their pace counts from the lead's end */
@@ -456,6 +458,7 @@ static void close_window(struct walscope_bpf *skel)
 	win.draining = true;
 	win.close_ns = now_ns();
 	syscw_line(skel, win.close_ns);
+	wall_sweep(skel);		/* ... to here */
 }
 
 /*
@@ -509,6 +512,7 @@ static void detach_window(struct walscope_bpf *skel)
 	win.n++;
 	window_line("close\t%llu\t%llu\t%llu\t%lld\n", win.close_ns, t0,
 		    (now_ns() - t0) / 1000, late);
+	wall_sweep(skel);		/* the probes are off from here */
 	if (env.budget > 0) {	/* the probes stayed for its writes in flight */
 		unsigned long long now = now_ns(), repay;
 

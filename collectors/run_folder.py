@@ -45,6 +45,7 @@ SCHED_BIN = "sched.bin"
 OPEN_BIN = "open.bin"
 SAMPLES_BIN = "samples.bin"
 TASKS_BIN = "tasks.bin"
+WALL_BIN = "wall.bin"
 OBJECTS_BIN = "objects.bin"
 # the maps the collector dumps at exit, its report, its windows
 STACKS_BIN = "stacks.bin"
@@ -90,6 +91,7 @@ RECORD_FILES = {
     "ws_open_rec": OPEN_BIN,
     "ws_sample_rec": SAMPLES_BIN,
     "ws_task_rec": TASKS_BIN,
+    "ws_wall_rec": WALL_BIN,
 }
 # the Parquet tables, by table name (the dataset's partitions)
 TABLES = {"writes": WRITES_PARQUET, "io": IO_PARQUET, "sched": SCHED_PARQUET,
@@ -124,6 +126,8 @@ FILES: tuple[RunFile, ...] = (
     RunFile(SAMPLES_BIN, COLLECTOR, "perf samples of traced threads (struct ws_sample_rec)"),
     RunFile(TASKS_BIN, COLLECTOR, "threads' names, forks, exits and time accounting "
                                   "(struct ws_task_rec)"),
+    RunFile(WALL_BIN, COLLECTOR, "wall sweeps: each traced thread's state, syscall in "
+                                 "progress and kernel accounting (struct ws_wall_rec)"),
     RunFile(OBJECTS_BIN, COLLECTOR, "executable objects met during the run "
                                     "(struct ws_object_rec)"),
     RunFile(STACKS_BIN, COLLECTOR, "the stack map at exit (struct ws_stack_ent)"),

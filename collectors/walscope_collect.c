@@ -46,6 +46,7 @@
 #include "collect_attach.h"
 #include "collect_outputs.h"
 #include "collect_windows.h"
+#include "collect_wall.h"
 #include "collect_commands.h"
 
 enum exit_code {
@@ -147,6 +148,7 @@ static void configure(struct walscope_bpf *skel)
 	/* the task iterator runs on demand (sweep_tasks), never attached */
 	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
 	bpf_program__set_autoattach(skel->progs.ws_syscw_sweep, false);
+	bpf_program__set_autoattach(skel->progs.ws_wall_sweep, false);
 }
 
 /*
@@ -162,14 +164,18 @@ static void collect(struct walscope_bpf *skel, struct ring_buffer *rb)
 	};
 	size_t cap = 1024, used = 0;
 	char *buf = malloc(cap);
-	int err;
+	int err, timeout, wall_ms;
 
 	if (!buf) {
 		fprintf(stderr, "walscope-collect: out of memory\n");
 		return;
 	}
 	while (!exiting) {
-		if (poll(pfd, 2, step_windows(skel)) < 0 && errno != EINTR) {
+		timeout = step_windows(skel);
+		wall_ms = step_wall(skel);
+		if (wall_ms >= 0 && wall_ms < timeout)
+			timeout = wall_ms;
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
 			poll_error = errno;
 			fprintf(stderr, "walscope-collect: poll: %s\n",
 				strerror(errno));
@@ -257,6 +263,7 @@ int main(int argc, char **argv)
 
 	collect(skel, rb);
 	end_windows(skel, rb);
+	wall_sweep(skel);	/* where the last stretch ends */
 	err = sweep_tasks(skel, 0, WS_TASK_FINAL);	/* threads still alive */
 	if (err)
 		fprintf(stderr, "walscope-collect: final task sweep: %s\n",
@@ -288,6 +295,7 @@ out:
 	}
 	free_probes();
 	free_windows();
+	free_wall();
 	walscope_bpf__destroy(skel);
 	return code;
 }

@@ -130,7 +130,10 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 	r->in_write = 0;
 	r->comp = 0;
 	t = bpf_map_lookup_elem(&threads, &tid);
-	if (regs_syscalls && !r->ip)
+	/* in the kernel: the syscall in progress from the saved registers
+	 * (no syscall tracepoint is attached in --mode sample, nor between
+	 * windows); a traced syscall's own record says it better, below */
+	if (!r->ip)
 		r->sys_nr = saved_syscall(bpf_get_current_task_btf(),
 					  &r->sys_kind);
 	if (t) {

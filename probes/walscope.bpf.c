@@ -56,6 +56,7 @@ _Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING &&
 #include "syscalls.bpf.h"
 #include "sched.bpf.h"
 #include "tasks.bpf.h"
+#include "wall.bpf.h"
 
 /* keep every record type and enum of walscope.h in BTF: Python derives its
  * dtypes and name tables from them (collectors/records.py) */
@@ -65,6 +66,7 @@ const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));
 const struct ws_open_rec *__ws_open_rec __attribute__((unused));
 const struct ws_sample_rec *__ws_sample_rec __attribute__((unused));
 const struct ws_task_rec *__ws_task_rec __attribute__((unused));
+const struct ws_wall_rec *__ws_wall_rec __attribute__((unused));
 const struct ws_offcpu_ent *__ws_offcpu_ent __attribute__((unused));
 const struct ws_stack_ent *__ws_stack_ent __attribute__((unused));
 const struct ws_object_rec *__ws_object_rec __attribute__((unused));
@@ -87,5 +89,6 @@ enum ws_sys_untraced __ws_sys_untraced __attribute__((unused));
 enum ws_tuning __ws_tuning __attribute__((unused));
 enum ws_sched_ev __ws_sched_ev __attribute__((unused));
 enum ws_task_phase __ws_task_phase __attribute__((unused));
+enum ws_wall_state __ws_wall_state __attribute__((unused));
 enum ws_counter __ws_counter __attribute__((unused));
 enum ws_stack_id __ws_stack_id __attribute__((unused));

@@ -28,6 +28,7 @@ enum ws_rec_type {
 	WS_REC_SAMPLE = 5,
 	WS_REC_TASK = 6,
 	WS_REC_OBJECT = 7,
+	WS_REC_WALL = 8,
 };
 
 /* engine of a write record */
@@ -205,6 +206,13 @@ enum ws_tuning {
 	 * are not all left without a stack (at most 100 walks/s a thread) */
 	WS_STACK_FLOOR_NS = 10000000,
 	WS_STACK_DEPTH = 127,	/* frames kept per stack (the kernel's maximum) */
+	/* a workload runs at 0.64-0.88 of its pace for tens of ms after a
+	 * window's detach (bench/results/window_cost.md), 16 synced writers on
+	 * 16 CPUs at 0.91 35 ms after it and 0.99 85 ms after
+	 * (many_cores/window_cost.md): the untraced pace (collect_windows.c)
+	 * and the untouched lens (analysis/untouched.py) begin this long
+	 * after it */
+	WS_SETTLE_NS = 80000000,
 };
 
 /* One per traced syscall (enum ws_sys_write, ws_sys_sync, ws_sys_other). */
@@ -309,6 +317,36 @@ struct ws_task_rec {
 };
 
 /*
+ * One traced thread as a wall sweep found it (probes/wall.bpf.h): a task
+ * iterator the collector runs at a fixed rate and at each window's edges,
+ * attached to nothing the threads run.  Its state is a wall-clock sample
+ * (on a CPU, runnable, or blocked in which syscall on which kind of file);
+ * its counters are the kernel's own accounting, read as they stand.
+ */
+enum ws_wall_state {
+	WS_WALL_ONCPU = 1,	/* running on a CPU */
+	WS_WALL_RUNQ = 2,	/* runnable, waiting in a run queue */
+	WS_WALL_BLOCKED = 3,	/* sleeping (interruptible or not) */
+};
+
+struct ws_wall_rec {
+	__u32 rec_type;
+	__u32 pid;
+	__u32 tid;
+	__u32 state;		/* enum ws_wall_state */
+	__u64 ts_ns;		/* when read */
+	__u64 oncpu_ns;		/* se.sum_exec_runtime */
+	__u64 runq_ns;		/* sched_info.run_delay */
+	__u64 syscw;		/* ioac.syscw: write syscalls made */
+	__u64 wchar;		/* ioac.wchar: bytes passed to them */
+	__u64 user_ip;		/* blocked: where user code entered the kernel */
+	__s32 sys_nr;		/* blocked: the syscall in progress, -1 if none */
+	__u16 sys_kind;		/* enum ws_file_kind of its fd */
+	__u16 __pad0;
+	char comm[WS_COMM_LEN];
+};
+
+/*
  * An executable object a traced process is about to run code from, not
  * seen before (by device and inode): a file mapped with PROT_EXEC (what
  * the dynamic loader and dlopen() do) or exec'd.  The process is stopped
@@ -372,7 +410,8 @@ enum ws_counter {
 	CNT_WRITE_SLEEPS = 20,	/* sleeps (nanosleep, clock_nanosleep) inside
 				 * writes: a lock's backoff, SQLite's busy
 				 * handler, a write stall (the budget) */
-	CNT_NR = 21,
+	CNT_LOST_WALL = 21,	/* ring buffer full: a wall sweep's record dropped */
+	CNT_NR = 22,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

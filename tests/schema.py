@@ -17,6 +17,8 @@ import pyarrow.parquet as pq
 GOLDEN = Path(__file__).resolve().parent / "golden" / "run_schema.json"
 # summary.json maps whose keys are data (types, roles, components seen)
 DATA_KEYED = {"by_type", "sample_breakdown", "roles"}
+# ... and maps at these paths (the lenses' components, by what each saw)
+DATA_KEYED_PATHS = {"headline.components", "untouched.components", "untouched.blocked_split"}
 
 
 def key_paths(d: Any, prefix: str = "") -> set[str]:
@@ -24,7 +26,8 @@ def key_paths(d: Any, prefix: str = "") -> set[str]:
     if not isinstance(d, dict):
         return out
     for k, v in d.items():
-        name = "*" if prefix.rsplit(".", 1)[-1] in DATA_KEYED else k
+        name = "*" if prefix.rsplit(".", 1)[-1] in DATA_KEYED or prefix in DATA_KEYED_PATHS \
+            else k
         path = f"{prefix}.{name}" if prefix else name
         out.add(path)
         out |= key_paths(v, path)

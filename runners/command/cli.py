@@ -228,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{defaults.SAMPLE_HZ} for --stacks bpf, the sampled "
                         "CRC split, or when no engine is found before "
                         "the run, else off)")
+    p.add_argument("--wall-hz", type=int, default=defaults.WALL_HZ, metavar="HZ",
+                   help="sweeps a second of the traced threads' state and kernel "
+                        "accounting, by a task iterator attached to nothing they "
+                        "run, and at each window's edge: the untouched lens's "
+                        f"figures, between windows (default {defaults.WALL_HZ}; 0: none)")
     p.add_argument("--stacks", choices=defaults.STACK_METHODS, default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "
@@ -300,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--host applies to --dataset only")
     if args.sample_hz is not None and not 0 <= args.sample_hz <= 100000:
         parser.error("--sample-hz must be between 0 and 100000")
+    if not 0 <= args.wall_hz <= 1000:
+        parser.error("--wall-hz must be between 0 and 1000")
     if args.force and args.output is None:
         parser.error("--force applies to -o DIR only")
     for lib in args.lib:
@@ -311,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                         output=args.output, mode=args.mode,
                         cpu_types=args.cpu_types, user=args.user, libs=args.lib,
                         ringbuf_kb=args.ringbuf_kb or args.ringbuf_mb << 10,
-                        sample_hz=args.sample_hz, stacks=args.stacks,
+                        sample_hz=args.sample_hz, wall_hz=args.wall_hz, stacks=args.stacks,
                         offcpu_stacks=args.offcpu_stacks, sched=args.sched,
                         offcpu_stack_every=args.offcpu_stack_every,
                         stack_entries=args.stack_entries,

@@ -8,6 +8,12 @@ STACK_METHODS = ("off", "auto", "bpf", "dwarf")
 OFFCPU_STACK_EVERY = 8
 # on-CPU flame graphs (--stacks bpf) and the sampled CRC split
 SAMPLE_HZ = 499
+# the wall sweep (probes/wall.bpf.h): every traced thread's state and
+# kernel accounting this often, and at each window's edge; what it reads
+# between windows is the untouched lens (analysis/untouched.py).  A sweep
+# of ~40 threads takes the collector ~30 us on its own CPU time, nothing
+# on the workload's path
+WALL_HZ = 97
 # perf's dwarf unwinding copies 16 KiB per sample
 DWARF_HZ = 99
 # --mode window: windows of this length, open this share of the time, one

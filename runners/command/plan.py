@@ -43,6 +43,7 @@ class TraceOptions:
     libs: list[str] = field(default_factory=list)
     ringbuf_kb: int = 16 << 10
     sample_hz: int | None = None
+    wall_hz: int = defaults.WALL_HZ   # wall sweeps a second (0: none)
     echo: bool = True
     verbose: bool = False
     recalibrate: bool = False
@@ -284,6 +285,7 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "cpu-types": plan.topo.letters(),
         "ringbuf-kb": opts.ringbuf_kb,
         "sample-hz": plan.sample_hz,
+        "wall-hz": opts.wall_hz,
         # sample mode traces no syscall: the syscall in progress comes
         # from the task's saved registers
         "no-syscalls": not mode.syscalls,

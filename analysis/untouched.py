@@ -1,0 +1,353 @@
+"""The untouched lens: the mean write and its components from what costs
+the writes nothing, read where no probe was attached (between windows).
+
+A write's probes cost 1-2 us a hit here, as much as an unsynced write,
+and lengthen the waits of other threads; no compensation gets all of that
+back (analysis/selfcheck.py).  Between windows nothing is attached to the
+writers' path, and three things are read anyway:
+
+- the wall sweep (probes/wall.bpf.h, wall.bin): each thread's on-CPU and
+  run-queue time as the scheduler accounts it, the bytes and calls it has
+  passed to write syscalls, and its state (on a CPU, runnable, blocked in
+  which syscall on which kind of file), at a fixed rate and at each
+  window's edges;
+- perf's timed samples (samples.parquet): what the threads ran on the CPU;
+- the windows themselves, for ratios the probes distort little: how many
+  writes a byte written to the log stands for.
+
+For closed-loop writers (db_bench's threads, a driver's clients, a
+backend serving one) the mean write is the writers' time over the writes
+they made.  Untouched stretches are cut from each writer thread's sweeps:
+a pair of consecutive sweeps with no window (from the attach to
+WS_SETTLE_NS past the detach) between them.  Their time splits into on-CPU
+(by the samples' components), runnable (sched_runq) and blocked (by the
+sweeps that found the thread blocked: the syscall and file kind name the
+I/O component; a futex-like wait is the engine's leader wait; a wait for a
+client, idle).  Idle time is no write's.  The writes in them are the bytes
+the writers wrote there times the windows' writes per byte (the rows
+recorded in each window over the writers' bytes between its open and its
+close).
+
+The span is a writer's time per write: its own work between writes
+included (key generation, a driver's bookkeeping), as db_bench's
+histogram and a closed-loop client see it.  The interval (95%) comes from
+resampling blocks of untouched time (BLOCK_NS) and, with MIN_WINDOWS
+windows or more, whole windows for the writes a byte stands for.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import engines
+from analysis import components, syscalls, threadtime
+from collectors import records as R
+from collectors.run_folder import RunFolder
+
+SOURCE = ("wall sweeps of the writer threads between windows (kernel accounting, "
+          "state, bytes written), perf samples, the windows' writes per byte written")
+BOOTSTRAP = 1000
+SEED = 1
+BLOCK_NS = 100_000_000      # the bootstrap's unit of untouched time
+MIN_BLOCKS = 5              # fewer: no interval
+MIN_WINDOWS = 2             # windows whose writes per byte are resampled
+MIN_ROWS = 100              # rows recorded inside windows: fewer, no count
+MIN_SAMPLES = 20            # on-CPU samples to split on-CPU time by
+# the share of the writers' time that must lie untouched, and the interval
+# (half its width over the mean) within which the lens is trusted
+# (docs/attribution.md, "The untouched lens")
+MIN_UNTOUCHED_SHARE = 0.5
+TRUST_HALF_WIDTH = 0.15
+# blocked in these, a thread waits for work, not in a write
+IDLE_SYSCALLS = frozenset({
+    "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select",
+    "pselect6", "accept", "accept4", "recvfrom", "recvmsg", "recvmmsg", "wait4",
+    "waitid", "pause", "rt_sigsuspend", "rt_sigtimedwait"})
+# ... and in these, on another thread or process (a lock, a condition)
+WAIT_SYSCALLS = frozenset({"futex", "futex_waitv", "semop", "semtimedop",
+                           "sched_yield"})
+SLEEP_SYSCALLS = frozenset({"nanosleep", "clock_nanosleep"})
+RUNQ = "sched_runq"
+ONCPU_UNSPLIT = "on_cpu"      # on-CPU time with too few samples to split
+BLOCKED_OTHER = "blocked_other"
+
+
+def wall_frame(run_dir: Path) -> pd.DataFrame:
+    """wall.bin as a table, sorted by thread and time (empty without it)."""
+    folder = RunFolder(run_dir)
+    cols = ["ts_ns", "pid", "tid", "state", "oncpu_ns", "runq_ns", "syscw", "wchar",
+            "sys_nr", "sys_kind", "thread"]
+    if not folder.records("ws_wall_rec").exists():
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
+    w = R.read_records(folder, "ws_wall_rec")
+    df = pd.DataFrame({k: w[k].astype(np.int64) for k in cols[:-1]})
+    df["thread"] = [c.split(b"\0", 1)[0].decode("utf-8", "replace") for c in w["comm"]]
+    return df.sort_values(["tid", "ts_ns"], ignore_index=True)
+
+
+def touched_spans(windows: pd.DataFrame, settle_ns: int) -> np.ndarray:
+    """[start, end) of each window's probes, from the attach's start to
+    settle_ns past the detach's end, as an (n, 2) array sorted by start."""
+    if not len(windows):
+        return np.zeros((0, 2), np.int64)
+    start = windows["open_ns"].to_numpy(np.int64) - windows["attach_us"].to_numpy(np.int64) \
+        * 1000
+    end = windows["detached_ns"].to_numpy(np.int64) + \
+        windows["detach_us"].to_numpy(np.int64) * 1000 + settle_ns
+    return np.stack([start, end], axis=1)
+
+
+def untouched_pieces(wall: pd.DataFrame, spans: np.ndarray) -> pd.DataFrame:
+    """One row per pair of consecutive sweeps of a thread with no window
+    between them: its time, the kernel's deltas and the state at its end."""
+    cols = ["tid", "t0", "t1", "dt", "oncpu", "runq", "blocked", "wchar", "syscw"]
+    if len(wall) < 2:
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
+    same = wall["tid"].to_numpy()[1:] == wall["tid"].to_numpy()[:-1]
+    t0 = wall["ts_ns"].to_numpy()[:-1]
+    t1 = wall["ts_ns"].to_numpy()[1:]
+    d = {k: wall[k].to_numpy()[1:] - wall[k].to_numpy()[:-1]
+         for k in ("oncpu_ns", "runq_ns", "wchar", "syscw")}
+    ok = same & (t1 > t0)
+    if len(spans):
+        # a piece is touched when a span starts before its end and ends
+        # after its start
+        i = np.searchsorted(spans[:, 0], t1, side="left") - 1   # last span starting before t1
+        ends = np.maximum.accumulate(spans[:, 1])
+        ok &= ~((i >= 0) & (ends[np.maximum(i, 0)] > t0))
+    dt = (t1 - t0)[ok]
+    oncpu = np.clip(d["oncpu_ns"][ok], 0, None)
+    runq = np.clip(d["runq_ns"][ok], 0, None)
+    return pd.DataFrame({
+        "tid": wall["tid"].to_numpy()[1:][ok], "t0": t0[ok], "t1": t1[ok], "dt": dt,
+        "oncpu": np.minimum(oncpu, dt), "runq": np.minimum(runq, np.maximum(dt - oncpu, 0)),
+        "blocked": np.clip(dt - oncpu - runq, 0, None),
+        "wchar": np.clip(d["wchar"][ok], 0, None), "syscw": np.clip(d["syscw"][ok], 0, None),
+    })
+
+
+def writers(rows_tids: np.ndarray, wall: pd.DataFrame, engine: str) -> set[int]:
+    """The threads that made the recorded writes, less the engine's own
+    background threads."""
+    names = dict(zip(wall["tid"], wall["thread"]))
+    return {int(t) for t in np.unique(rows_tids)
+            if threadtime.role(names.get(int(t), ""), engine) == "foreground"}
+
+
+def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, wall: pd.DataFrame,
+                           tids: set[int]) -> tuple[np.ndarray, np.ndarray, str]:
+    """Per window: the rows that began inside it, and what the writers
+    passed to write syscalls from its open to its close (the wall sweeps
+    just after each; bytes, or calls where the kernel counts no bytes);
+    and which unit that is."""
+    k = len(windows)
+    n = np.zeros(k)
+    units = np.zeros(k)
+    if not k:
+        return n, units, "bytes"
+    opens = windows["open_ns"].to_numpy(np.int64)
+    closes = windows["close_ns"].to_numpy(np.int64)
+    i = np.searchsorted(opens, starts, side="right") - 1
+    inside = (i >= 0) & (starts < closes[np.maximum(i, 0)])
+    n = np.bincount(i[inside], minlength=k).astype(float)
+    mine = wall[wall["tid"].isin(tids)]
+    unit = "bytes" if (mine["wchar"] > 0).any() else "syscw"
+    col = "wchar" if unit == "bytes" else "syscw"
+    for _, g in mine.groupby("tid", sort=False):
+        ts = g["ts_ns"].to_numpy()
+        v = g[col].to_numpy()
+        a = np.searchsorted(ts, opens, side="left")
+        b = np.searchsorted(ts, closes, side="left")
+        have = (a < len(ts)) & (b < len(ts)) & (b > a)
+        units[have] += (v[np.minimum(b, len(ts) - 1)] - v[np.minimum(a, len(ts) - 1)])[have]
+    return n, units, unit
+
+
+def blocked_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str:
+    """What a writer blocked in this syscall on this kind of file waits for:
+    the engine's I/O component, idle (a client), the engine's leader wait
+    (a lock or condition), or blocked_other."""
+    name = syscalls.name(nr, layout) if nr >= 0 else ""
+    io = "sync" if name in syscalls.syncs(layout) else \
+        "write" if name in syscalls.writes(layout) else None
+    if io:
+        comp = components.io_component(io, kind, engine, layout)
+        if comp:
+            return comp
+    if name in IDLE_SYSCALLS:
+        return "idle"
+    if name in WAIT_SYSCALLS:
+        return engines.get(engine).leader_wait or BLOCKED_OTHER
+    return BLOCKED_OTHER
+
+
+def shares(labels: pd.Series) -> dict[str, float]:
+    counts = labels.value_counts()
+    total = float(counts.sum())
+    return {str(c): float(v) / total for c, v in counts.items()} if total else {}
+
+
+def oncpu_components(samples: pd.DataFrame, engine: str) -> pd.Series:
+    """Each sample's component; one in the kernel in a wait syscall (a
+    futex, a yield: the waiting writer's own CPU time) is the engine's
+    leader wait, as its rows count it."""
+    comp = samples["component"].astype("object").copy()
+    wait = engines.get(engine).leader_wait
+    if wait and "symbol" in samples:
+        names = samples["symbol"].astype("object").str.strip("[]")
+        comp[(comp == "kernel") & names.isin(WAIT_SYSCALLS)] = wait
+    return comp
+
+
+def in_pieces(ts: np.ndarray, tids: np.ndarray, pieces: pd.DataFrame) -> np.ndarray:
+    """Which of (ts, tid) fall inside an untouched piece of their thread."""
+    out = np.zeros(len(ts), bool)
+    for tid, g in pieces.groupby("tid", sort=False):
+        m = tids == tid
+        if not m.any():
+            continue
+        t0, t1 = g["t0"].to_numpy(), g["t1"].to_numpy()
+        order = np.argsort(t0)
+        t0, t1 = t0[order], t1[order]
+        j = np.searchsorted(t0, ts[m], side="right") - 1
+        out[np.flatnonzero(m)] = (j >= 0) & (ts[m] < t1[np.maximum(j, 0)])
+    return out
+
+
+def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, starts: np.ndarray,
+         rows_tids: np.ndarray, samples: pd.DataFrame | None, layout: R.Layout
+         ) -> dict[str, Any]:
+    """summary.json's untouched: the lens's mean write, its components and
+    interval, how each was derived, or why there is none ("why").  wall:
+    wall_frame's table; windows: analysis/windows.py's; starts and
+    rows_tids: the recorded rows' start and thread; samples: on-CPU samples
+    (ts_ns, tid, component, symbol)."""
+    out: dict[str, Any] = {"source": SOURCE, "span": (
+        "a writer thread's time per write, its own work between writes included "
+        "(as db_bench's histogram and a closed-loop client measure it)")}
+    if not len(wall):
+        return {**out, "available": False, "why": "no wall sweeps (--wall-hz 0, or a "
+                "run folder from before them)"}
+    if not len(windows):
+        return {**out, "available": False, "why": "no windows: nothing tells how many "
+                "writes the untouched time held"}
+    tids = writers(rows_tids, wall, engine)
+    if not tids:
+        return {**out, "available": False, "why": "no recorded write names its thread"}
+    settle = layout.enum_values("ws_tuning").get("WS_SETTLE_NS", 80_000_000)
+    spans = touched_spans(windows, settle)
+    pieces = untouched_pieces(wall[wall["tid"].isin(tids)], spans)
+    n_win, units_win, unit = window_writes_per_byte(windows, starts, wall, tids)
+    col = "wchar" if unit == "bytes" else "syscw"
+    mine = wall[wall["tid"].isin(tids)]
+    all_time = float(sum(g["ts_ns"].iloc[-1] - g["ts_ns"].iloc[0]
+                         for _, g in mine.groupby("tid")))
+    untouched_time = float(pieces["dt"].sum())
+    if n_win.sum() < MIN_ROWS or units_win.sum() <= 0:
+        return {**out, "available": False, "why": f"too few writes inside windows to count "
+                f"by ({int(n_win.sum())} rows, {units_win.sum():.0f} {unit}; it takes "
+                f"{MIN_ROWS})"}
+    if not len(pieces) or pieces[col].sum() <= 0:
+        return {**out, "available": False, "why": "no untouched stretch of a writer "
+                "with writes in it"}
+    per_unit = n_win.sum() / units_win.sum()
+
+    # blocked time's split, from the sweeps that found a writer blocked
+    # at a piece's end (the state then: a wall-clock sample)
+    ends = mine.set_index(["tid", "ts_ns"])
+    end_rows = ends.loc[list(zip(pieces["tid"], pieces["t1"]))]
+    kinds = layout.file_kinds()
+    blocked = end_rows[end_rows["state"] == layout.enum_values("ws_wall_state")[
+        "WS_WALL_BLOCKED"]]
+    blabels = pd.Series([blocked_component(int(nr), kinds.get(int(k), "other"), engine, layout)
+                         for nr, k in zip(blocked["sys_nr"], blocked["sys_kind"])],
+                        dtype="object")
+    bshare = shares(blabels)
+    idle = bshare.get("idle", 0.0)
+    # on-CPU time's split, from the samples taken inside the pieces
+    oshare: dict[str, float] = {}
+    nsamp = 0
+    if samples is not None and len(samples):
+        s = samples[samples["tid"].isin(tids)]
+        s = s[in_pieces(s["ts_ns"].to_numpy(), s["tid"].to_numpy(), pieces)]
+        nsamp = len(s)
+        if nsamp >= MIN_SAMPLES:
+            oshare = shares(oncpu_components(s, engine))
+    if not oshare:
+        oshare = {ONCPU_UNSPLIT: 1.0}
+
+    def estimate(p: pd.DataFrame, ratio: float) -> tuple[float, dict[str, float]]:
+        oncpu, runq, blk = float(p["oncpu"].sum()), float(p["runq"].sum()), \
+            float(p["blocked"].sum())
+        writes = float(p[col].sum()) * ratio
+        if writes <= 0:
+            return float("nan"), {}
+        comps: dict[str, float] = {}
+        for c, f in oshare.items():
+            comps[c] = comps.get(c, 0.0) + oncpu * f
+        comps[RUNQ] = comps.get(RUNQ, 0.0) + runq
+        for c, f in bshare.items():
+            if c != "idle":
+                comps[c] = comps.get(c, 0.0) + blk * f
+        if not bshare:
+            comps[BLOCKED_OTHER] = comps.get(BLOCKED_OTHER, 0.0) + blk
+        comps = {c: v / writes for c, v in comps.items()}
+        return float(sum(comps.values())), comps
+
+    mean, comps = estimate(pieces, per_unit)
+    # the interval: blocks of untouched time, and windows where enough
+    blocks = (pieces["t0"] // BLOCK_NS).to_numpy()
+    uniq, inv = np.unique(blocks, return_inverse=True)
+    lo = hi = float("nan")
+    if len(uniq) >= MIN_BLOCKS:
+        rng = np.random.default_rng(SEED)
+        sums = {k: np.bincount(inv, weights=pieces[k].to_numpy(float), minlength=len(uniq))
+                for k in ("oncpu", "runq", "blocked", col)}
+        busy = sums["oncpu"] + sums["runq"] + sums["blocked"] * (1 - idle)
+        picks = rng.integers(0, len(uniq), size=(BOOTSTRAP, len(uniq)))
+        k = len(n_win)
+        if k >= MIN_WINDOWS:
+            wp = rng.integers(0, k, size=(BOOTSTRAP, k))
+            ratio = n_win[wp].sum(axis=1) / np.maximum(units_win[wp].sum(axis=1), 1e-9)
+        else:
+            ratio = np.full(BOOTSTRAP, per_unit)
+        est = busy[picks].sum(axis=1) / np.maximum(sums[col][picks].sum(axis=1) * ratio,
+                                                    1e-9)
+        lo, hi = (float(x) for x in np.percentile(est, [2.5, 97.5]))
+    writes_untouched = float(pieces[col].sum()) * per_unit
+    half = max(mean - lo, hi - mean) / mean if mean and lo == lo else float("inf")
+    share = untouched_time / all_time if all_time else 0.0
+    share_ok = share >= MIN_UNTOUCHED_SHARE
+    out.update({
+        "writer_threads": len(tids), "unit": unit,
+        "untouched_s": untouched_time / 1e9,
+        "untouched_share": untouched_time / all_time if all_time else 0.0,
+        "window_rows": int(n_win.sum()), "window_units": float(units_win.sum()),
+        "available": True,
+        "mean_ns": mean, "lo_ns": lo, "hi_ns": hi,
+        "components": dict(sorted(comps.items(), key=lambda kv: -kv[1])),
+        "writes_untouched": writes_untouched,
+        "writes_per_unit": per_unit, "windows": int(len(n_win)),
+        "blocks": int(len(uniq)),
+        "oncpu_samples": int(nsamp), "blocked_sweeps": int(len(blabels)),
+        "blocked_split": bshare, "idle_share_of_blocked": idle,
+        "derived": (f"mean = writers' untouched time ({untouched_time / 1e9:.2f} thread-s, "
+                    f"idle less) / writes there ({writes_untouched:,.0f}: "
+                    f"{pieces[col].sum():,.0f} {unit} x {per_unit:.4g} writes per "
+                    f"{unit[:-1] if unit == 'bytes' else 'call'}, from {int(n_win.sum())} "
+                    f"rows in {len(n_win)} windows); on-CPU split by {nsamp} samples, "
+                    f"blocked by {len(blabels)} sweeps"),
+        "trusted": bool(share_ok and half <= TRUST_HALF_WIDTH),
+        "distrust": None,
+    })
+    if not out["trusted"]:
+        out["distrust"] = (f"only {share * 100:.0f}% of the writers' time "
+                           f"was untouched (it takes {MIN_UNTOUCHED_SHARE * 100:.0f}%)"
+                           if not share_ok else
+                           f"its interval is +-{half * 100:.0f}% (it takes "
+                           f"{TRUST_HALF_WIDTH * 100:.0f}%)" if half != float("inf") else
+                           "too few blocks of untouched time for an interval")
+    return out

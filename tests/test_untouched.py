@@ -1,0 +1,177 @@
+"""The untouched lens (analysis/untouched.py) on constructed wall sweeps,
+windows and samples, and the headline's rule (analysis/answer.py) on
+constructed summaries.  The end-to-end check, against RocksDB's own count
+of writes, is tests/test_untouched_root.py."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import answer, untouched
+from analysis import syscalls
+from tests.conftest import GOLDEN
+
+MS = 1_000_000
+US = 1_000
+SETTLE = GOLDEN.enum_values("ws_tuning")["WS_SETTLE_NS"]
+STATES = GOLDEN.enum_values("ws_wall_state")
+FUTEX = syscalls.number("futex", GOLDEN) if "futex" in GOLDEN.syscalls().values() else 202
+EPOLL = 232   # epoll_wait on x86_64
+
+
+def sweeps(tids: list[int], end_ns: int, every_ns: int, write_ns: int, bytes_per_write: int,
+           oncpu: float, runq: float, blocked_nr: int | list[int], thread: str = "db_bench"
+           ) -> pd.DataFrame:
+    """Each thread swept every every_ns: its on-CPU and runnable time grow
+    at those shares of the wall time, a write every write_ns of
+    bytes_per_write bytes; the state found alternates between the syscalls
+    in blocked_nr (blocked) when the thread is not on a CPU."""
+    nrs = blocked_nr if isinstance(blocked_nr, list) else [blocked_nr]
+    rows = []
+    for tid in tids:
+        for i, t in enumerate(range(0, end_ns + 1, every_ns)):
+            rows.append({"ts_ns": t, "pid": tids[0], "tid": tid,
+                         "state": STATES["WS_WALL_BLOCKED"],
+                         "oncpu_ns": int(t * oncpu), "runq_ns": int(t * runq),
+                         "syscw": t // write_ns, "wchar": t // write_ns * bytes_per_write,
+                         "sys_nr": nrs[i % len(nrs)], "sys_kind": 0, "thread": thread})
+    return pd.DataFrame(rows).sort_values(["tid", "ts_ns"], ignore_index=True)
+
+
+def one_window(open_ns: int, close_ns: int) -> pd.DataFrame:
+    return pd.DataFrame([{"open_ns": open_ns, "close_ns": close_ns, "detached_ns": close_ns,
+                          "attach_us": 0, "detach_us": 0, "uprobes": 1, "late": 0}])
+
+
+def rows_in(window: tuple[int, int], tids: list[int], write_ns: int) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    starts = np.concatenate([np.arange(window[0], window[1], write_ns) for _ in tids])
+    return starts, np.repeat(tids, len(starts) // len(tids))
+
+
+def samples(tids: list[int], end_ns: int, shares: dict[str, float], n: int = 1000
+            ) -> pd.DataFrame:
+    comps = [c for c, f in shares.items() for _ in range(round(f * n))]
+    comps = [comps[j] for j in np.random.default_rng(0).permutation(len(comps))]
+    ts = np.linspace(0, end_ns, len(comps), endpoint=False).astype(np.int64)
+    return pd.DataFrame({"ts_ns": ts, "tid": [tids[i % len(tids)] for i in range(len(comps))],
+                         "component": comps, "symbol": ["x"] * len(comps)})
+
+
+def test_mean_and_components_of_closed_loop_writers():
+    """Two writers, a write every 10 us each (100 B), on a CPU half their
+    time, runnable a fifth, blocked in a futex the rest: 10 us a write,
+    split 5 on-CPU (3 memtable, 2 other by the samples), 2 runnable, 3 the
+    leader wait; one window's rows give the writes a byte stands for."""
+    tids, end, write = [11, 12], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who,
+                       samples(tids, end, {"memtable": 0.6, "other": 0.4}), GOLDEN)
+    assert u["available"] and u["unit"] == "bytes", u
+    assert u["mean_ns"] == pytest.approx(10 * US, rel=0.02)
+    c = u["components"]
+    assert c["memtable"] == pytest.approx(3 * US, rel=0.05)
+    assert c["other"] == pytest.approx(2 * US, rel=0.05)
+    assert c["sched_runq"] == pytest.approx(2 * US, rel=0.02)
+    assert c["queue"] == pytest.approx(3 * US, rel=0.02)
+    assert u["lo_ns"] <= u["mean_ns"] <= u["hi_ns"]
+    # the window, its settle and the sweep pairs across them are left out
+    touched = (win[1] + SETTLE - win[0]) + 2 * 10 * MS
+    assert u["untouched_s"] * 1e9 == pytest.approx(2 * (end - touched), rel=0.01)
+    assert u["trusted"]
+
+
+def test_idle_time_is_no_writes():
+    """A backend blocked half of its blocked time waiting for its client
+    (epoll_wait): that half is idle, not in a write."""
+    tids, end, write = [21], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.4, 0.0, [FUTEX, EPOLL])
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    assert u["idle_share_of_blocked"] == pytest.approx(0.5, abs=0.02)
+    # 4 us on a CPU + half of 6 us blocked
+    assert u["mean_ns"] == pytest.approx(7 * US, rel=0.03)
+    assert "idle" not in u["components"]
+
+
+def test_writes_per_byte_come_from_the_windows():
+    """Writes twice as large between windows as inside would halve the
+    count: the lens takes the windows' bytes a write, and says its unit."""
+    tids, end = [31], 2000 * MS
+    wall = sweeps(tids, end, 10 * MS, 10 * US, 200, 0.5, 0.0, FUTEX)
+    win = (500 * MS, 600 * MS)
+    # twice the rows the bytes say: each write is read as 100 B
+    starts, who = rows_in(win, tids, 5 * US)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    assert u["mean_ns"] == pytest.approx(5 * US, rel=0.03)
+
+
+@pytest.mark.parametrize("case,why", [
+    ("no_wall", "no wall sweeps"), ("no_windows", "no windows"),
+    ("few_rows", "too few writes inside windows")])
+def test_no_lens_says_why(case, why):
+    tids, end = [41], 2000 * MS
+    wall = sweeps(tids, end, 10 * MS, 10 * US, 100, 0.5, 0.0, FUTEX)
+    win = one_window(500 * MS, 600 * MS)
+    starts, who = rows_in((500 * MS, 600 * MS), tids, 10 * US)
+    if case == "no_wall":
+        wall = wall.iloc[:0]
+    elif case == "no_windows":
+        win = win.iloc[:0]
+    else:
+        starts, who = starts[:5], who[:5]
+    u = untouched.lens(wall, "rocksdb", win, starts, who, None, GOLDEN)
+    assert not u["available"] and why in u["why"]
+
+
+def test_mostly_touched_is_not_trusted():
+    """Windows over most of the run: the lens is given, not trusted."""
+    tids, end = [51], 1000 * MS
+    wall = sweeps(tids, end, 10 * MS, 10 * US, 100, 0.5, 0.0, FUTEX)
+    win = (100 * MS, 800 * MS)
+    starts, who = rows_in(win, tids, 10 * US)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    assert u["available"] and not u["trusted"] and "untouched" in u["distrust"]
+
+
+def summary(rows_trusted: bool, rows_mean: float, u_mean: float | None,
+            u_trusted: bool = True) -> dict:
+    s = {"engine": "rocksdb",
+         "writes": {"count": 1000, "duration_adj": {"mean_ns": rows_mean, "p99_ns": 9e5}},
+         "components": {"queue": {"mean_ns": rows_mean}},
+         "self_check": {"trusted": rows_trusted, "tolerance": 0.15}}
+    if u_mean is not None:
+        s["untouched"] = {"available": True, "mean_ns": u_mean, "lo_ns": u_mean * 0.95,
+                          "hi_ns": u_mean * 1.05, "components": {"queue": u_mean},
+                          "trusted": u_trusted, "untouched_share": 0.9,
+                          "distrust": None if u_trusted else "its interval is +-40%"}
+    return s
+
+
+def test_headline_takes_trusted_rows():
+    h = answer.headline(summary(True, 100e3, 98e3))
+    assert h["lens"] == "rows" and h["p99_ns"] == 9e5 and h["trusted"]
+    assert not h["disagree"] and h["other"]["lens"] == "untouched"
+
+
+def test_headline_takes_the_untouched_lens_where_rows_are_distrusted():
+    h = answer.headline(summary(False, 50e3, 30e3))
+    assert h["lens"] == "untouched" and h["trusted"] and h["mean_ns"] == 30e3
+    assert h["p99_ns"] is None and "not measurable" in h["p99_why"]
+    assert h["disagree"] and h["other"] == {"lens": "rows", "mean_ns": 50e3, "p99_ns": 9e5}
+
+
+def test_headline_trusts_neither():
+    h = answer.headline(summary(False, 50e3, 30e3, u_trusted=False))
+    assert h["lens"] == "rows" and not h["trusted"] and "+-40%" in h["why"]
+
+
+def test_a_folder_from_before_headlines_reads_as_rows():
+    s = summary(True, 100e3, None)
+    assert "headline" not in s
+    assert answer.headline_of(s)["lens"] == "rows"
+    assert answer.headline(summary(False, 0, None) | {"writes": {"count": 0}}) is None

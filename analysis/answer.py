@@ -8,12 +8,17 @@ Two lenses measure a run's writes:
 - untouched: the writers' time between windows over the writes made there
   (analysis/untouched.py), nothing attached to their path.
 
-The rule (docs/attribution.md, "The headline"): the rows where their
-self-check trusts them (they alone give percentiles); else the untouched
-lens where it is trusted (its untouched share and interval); else the rows,
-marked untrusted, with the reason.  Where both lenses have a mean and they
-disagree beyond both intervals (the rows': their self-check's tolerance),
-the headline keeps the other too and says so.
+The rule (docs/attribution.md, "The headline"): the mean and its
+components from the untouched lens where it is trusted (its untouched
+share and interval): it read within the untraced runs' own spread on every
+db_bench cell of bench/truth.py, where the rows read 0.69x unsynced on one
+thread and 1.23x synced on four though their self-check trusted them;
+else from the rows where their self-check trusts them; else from the rows,
+marked untrusted, with both reasons.  The p99 only from rows the
+self-check trusts (a percentile needs each write's own time), else null
+with why.  Where both lenses have a mean and they disagree beyond both
+intervals (the rows': their self-check's tolerance), the headline says so;
+it always keeps the other lens's mean beside its own.
 
 A folder without a headline (written before it) reads as the rows lens
 (headline_of).
@@ -65,13 +70,14 @@ def headline(summary: dict[str, Any]) -> dict[str, Any] | None:
     check = summary.get("self_check") or {}
     u = summary.get("untouched") or {}
     rows_trusted = bool(rows and check.get("trusted"))
-    if rows_trusted:
-        pick, why = rows, "the rows' self-check trusts them"
-    elif untouched and u.get("trusted"):
+    if untouched and u.get("trusted"):
         pick = untouched
-        why = ("the rows' self-check does not trust them; the untouched lens "
-               f"({u.get('untouched_share', 0) * 100:.0f}% of the writers' time, "
-               "nothing attached) is within its interval")
+        why = (f"the untouched lens ({u.get('untouched_share', 0) * 100:.0f}% of the "
+               "writers' time, no probe attached) is within its interval"
+               + ("" if rows_trusted else "; the rows' self-check does not trust them"))
+    elif rows_trusted:
+        pick, why = rows, "the rows' self-check trusts them" + (
+            f"; the untouched lens: {u.get('distrust') or u.get('why')}" if u else "")
     elif rows:
         pick = rows
         why = ("neither lens is trusted: the rows' self-check does not trust them"
@@ -82,12 +88,17 @@ def headline(summary: dict[str, Any]) -> dict[str, Any] | None:
     else:
         return None
     out = {"lo_ns": None, "hi_ns": None, **pick, "why": why,
-           "trusted": rows_trusted if pick is rows else bool(u.get("trusted")),
+           "trusted": bool(u.get("trusted")) if pick is untouched else rows_trusted,
            "p99_why": None}
-    if pick["lens"] == UNTOUCHED:
+    if rows_trusted and rows:   # a percentile only from rows the self-check trusts
+        out["p99_ns"] = rows["p99_ns"]
+        if pick is untouched:
+            out["p99_why"] = "the rows' p99 (their self-check trusts them)"
+    else:
         out["p99_ns"] = None
-        out["p99_why"] = "not measurable here without perturbing it: percentiles need " \
-                         "each write's own time, which only the rows give"
+        out["p99_why"] = ("not measurable here without perturbing it: a percentile "
+                          "needs each write's own time, and the rows' self-check does "
+                          "not trust them")
     other = untouched if pick is rows else rows
     out["disagree"] = bool(rows and untouched and disagree(
         rows, untouched, float(check.get("tolerance", 0.15))))

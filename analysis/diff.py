@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import engines
-from analysis import components, syscalls
+from analysis import answer, components, syscalls
 from collectors import modes, records as R
 from collectors.run_folder import RunFolder
 from analysis.windows import (BOOTSTRAP, MIN_WINDOWS, SEED, interval_across_windows,
@@ -382,8 +382,25 @@ def log_kind(kinds: list[dict[str, Any]], engine: str) -> str | None:
     return max(inside, key=lambda k: k["bytes"])["kind"] if inside else None
 
 
+def answers(sa: dict[str, Any], sb: dict[str, Any]) -> dict[str, Any]:
+    """Each run's headline (analysis/answer.py: a folder from before it
+    reads as its rows), their difference, and by component where both
+    name it; same_lens: both answers come from one lens."""
+    ha, hb = answer.headline_of(sa) or {}, answer.headline_of(sb) or {}
+    ca, cb = ha.get("components") or {}, hb.get("components") or {}
+    comps = sorted(set(ca) | set(cb), key=lambda c: -abs(cb.get(c, 0.0) - ca.get(c, 0.0)))
+    return {
+        "A": {k: ha.get(k) for k in ("lens", "mean_ns", "p99_ns", "trusted", "why")},
+        "B": {k: hb.get(k) for k in ("lens", "mean_ns", "p99_ns", "trusted", "why")},
+        "same_lens": ha.get("lens") == hb.get("lens"),
+        "delta_ns": (hb.get("mean_ns") or 0.0) - (ha.get("mean_ns") or 0.0),
+        "components": [{"component": c, "a_ns": ca.get(c, 0.0), "b_ns": cb.get(c, 0.0),
+                        "delta_ns": cb.get(c, 0.0) - ca.get(c, 0.0)} for c in comps],
+    }
+
+
 def diff_runs(a: Path, b: Path, **kw: Any) -> dict[str, Any]:
-    """decompose() of two run folders."""
+    """decompose() of two run folders, with each run's headline beside it."""
     ra, rb = load_run(a), load_run(b)
     check_comparable(ra, rb)
-    return decompose(ra, rb, **kw)
+    return {"answers": answers(ra.summary, rb.summary), **decompose(ra, rb, **kw)}

@@ -93,7 +93,8 @@ def answer_lines(summary: dict[str, Any]) -> list[str]:
         iv = f" [{fmt_ns(lo)}, {fmt_ns(hi)}] 95%" if lo is not None and lo == lo else ""
         lines.append(f"{unit.row + ' (mean)':<16}{fmt_ns(h['mean_ns']):>9}{'100.0%':>7}{iv}")
         lines.append(f"  span: {h.get('span', '')}")
-        lines.append("  p99: " + h.get("p99_why", "not measured"))
+        p99 = f"{fmt_ns(h['p99_ns'])}, " if h.get("p99_ns") is not None else ""
+        lines.append(f"  p99: {p99}{h.get('p99_why') or 'not measured'}")
     else:
         p99 = f", p99 {fmt_ns(h['p99_ns'])}" if h.get("p99_ns") is not None else ""
         lines.append(f"answer: the rows, mean {fmt_ns(h['mean_ns'])}{p99} a {unit.row}"

@@ -56,6 +56,7 @@ MIN_BLOCKS = 5              # fewer: no interval
 MIN_WINDOWS = 2             # windows whose writes per byte are resampled
 MIN_ROWS = 100              # rows recorded inside windows: fewer, no count
 MIN_SAMPLES = 20            # on-CPU samples to split on-CPU time by
+EDGE_NS = 1_000_000         # a sweep this soon after a window's open is its edge's
 # the share of the writers' time that must lie untouched, and the interval
 # (half its width over the mean) within which the lens is trusted
 # (docs/attribution.md, "The untouched lens")
@@ -137,32 +138,42 @@ def writers(rows_tids: np.ndarray, wall: pd.DataFrame, engine: str) -> set[int]:
             if threadtime.role(names.get(int(t), ""), engine) == "foreground"}
 
 
-def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, wall: pd.DataFrame,
-                           tids: set[int]) -> tuple[np.ndarray, np.ndarray, str]:
-    """Per window: the rows that began inside it, and what the writers
+def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids: np.ndarray,
+                           wall: pd.DataFrame, tids: set[int]
+                           ) -> tuple[np.ndarray, np.ndarray, str]:
+    """Per window: the rows that began inside it, and what their threads
     passed to write syscalls from its open to its close (the wall sweeps
-    just after each; bytes, or calls where the kernel counts no bytes);
-    and which unit that is."""
+    at or just after each; bytes, or calls where the kernel counts no
+    bytes); and which unit that is.  A thread counts in a window only
+    where both its counts are known: swept at or after the close, and at
+    or after the open, or born after it (its counts began at 0); one that
+    ended inside the window leaves its rows there out too."""
     k = len(windows)
     n = np.zeros(k)
     units = np.zeros(k)
+    mine = wall[wall["tid"].isin(tids)]
+    unit = "bytes" if (mine["wchar"] > 0).any() else "syscw"
     if not k:
-        return n, units, "bytes"
+        return n, units, unit
+    col = "wchar" if unit == "bytes" else "syscw"
     opens = windows["open_ns"].to_numpy(np.int64)
     closes = windows["close_ns"].to_numpy(np.int64)
     i = np.searchsorted(opens, starts, side="right") - 1
     inside = (i >= 0) & (starts < closes[np.maximum(i, 0)])
-    n = np.bincount(i[inside], minlength=k).astype(float)
-    mine = wall[wall["tid"].isin(tids)]
-    unit = "bytes" if (mine["wchar"] > 0).any() else "syscw"
-    col = "wchar" if unit == "bytes" else "syscw"
-    for _, g in mine.groupby("tid", sort=False):
+    for tid, g in mine.groupby("tid", sort=False):
         ts = g["ts_ns"].to_numpy()
         v = g[col].to_numpy()
         a = np.searchsorted(ts, opens, side="left")
         b = np.searchsorted(ts, closes, side="left")
-        have = (a < len(ts)) & (b < len(ts)) & (b > a)
-        units[have] += (v[np.minimum(b, len(ts) - 1)] - v[np.minimum(a, len(ts) - 1)])[have]
+        at = np.minimum(a, len(ts) - 1)
+        edge = (a < len(ts)) & (ts[at] - opens <= EDGE_NS)   # swept at the open
+        born_inside = (a == 0) & ~edge                       # first swept later
+        start = np.where(born_inside, 0, v[at])
+        ok = (b < len(ts)) & (edge | born_inside) & (b >= a)
+        mine_rows = inside & (rows_tids == tid)
+        per = np.bincount(i[mine_rows], minlength=k).astype(float)
+        n[ok] += per[ok]
+        units[ok] += (v[np.minimum(b, len(ts) - 1)] - start)[ok]
     return n, units, unit
 
 
@@ -240,7 +251,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, starts: np.ndar
     settle = layout.enum_values("ws_tuning").get("WS_SETTLE_NS", 80_000_000)
     spans = touched_spans(windows, settle)
     pieces = untouched_pieces(wall[wall["tid"].isin(tids)], spans)
-    n_win, units_win, unit = window_writes_per_byte(windows, starts, wall, tids)
+    n_win, units_win, unit = window_writes_per_byte(windows, starts, rows_tids, wall, tids)
     col = "wchar" if unit == "bytes" else "syscw"
     mine = wall[wall["tid"].isin(tids)]
     all_time = float(sum(g["ts_ns"].iloc[-1] - g["ts_ns"].iloc[0]
@@ -308,10 +319,12 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, starts: np.ndar
                 for k in ("oncpu", "runq", "blocked", col)}
         busy = sums["oncpu"] + sums["runq"] + sums["blocked"] * (1 - idle)
         picks = rng.integers(0, len(uniq), size=(BOOTSTRAP, len(uniq)))
-        k = len(n_win)
+        counted = (n_win > 0) & (units_win > 0)
+        k = int(counted.sum())
         if k >= MIN_WINDOWS:
+            nw, uw = n_win[counted], units_win[counted]
             wp = rng.integers(0, k, size=(BOOTSTRAP, k))
-            ratio = n_win[wp].sum(axis=1) / np.maximum(units_win[wp].sum(axis=1), 1e-9)
+            ratio = nw[wp].sum(axis=1) / uw[wp].sum(axis=1)
         else:
             ratio = np.full(BOOTSTRAP, per_unit)
         est = busy[picks].sum(axis=1) / np.maximum(sums[col][picks].sum(axis=1) * ratio,

@@ -2,6 +2,17 @@
 """Compensated components against RocksDB's own PerfContext (untraced).
 
     sudo bench/perfcontext.py [--num 30000] [--reps 3] [-o bench/results]
+    sudo bench/perfcontext.py --cells sync-off-1t,sync-off-4t,sync-on-1t,sync-on-4t --reps 5
+
+--cells: the plain command's headline (summary.json headline, whichever
+lens it took) against PerfContext, per cell, untraced and traced runs
+interleaved in a shuffled order each round (results: perfcontext-cells).
+PerfContext's timers are wall-clock: a preempted or woken thread's wait
+for a CPU lands in the span it was in, so the headline's sched_runq is
+spread over its components in proportion to their time before the spans
+are compared (wal = crc + wal_append + wal_write_io + wal_sync_io;
+memtable; queue: write_thread_wait_nanos).  db_bench prints one
+PERF_CONTEXT, one thread's: its spans over a thread's writes.
 
 db_bench fillrandom sync=false, 1 thread, pipelined writes off,
 --perf_level=3: untraced, PerfContext's write_wal_time and
@@ -65,6 +76,133 @@ def traced(mode: str, tmp: Path, num: int, rep: int) -> dict[str, float]:
     return got
 
 
+CELLS = {   # bench/truth.py's db_bench cells, with PerfContext on
+    "sync-off-1t": ["--sync=false", "--threads=1", "--num=200000"],
+    "sync-off-4t": ["--sync=false", "--threads=4", "--num=50000"],
+    "sync-on-1t": ["--sync=true", "--threads=1", "--num=6000"],
+    "sync-on-4t": ["--sync=true", "--threads=4", "--num=3000"],
+}
+PC_SPANS = {"wal": "write_wal_time", "memtable": "write_memtable_time",
+            "queue": "write_thread_wait_nanos",
+            "pre_post": "write_pre_and_post_process_time"}
+
+
+def threads(cell: str) -> int:
+    return int(next(a for a in CELLS[cell] if a.startswith("--threads=")).split("=")[1])
+
+
+def cell_args(db: Path, cell: str) -> list[str]:
+    return ["db_bench", f"--db={db}", "--benchmarks=fillrandom", "--perf_level=3",
+            "--histogram", *CELLS[cell]]
+
+
+def perf_sums(text: str, threads: int) -> dict[str, float]:
+    """PerfContext's write spans a write, and db_bench's own mean write
+    (its histogram).  db_bench 7.8 prints one thread's PERF_CONTEXT (the
+    messages of the others are not merged): a thread's spans over a
+    thread's writes (all / threads; each writes --num)."""
+    out = {k: 0.0 for k in PC_SPANS}
+    blocks = text.count("PERF_CONTEXT:")
+    for k, name in PC_SPANS.items():
+        out[k] = float(sum(int(v) for v in re.findall(rf"\b{name} = (\d+)", text)))
+    n = re.search(r"Count: (\d+) Average: ([\d.]+)", text)
+    if not n or not blocks or not out["wal"] and not out["memtable"]:
+        raise SystemExit("perfcontext: db_bench printed no PERF_CONTEXT or histogram")
+    writes = int(n.group(1)) * blocks / threads
+    return {**{k: v / writes for k, v in out.items()}, "writes": int(n.group(1)),
+            "op_mean": float(n.group(2)) * 1e3, "blocks": blocks}
+
+
+def spread_runq(comps: dict[str, float]) -> dict[str, float]:
+    """sched_runq spread over the other components by their time."""
+    runq = comps.get("sched_runq", 0.0)
+    rest = {c: v for c, v in comps.items() if c != "sched_runq"}
+    total = sum(rest.values())
+    return {c: v * (1 + runq / total) for c, v in rest.items()} if total else rest
+
+
+def spans_of(comps: dict[str, float]) -> dict[str, float]:
+    c = spread_runq(comps)
+    return {"wal": sum(c.get(k, 0.0) for k in WAL_PARTS), "memtable": c.get("memtable", 0.0),
+            "queue": c.get("queue", 0.0)}
+
+
+def headline_spans(summary: dict) -> dict:
+    """The headline's spans, and each lens's (rows: the compensated
+    component means; untouched: where the run had it)."""
+    h = summary["headline"]
+    u = summary.get("untouched") or {}
+    rows = {c: v["mean_ns"] for c, v in summary["components"].items()}
+    return {**spans_of(h["components"]), "mean": h["mean_ns"], "lens": h["lens"],
+            "trusted": h["trusted"], "rows": spans_of(rows),
+            "untouched": spans_of(u["components"]) if u.get("available") else None}
+
+
+def cells_main(a: argparse.Namespace) -> int:
+    import random
+    import shutil
+    cells = a.cells.split(",")
+    rng = random.Random(1)
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="walscope-pc-") as d:
+        tmp = Path(d)
+        for cell in cells:
+            runs: dict[str, list] = {"untraced": [], "traced": []}
+            for rep in range(a.reps):
+                arms = ["untraced", "traced"]
+                rng.shuffle(arms)
+                for arm in arms:
+                    db = tmp / "db"
+                    shutil.rmtree(db, ignore_errors=True)
+                    if arm == "untraced":
+                        p = subprocess.run(cell_args(db, cell), capture_output=True,
+                                           text=True, timeout=900)
+                        runs[arm].append(perf_sums(p.stdout + p.stderr, threads(cell)))
+                    else:
+                        out = tmp / "run"
+                        p = subprocess.run(TRACE + ["-q", "-o", str(out), "--force", "--",
+                                                    *cell_args(db, cell)],
+                                           capture_output=True, text=True, timeout=1800)
+                        if p.returncode:
+                            raise SystemExit(f"perfcontext: trace failed: {p.stderr[-500:]}")
+                        s = json.loads((out / "summary.json").read_text())
+                        own = perf_sums((out / "command.log").read_text(errors="replace"),
+                                        threads(cell))
+                        runs[arm].append({**headline_spans(s), "own": own})
+                    print(f"perfcontext: {cell} round {rep + 1} {arm}", file=sys.stderr)
+            results[cell] = {"runs": runs, "args": CELLS[cell], "reps": a.reps}
+    a.output.mkdir(parents=True, exist_ok=True)
+    (a.output / f"{a.name}.json").write_text(json.dumps(results, indent=1) + "\n")
+    md = "# The headline's components vs PerfContext\n\n" + cells_table(results)
+    (a.output / f"{a.name}.md").write_text(md)
+    print(md)
+    return 0
+
+
+def cells_table(results: dict[str, dict]) -> str:
+    """Per cell and span: PerfContext's untraced median a write, the
+    headline's median (its sched_runq spread), their ratio; the spans over
+    10% of the untraced mean write are the ones held to 20%."""
+    lines = ["| cell | lens (runs) | untraced mean | span | PerfContext | headline | ratio |",
+             "|---|---|---|---|---|---|---|"]
+    for cell, r in results.items():
+        u, t = r["runs"]["untraced"], r["runs"]["traced"]
+        mean = statistics.median(x["op_mean"] for x in u)
+        lenses = ", ".join(f"{k} {sum(x['lens'] == k for x in t)}"
+                           for k in ("rows", "untouched") if any(x["lens"] == k for x in t))
+        for span in ("wal", "memtable", "queue"):
+            ref = statistics.median(x[span] for x in u)
+            got = statistics.median(x[span] for x in t)
+            big = "**" if ref > 0.1 * mean else ""
+            lines.append(f"| {cell} | {lenses} | {mean / 1e3:.1f} us | {big}{span}{big} | "
+                         f"{ref / 1e3:.2f} us | {got / 1e3:.2f} us | "
+                         f"{got / ref if ref else float('nan'):.2f} |")
+    return "\n".join(lines) + ("\n\nMedians over the rounds; PerfContext per write "
+                               "(one thread's block over a thread's writes); the "
+                               "headline's sched_runq spread over its components by their "
+                               "time; **bold**: spans over 10% of the untraced mean write.\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--num", type=int, default=30000)
@@ -74,7 +212,16 @@ def main() -> int:
     ap.add_argument("--name", default="perfcontext",
                     help="the results' file names, NAME.md and NAME.json "
                          "(perfcontext-window: --num 1000000 --modes full,window)")
+    ap.add_argument("--cells", help="the plain command's headline against PerfContext "
+                    f"on these cells ({', '.join(CELLS)}); results NAME perfcontext-cells")
     a = ap.parse_args()
+    if a.cells:
+        unknown = [c for c in a.cells.split(",") if c not in CELLS]
+        if unknown:
+            ap.error(f"unknown cell {unknown[0]!r} (choose from {', '.join(CELLS)})")
+        if a.name == "perfcontext":
+            a.name = "perfcontext-cells"
+        return cells_main(a)
     modes = a.modes.split(",")
     runs: dict[str, list[dict[str, float]]] = {"untraced": [], **{m: [] for m in modes}}
     with tempfile.TemporaryDirectory(prefix="walscope-pc-") as d:

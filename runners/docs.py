@@ -317,6 +317,17 @@ def truth(path: Path = TRUTH_JSON) -> str:
     return "\n".join(rows)
 
 
+def truth_lenses(path: Path = TRUTH_JSON) -> str:
+    """bench/truth.py's lenses: the untouched lens and the headline against
+    the workload's own untraced timing, from truth.json."""
+    from bench.truth import lens_table
+    if not path.exists():
+        return "(not measured yet: `sudo bench/truth.py --reps 5`)"
+    data = json.loads(path.read_text())
+    modes = [m for m in ("budget", "full") if any(m in r["summary"] for r in data.values())]
+    return lens_table(data, modes).rstrip("\n")
+
+
 def many_cores() -> str:
     """bench/many_cores.sh's truth and overhead tables, from the lent
     machine machine.txt describes."""
@@ -381,7 +392,8 @@ def window_cost() -> str:
 
 
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
-          "window_cost": window_cost, "truth": truth, "many_cores": many_cores,
+          "window_cost": window_cost, "truth": truth, "truth_lenses": truth_lenses,
+          "many_cores": many_cores,
           "schema": schema,
           "components": component_table, "queries": queries, "faults": faults,
           "engines": engines_table, "run_folder": run_folder_files,

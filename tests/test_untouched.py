@@ -152,10 +152,20 @@ def summary(rows_trusted: bool, rows_mean: float, u_mean: float | None,
     return s
 
 
-def test_headline_takes_trusted_rows():
+def test_headline_takes_the_untouched_mean_and_the_trusted_rows_p99():
+    """Both trusted: the mean from the untouched lens, the p99 from the rows."""
     h = answer.headline(summary(True, 100e3, 98e3))
-    assert h["lens"] == "rows" and h["p99_ns"] == 9e5 and h["trusted"]
-    assert not h["disagree"] and h["other"]["lens"] == "untouched"
+    assert h["lens"] == "untouched" and h["mean_ns"] == 98e3 and h["trusted"]
+    assert h["p99_ns"] == 9e5 and "rows' p99" in h["p99_why"]
+    assert not h["disagree"] and h["other"]["lens"] == "rows"
+
+
+def test_headline_takes_trusted_rows_without_an_untouched_lens():
+    h = answer.headline(summary(True, 100e3, 98e3, u_trusted=False))
+    assert h["lens"] == "rows" and h["mean_ns"] == 100e3 and h["p99_ns"] == 9e5
+    assert h["trusted"] and "+-40%" in h["why"]
+    h = answer.headline(summary(True, 100e3, None))
+    assert h["lens"] == "rows" and h["other"] is None
 
 
 def test_headline_takes_the_untouched_lens_where_rows_are_distrusted():
@@ -168,6 +178,7 @@ def test_headline_takes_the_untouched_lens_where_rows_are_distrusted():
 def test_headline_trusts_neither():
     h = answer.headline(summary(False, 50e3, 30e3, u_trusted=False))
     assert h["lens"] == "rows" and not h["trusted"] and "+-40%" in h["why"]
+    assert h["p99_ns"] is None
 
 
 def test_a_folder_from_before_headlines_reads_as_rows():
@@ -175,3 +186,25 @@ def test_a_folder_from_before_headlines_reads_as_rows():
     assert "headline" not in s
     assert answer.headline_of(s)["lens"] == "rows"
     assert answer.headline(summary(False, 0, None) | {"writes": {"count": 0}}) is None
+
+
+def test_a_writer_born_inside_a_window_counts_from_zero():
+    """A thread born inside a window (its counters start at 0, its first
+    sweep comes later) counts its rows there against its bytes from 0; had
+    its first sweep been read as the window's open, its rows would have no
+    bytes and the writes a byte stands for would read high."""
+    end, write = 3000 * MS, 10 * US
+    old = sweeps([61], end, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    born = 1050 * MS
+    new = sweeps([62], end - born, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    new = new[new["ts_ns"] >= 20 * MS].copy()   # first swept 20 ms after its birth
+    new["ts_ns"] += born
+    wall = pd.concat([old, new]).sort_values(["tid", "ts_ns"], ignore_index=True)
+    win = (1000 * MS, 1100 * MS)
+    s1, w1 = rows_in(win, [61], write)
+    s2 = np.arange(born, win[1], write)
+    starts = np.concatenate([s1, s2])
+    who = np.concatenate([w1, np.full(len(s2), 62)])
+    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    assert u["writes_per_unit"] == pytest.approx(1 / 100, rel=0.02)
+    assert u["mean_ns"] == pytest.approx(10 * US, rel=0.03)

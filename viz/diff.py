@@ -91,6 +91,26 @@ def component_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return lines, zero
 
 
+def answer_of(h: dict[str, Any]) -> str:
+    if not h.get("lens"):
+        return "none"
+    lens = "rows" if h["lens"] == "rows" else "untouched lens"
+    return f"{fmt_ns(h['mean_ns'])} ({lens}" + ("" if h.get("trusted") else ", NOT trusted") + ")"
+
+
+def answer_lines(a: dict[str, Any], row: str) -> list[str]:
+    """Each run's headline and their difference, before the rows' decomposition."""
+    lines = [f"answer (each run's headline mean {row}): A {answer_of(a['A'])}, "
+             f"B {answer_of(a['B'])}", f"  B-A {signed(a['delta_ns'])}"
+             + ("" if a["same_lens"] else "; from different lenses: compare with care")]
+    if a["A"].get("lens") == "untouched" or a["B"].get("lens") == "untouched":
+        lines.append("  by component (the headlines'): " + ", ".join(
+            f"{c['component']} {signed(c['delta_ns'])}" for c in a["components"][:5]))
+        lines.append("  the rows below are what the probes saw, where a self-check "
+                     "distrusts them")
+    return lines
+
+
 def format_table(d: dict[str, Any]) -> str:
     """The diff as text, 80 columns."""
     ra, rb = d["runs"]["A"], d["runs"]["B"]
@@ -98,6 +118,8 @@ def format_table(d: dict[str, Any]) -> str:
     over = " and ".join(sorted(unit))
     row = rows_of(d["engine"])
     lines = [run_line("A", ra, row=row), run_line("B", rb, row=row), ""]
+    if "answers" in d:
+        lines += answer_lines(d["answers"], row) + [""]
     head = f"{'':<18}{'A':>10}{'B':>10}{'B-A':>11}  95% interval (over {over})"
     m = d["mean"]
     lines.append(f"mean {row} latency, compensated ({d['engine']}), by component")
@@ -204,7 +226,9 @@ def html_section(d: dict[str, Any]) -> str:
     row = rows_of(d["engine"])
     runs = "".join(f"<li>{h.escape(run_line(t, r, 200, row))}</li>"
                    for t, r in (("A", ra), ("B", rb)))
-    return (f"<ul>{runs}</ul><h3>Mean {row} latency (compensated)</h3>"
+    ans = "<pre>" + h.escape("\n".join(answer_lines(d["answers"], row))) + "</pre>" \
+        if "answers" in d else ""
+    return (f"<ul>{runs}</ul>{ans}<h3>Mean {row} latency (compensated)</h3>"
             + table(m["components"], ("mean", m["a_ns"], m["b_ns"], m["delta_ns"],
                                       span(m["lo_ns"], m["hi_ns"])),
                     ("residual (B - A less the sum)", m["residual_ns"], ""))

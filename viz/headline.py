@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import shlex
 
+from analysis.answer import headline_of
 from viz.runs import Run, component_means
 
 
@@ -27,11 +28,18 @@ def us(ns: float | None) -> str:
     return f"{ns / 1e3:.1f} us" if ns < 1e7 else f"{ns / 1e6:.1f} ms"
 
 
+def answered(h: dict) -> str:
+    """Which lens the headline took, and whether it is trusted."""
+    if not h:
+        return "-"
+    lens = "the rows" if h["lens"] == "rows" else "untouched lens"
+    return lens + ("" if h.get("trusted") else " (NOT trusted)")
+
+
 def row(r: Run) -> dict[str, str]:
     s = r.summary
     cmd = s.get("command") or []
     tp = s.get("throughput") or {}
-    d = s["writes"]["duration_adj"]
     n = s["writes"]["count"]
     lost = sum(s.get("lost_events", {}).values())
     over = s.get("estimated_overhead_ns") or 0
@@ -45,13 +53,22 @@ def row(r: Run) -> dict[str, str]:
         mode += f" ({win.get('count', 0)} windows, {100 * (win.get('duty') or 0):.1f}% of the run"
         mode += f"; {100 * budget['share']:.1f}% of writes)" if budget.get("share") else ")"
     m, t = dominant(r)
+    h = headline_of(s) or {}
+    if h.get("lens") == "untouched" and h.get("components"):
+        comps = h["components"]
+        top = max(comps, key=comps.__getitem__)
+        m = f"{top} ({100 * comps[top] / (sum(comps.values()) or 1):.0f}%)"
+        t = f"{t} in the rows" if t != "-" else t
     return {"scenario": r.name,
             "workload": shlex.join(cmd[:4]) + (" ..." if len(cmd) > 4 else ""),
             "mode": mode,
             "throughput": f"{tp['ops_per_s']:,.0f} ops/s" if tp.get("ops_per_s") else "-",
             "writes traced": f"{n:,}",
-            "mean": us(d.get("mean_ns")) if n else "-",
-            "p99": us(d.get("p99_ns")) if n else "-",
+            # the headline (analysis/answer.py), as the terminal's answer
+            "answer from": answered(h),
+            "mean": us(h["mean_ns"]) if h else "-",
+            "p99": (us(h["p99_ns"]) if h.get("p99_ns") is not None else
+                    "not measurable here") if h else "-",
             "dominant at the mean": m, "dominant at p99": t,
             "probe overhead removed": us(over / n) + " a write" if n and over else "-",
             "events lost": f"{lost:,}" + (" PARTIAL RUN" if r.partial else ""),

@@ -97,6 +97,8 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         rows = w.frame(["start_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
         summary["windows"] = windows.summarize(
             sched, rows, comps, summary.get("elapsed_s"), summary.get("sample_breakdown"))
+        summary["windows"]["by_window"] = windows.by_window(
+            sched, rows["start_ns"].to_numpy(), windows.read_phases(run_dir))
         # rows let go when their window's drain gave up (probes/maps.bpf.h
         # counts those it meets again; windows.tsv's "late", all in flight
         # at the detach, also those that never ran again before the end)

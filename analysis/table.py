@@ -198,6 +198,12 @@ def window_lines(w: dict[str, Any], budget: dict[str, Any] | None = None) -> str
                  f"the run); attach {fmt_ns(w['attach_us'] * 1e3)}, detach "
                  f"{fmt_ns(w['detach_us'] * 1e3)} a window; {w['writes']} writes, "
                  f"{w['writes_per_window']:.0f} a window"]
+    each = w.get("by_window") or []
+    if len(each) > 1:
+        shown = ", ".join(f"{x['t_s']:.1f}s{' (new writers)' if x['phase'] else ''} "
+                          f"{x['rows']}" for x in each[:8])
+        lines.append(f"rows by window (opened at, rows): {shown}"
+                     + (f" (+{len(each) - 8} more)" if len(each) > 8 else ""))
     n = w.get("windows_with_writes", 0)
     est = w.get("estimates", {})
     if n == 1:

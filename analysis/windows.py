@@ -100,6 +100,33 @@ def rows_cut(windows: pd.DataFrame, counted: int,
             "rows_cut_ns": int((late["late"] * drains)[timed].sum())}
 
 
+def read_phases(run_dir: Path) -> list[int]:
+    """When the schedule opened a window for writers no window had seen
+    (the "phase" lines: collect_windows.c's windows where the work is)."""
+    return [v[0] for f in lines_of(run_dir, "phase", 2) if (v := numbers(f, int)) is not None]
+
+
+def by_window(windows: pd.DataFrame, starts: np.ndarray, phases: list[int],
+              t0_ns: int | None = None) -> list[dict[str, Any]]:
+    """Each window: when it opened (s from the first's open, or t0_ns), its
+    rows, and whether it opened for a new phase's writers."""
+    if not len(windows):
+        return []
+    w = window_of(starts, windows)
+    n = np.bincount(w[w >= 0], minlength=len(windows))
+    opens = windows["open_ns"].to_numpy()
+    t0 = t0_ns if t0_ns is not None else int(opens.min())
+    ph = np.asarray(sorted(phases), dtype=np.int64)
+    out = []
+    for i, o in enumerate(opens):
+        # a phase line comes just before its window's open (the attach between)
+        j = np.searchsorted(ph, o, side="right") - 1
+        prev_close = windows["close_ns"].to_numpy()[i - 1] if i else -1
+        out.append({"t_s": (int(o) - t0) / 1e9, "rows": int(n[i]),
+                    "phase": bool(j >= 0 and ph[j] > prev_close)})
+    return out
+
+
 def read_budget(run_dir: Path) -> dict[str, float]:
     """The collector's budget line: the budget, its burst and what a
     window costs beyond its inside (ns), the CPUs it counted."""

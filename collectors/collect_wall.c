@@ -23,6 +23,19 @@
 #include "collect_options.h"
 #include "collect_wall.h"
 
+/* a thread this many write calls into a stretch no window saw is a writer
+ * of a phase the windows missed */
+#define WALL_NEW_WRITER_CALLS 32
+#define WALL_TIDS 8192			/* threads followed (a power of two) */
+
+static struct writer {
+	__u32 tid;			/* 0: a free slot */
+	bool windowed;			/* wrote while a window was attached */
+	bool counted;			/* counted in new_writers */
+	unsigned long long first, last;	/* its syscw when first and last swept */
+} writers[WALL_TIDS];
+static unsigned int new_writers;
+
 static struct bpf_link *wall_iter;
 static bool wall_broken;		/* said once, then no sweeps */
 static unsigned long long next_ns;	/* the next periodic sweep */
@@ -70,6 +83,65 @@ int step_wall(struct walscope_bpf *skel)
 		now = mono_ns();
 	}
 	return next_ns > now ? (int)((next_ns - now + 999999) / 1000000) : 0;
+}
+
+/* the slot of tid (open addressing); NULL when every slot is taken */
+static struct writer *writer_of(__u32 tid)
+{
+	unsigned int i, h = (tid * 2654435761U) & (WALL_TIDS - 1);
+
+	for (i = 0; i < WALL_TIDS; i++) {
+		struct writer *w = &writers[(h + i) & (WALL_TIDS - 1)];
+
+		if (w->tid == tid || !w->tid)
+			return w;
+	}
+	return NULL;
+}
+
+void wall_seen(const struct ws_wall_rec *r, bool attached)
+{
+	struct writer *w = writer_of(r->tid);
+
+	if (!w)
+		return;
+	if (!w->tid) {
+		w->tid = r->tid;
+		w->first = w->last = r->syscw;
+		w->windowed = false;
+		w->counted = false;
+		return;
+	}
+	if (r->syscw > w->last && attached) {
+		w->windowed = true;
+		if (w->counted) {	/* a window has seen it now */
+			w->counted = false;
+			new_writers--;
+		}
+	}
+	w->last = r->syscw;
+	if (!w->windowed && !w->counted &&
+	    w->last - w->first >= WALL_NEW_WRITER_CALLS) {
+		w->counted = true;
+		new_writers++;
+	}
+}
+
+unsigned int wall_new_writers(void)
+{
+	return new_writers;
+}
+
+void wall_phase_windowed(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < WALL_TIDS; i++)
+		if (writers[i].counted) {
+			writers[i].counted = false;
+			writers[i].windowed = true;
+		}
+	new_writers = 0;
 }
 
 void free_wall(void)

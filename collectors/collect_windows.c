@@ -545,6 +545,38 @@ static void detach_window(struct walscope_bpf *skel)
 				(double)env.window_gap_ms);
 }
 
+/*
+ * Windows where the work is.  A run that loads and then runs (initdb and
+ * pgbench -i before pgbench's transactions; db_bench's fillseq before
+ * overwrite) spends its every-write start on the load, and the repay that
+ * follows can outlast the run's own phase: the README's PostgreSQL line
+ * had its one window in the set-up, none of pgbench's transactions.  So
+ * where threads no window has seen start writing (collect_wall.c), the
+ * next window opens now, once the workload has settled after the last
+ * detach, if it is more than PHASE_LEAD_NS away; its price (its length at
+ * the last cost, and what a window costs around it) is taken from the
+ * bucket as a debt, which the next detach's repay waits for: the budget
+ * over the run is kept, the window is moved to where the new phase is.
+ */
+#define PHASE_LEAD_NS 200000000ULL
+
+static bool phase_due(unsigned long long now)
+{
+	return env.budget > 0 && !bud.every_write && wall_new_writers() > 0 &&
+	       win.next_ns > now + PHASE_LEAD_NS && pace.settle_ns == 0 &&
+	       win.n > 0;
+}
+
+static void open_phase_window(struct walscope_bpf *skel, unsigned long long now)
+{
+	double cost = bud.cost > 0 ? bud.cost : 1.0;
+
+	window_line("phase\t%llu\t%u\n", now, wall_new_writers());
+	bud.tokens_ns -= bud.window_ns * cost / (1 + cost) + BUDGET_WINDOW_LOSS_NS;
+	wall_phase_windowed();
+	open_window(skel);
+}
+
 /* how long the closed window's writes in flight may keep its probes: with
  * --budget, what the budget pays for (budget_drain_max_ns) */
 static unsigned long long drain_max_ns(void)
@@ -593,6 +625,8 @@ int step_windows(struct walscope_bpf *skel)
 		window_due(skel, now);
 	else if (!win.open && now >= win.next_ns)
 		open_window(skel);
+	else if (!win.open && phase_due(now))
+		open_phase_window(skel, now);
 	else if (!win.open && pace.settle_ns && now >= pace.settle_ns) {
 		gap_begins(skel, now);
 		pace.settle_ns = 0;

@@ -139,6 +139,21 @@ class Event:
                      int(f[7]), f[8] == "1", int(f[9]), f[10] if len(f) > 10 else "?")
 
 
+def lasting_path(read: str, shown: str, key: tuple[int, int]) -> str:
+    """Where to read an object and attach its probes: its own path where
+    that is the same file here (device and inode), so that the windows'
+    probes, attached again at each window, outlive the process it was met
+    in (PostgreSQL's set-up postgres exits before pgbench's backends run:
+    /proc/PID/exe was gone by the next window, and no window had a
+    transaction); else the process's view (/proc/PID/exe, map_files: a
+    file in another mount namespace, or deleted since)."""
+    try:
+        st = os.stat(shown)
+    except OSError:
+        return read
+    return shown if (kernel_dev(st.st_dev), st.st_ino) == key else read
+
+
 def kernel_dev(st_dev: int) -> int:
     """A stat() st_dev as the kernel's dev_t (what the BPF side keys on)."""
     return os.major(st_dev) << 20 | os.minor(st_dev)
@@ -350,7 +365,7 @@ class ObjectFollower:
 
     def _inspect_one(self, read: str, shown: str, how: str, ev: Event,
                      key: tuple[int, int]) -> None:
-        info, res, hooks = self._inspect_or_recall(read, shown)
+        info, res, hooks = self._inspect_or_recall(lasting_path(read, shown, key), shown)
         info.how, info.pid, info.seen_ns = how, ev.pid, ev.ts_ns - self.t0_ns
         self._keep(key, info, res)
         self._met.setdefault(ev.ts_ns, []).append(info)

@@ -81,6 +81,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		announce_object(data);
 	else if (type == WS_REC_WRITE && env.budget > 0)
 		sample_write(data);
+	else if (type == WS_REC_WALL)
+		wall_seen(data, window_attached());
 	return 0;
 }
 

@@ -1,0 +1,53 @@
+"""Windows where the work is: a run that loads and then runs gets rows
+from the run.  The default's every-write start and the repay after it can
+outlast a run's own phase; where threads no window has seen start writing,
+the next window opens for them (collectors/collect_windows.c phase_due)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import ROOT, run_trace
+
+pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+HAVE_PG = (PG_BIN / "postgres").exists() and shutil.which("pgbench") is not None
+
+
+def test_a_load_then_a_run_has_rows_from_both(tmp_path):
+    """db_bench fillseq then overwrite, unsynced, one thread each (each
+    benchmark starts its own thread): the load and the run each have rows,
+    and the table says which window held them."""
+    p = run_trace(["-o", str(tmp_path / "o"), "--", "db_bench", f"--db={tmp_path}/db",
+                   "--benchmarks=fillseq,overwrite", "--num=200000", "--threads=1",
+                   "--sync=false"], timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    rows = pd.read_parquet(tmp_path / "o" / "writes.parquet", columns=["tid"])
+    assert not s["budget"]["every_write"]
+    assert rows["tid"].nunique() == 2, rows["tid"].value_counts()
+    each = s["windows"]["by_window"]
+    assert sum(w["rows"] for w in each) == len(rows)
+    assert "rows by window (opened at, rows)" in p.stdout
+
+
+@pytest.mark.skipif(not HAVE_PG, reason="no PostgreSQL 15 server or no pgbench")
+def test_the_readme_postgres_line_has_rows_from_pgbench(tmp_path):
+    """The README's PostgreSQL line in the default mode: initdb and
+    pgbench -i first, then pgbench's transactions; rows from those (WAL
+    syncs: the set-up syncs none inside a transaction), in a window the
+    table names."""
+    p = run_trace(["-o", str(tmp_path / "o"), "--", "python3", "-m",
+                   "runners.workloads.postgres", "bench", "--", "-c", "4", "-t", "500"],
+                  timeout=600, cwd=str(ROOT))
+    assert p.returncode == 0, p.stderr[-2000:]
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["wal"]["sync"]["count"] > 0, s["wal"]
+    each = s["windows"]["by_window"]
+    assert any(w["rows"] for w in each[1:]), each   # not the set-up's window alone
+    assert "could not attach" not in p.stderr

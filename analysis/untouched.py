@@ -51,8 +51,8 @@ SOURCE = ("wall sweeps of the writer threads between windows (kernel accounting,
           "state, bytes written), perf samples, the windows' writes per byte written")
 BOOTSTRAP = 1000
 SEED = 1
-BLOCK_NS = 100_000_000      # the bootstrap's unit of untouched time
-MIN_BLOCKS = 5              # fewer: no interval
+BLOCK_NS = 50_000_000       # the bootstrap's unit of untouched time
+MIN_BLOCKS = 8              # fewer: no interval
 MIN_WINDOWS = 2             # windows whose writes per byte are resampled
 MIN_ROWS = 100              # rows recorded inside windows: fewer, no count
 MIN_SAMPLES = 20            # on-CPU samples to split on-CPU time by
@@ -60,7 +60,7 @@ EDGE_NS = 1_000_000         # a sweep this soon after a window's open is its edg
 # the share of the writers' time that must lie untouched, and the interval
 # (half its width over the mean) within which the lens is trusted
 # (docs/attribution.md, "The untouched lens")
-MIN_UNTOUCHED_SHARE = 0.5
+MIN_UNTOUCHED_SHARE = 0.25
 TRUST_HALF_WIDTH = 0.15
 # blocked in these, a thread waits for work, not in a write
 IDLE_SYSCALLS = frozenset({

@@ -38,7 +38,8 @@ def rows_lens(summary: dict[str, Any]) -> dict[str, Any] | None:
         return None
     d = w.get("duration_adj") or {}
     comps = {c: float(v.get("mean_ns", 0.0)) for c, v in (summary.get("components") or {}).items()}
-    return {"lens": ROWS, "mean_ns": float(d.get("mean_ns", 0.0)),
+    mean = float(d.get("mean_ns", 0.0))
+    return {"lens": ROWS, "mean_ns": mean, "in_write_mean_ns": mean,
             "p99_ns": float(d["p99_ns"]) if d.get("p99_ns") is not None else None,
             "components": comps, "count": int(w["count"]),
             "span": "each recorded write from its start to its end, probes' cost removed"}
@@ -49,6 +50,7 @@ def untouched_lens(summary: dict[str, Any]) -> dict[str, Any] | None:
     if not u.get("available"):
         return None
     return {"lens": UNTOUCHED, "mean_ns": float(u["mean_ns"]), "p99_ns": None,
+            "in_write_mean_ns": u.get("in_write_mean_ns"),
             "lo_ns": u.get("lo_ns"), "hi_ns": u.get("hi_ns"),
             "components": dict(u.get("components") or {}),
             "count": float(u.get("writes_untouched", 0.0)), "span": u.get("span", "")}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 import engines
 from analysis import columns as C
@@ -117,7 +118,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
                 summary["budget"].update(windows.counted_share(
                     summary["budget"]["recorded"], marks))
     summary["self_check"] = selfcheck.self_check(summary)
-    summary["untouched"] = untouched_lens(run_dir, summary["engine"], layout)
+    summary["untouched"] = untouched_lens(run_dir, summary, layout)
     summary["headline"] = answer.headline(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),
@@ -131,18 +132,21 @@ def analyse(run_dir: Path) -> dict[str, Any]:
     return summary
 
 
-def untouched_lens(run_dir: Path, engine: str, layout: R.Layout) -> dict[str, Any]:
+def untouched_lens(run_dir: Path, summary: dict[str, Any], layout: R.Layout
+                   ) -> dict[str, Any]:
     """The untouched lens (analysis/untouched.py) from the folder's tables."""
     folder = RunFolder(run_dir)
-    rows = C.ParquetColumns(folder.writes_parquet).frame(["start_ns", "tid"]) \
-        if folder.writes_parquet.exists() else None
+    cols = ["start_ns", "tid", "dur_ns", "dur_adj_ns"]
+    rows = C.ParquetColumns(folder.writes_parquet).frame(cols) \
+        if folder.writes_parquet.exists() else pd.DataFrame({c: [] for c in cols})
     samples = C.ParquetColumns(folder.samples_parquet).frame(
         ["ts_ns", "tid", "component", "symbol"]) if folder.samples_parquet.exists() else None
-    return untouched.lens(
-        untouched.wall_frame(run_dir), engine, windows.read_windows(run_dir),
-        rows["start_ns"].to_numpy() if rows is not None else np.zeros(0, np.int64),
-        rows["tid"].to_numpy() if rows is not None else np.zeros(0, np.int64),
-        samples, layout)
+    # a row's probe pair costs this much outside its own span
+    cal, pair = summary.get("calibration") or {}, engines.get(summary["engine"]).pair_cost
+    outside = max(float(cal.get(f"{pair}_out_ns", 0.0)) - float(cal.get(f"{pair}_in_ns", 0.0)),
+                  0.0)
+    return untouched.lens(untouched.wall_frame(run_dir), summary["engine"],
+                          windows.read_windows(run_dir), rows, samples, layout, outside)
 
 
 def tables(run_dir: Path, cal: compensation.Calibration,

@@ -92,6 +92,10 @@ def answer_lines(summary: dict[str, Any]) -> list[str]:
         lo, hi = h.get("lo_ns"), h.get("hi_ns")
         iv = f" [{fmt_ns(lo)}, {fmt_ns(hi)}] 95%" if lo is not None and lo == lo else ""
         lines.append(f"{unit.row + ' (mean)':<16}{fmt_ns(h['mean_ns']):>9}{'100.0%':>7}{iv}")
+        if h.get("in_write_mean_ns") is not None:
+            lines.append(f"  of which in the {unit.row} itself: {fmt_ns(h['in_write_mean_ns'])} "
+                         f"({h['in_write_mean_ns'] / total * 100:.0f}%, by the windows' rows; "
+                         "the rest is the writer's own work between them)")
         lines.append(f"  span: {h.get('span', '')}")
         p99 = f"{fmt_ns(h['p99_ns'])}, " if h.get("p99_ns") is not None else ""
         lines.append(f"  p99: {p99}{h.get('p99_why') or 'not measured'}")

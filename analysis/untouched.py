@@ -177,6 +177,51 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
     return n, units, unit
 
 
+def in_write_share(windows: pd.DataFrame, rows: pd.DataFrame, wall: pd.DataFrame,
+                   tids: set[int], outside_ns: float) -> tuple[float, int]:
+    """The share of a writer's time inside its writes, from the windows: per
+    window and writer thread there all of it (swept before its open and
+    after its close), its rows' compensated time within the window over
+    the time from its first row there to the close, less what the probes took (their cost inside the
+    rows, dur_ns - dur_adj_ns, and outside_ns a row around it: a probe
+    pair's cost outside its own span).  What the probes distort little:
+    the time between writes has no probe in it.  Returns (share, rows it
+    rests on); nan with none."""
+    if not len(windows) or not len(rows):
+        return float("nan"), 0
+    opens = windows["open_ns"].to_numpy(np.int64)
+    closes = windows["close_ns"].to_numpy(np.int64)
+    starts = rows["start_ns"].to_numpy(np.int64)
+    dur_all = rows["dur_ns"].to_numpy(np.float64)
+    adj_all = rows["dur_adj_ns"].to_numpy(np.float64)
+    who = rows["tid"].to_numpy()
+    i = np.searchsorted(opens, starts, side="right") - 1
+    inside = (i >= 0) & (starts < closes[np.maximum(i, 0)])
+    in_write = spent = span = 0.0
+    used = 0
+    for tid, g in wall[wall["tid"].isin(tids)].groupby("tid", sort=False):
+        ts = g["ts_ns"].to_numpy()
+        whole = (np.searchsorted(ts, opens, side="left") > 0) & \
+            (np.searchsorted(ts, closes, side="left") < len(ts))
+        m = inside & (who == tid) & whole[np.maximum(i, 0)]
+        if not m.any():
+            continue
+        w = i[m]
+        dur, adj = dur_all[m], adj_all[m]
+        kept = np.clip(np.minimum(starts[m] + dur, closes[w]) - starts[m], 0, None) \
+            / np.maximum(dur, 1.0)   # the part within the window
+        in_write += float((adj * kept).sum())
+        spent += float(np.clip(dur - adj, 0, None).dot(kept)) + outside_ns * int(m.sum())
+        # each window from the thread's first write in it (one in flight at
+        # the open is no row: its time there would read as outside writes)
+        first = pd.Series(starts[m]).groupby(w).min()
+        span += float((closes[first.index.to_numpy()] - first.to_numpy()).sum())
+        used += int(m.sum())
+    if not used or span - spent <= 0:
+        return float("nan"), used
+    return min(in_write / (span - spent), 1.0), used
+
+
 def blocked_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str:
     """What a writer blocked in this syscall on this kind of file waits for:
     the engine's I/O component, idle (a client), the engine's leader wait
@@ -228,14 +273,17 @@ def in_pieces(ts: np.ndarray, tids: np.ndarray, pieces: pd.DataFrame) -> np.ndar
     return out
 
 
-def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, starts: np.ndarray,
-         rows_tids: np.ndarray, samples: pd.DataFrame | None, layout: R.Layout
+def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFrame,
+         samples: pd.DataFrame | None, layout: R.Layout, outside_ns: float = 0.0
          ) -> dict[str, Any]:
     """summary.json's untouched: the lens's mean write, its components and
     interval, how each was derived, or why there is none ("why").  wall:
-    wall_frame's table; windows: analysis/windows.py's; starts and
-    rows_tids: the recorded rows' start and thread; samples: on-CPU samples
-    (ts_ns, tid, component, symbol)."""
+    wall_frame's table; windows: analysis/windows.py's; rows: the recorded
+    rows' start_ns, tid, dur_ns and dur_adj_ns; samples: on-CPU samples
+    (ts_ns, tid, component, symbol); outside_ns: what a row's probe pair
+    costs outside its span (in_write_share)."""
+    starts = rows["start_ns"].to_numpy(np.int64)
+    rows_tids = rows["tid"].to_numpy()
     out: dict[str, Any] = {"source": SOURCE, "span": (
         "a writer thread's time per write, its own work between writes included "
         "(as db_bench's histogram and a closed-loop client measure it)")}
@@ -309,6 +357,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, starts: np.ndar
         return float(sum(comps.values())), comps
 
     mean, comps = estimate(pieces, per_unit)
+    share_in, share_rows = in_write_share(windows, rows, wall, tids, outside_ns)
     # the interval: blocks of untouched time, and windows where enough
     blocks = (pieces["t0"] // BLOCK_NS).to_numpy()
     uniq, inv = np.unique(blocks, return_inverse=True)
@@ -343,6 +392,10 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, starts: np.ndar
         "mean_ns": mean, "lo_ns": lo, "hi_ns": hi,
         "components": dict(sorted(comps.items(), key=lambda kv: -kv[1])),
         "writes_untouched": writes_untouched,
+        # the write itself, from its start to its end (the rows' span): the
+        # mean less the writer's own work between writes, by the windows
+        "in_write_share": share_in, "in_write_rows": share_rows,
+        "in_write_mean_ns": mean * share_in if share_in == share_in else None,
         "writes_per_unit": per_unit, "windows": int(len(n_win)),
         "blocks": int(len(uniq)),
         "oncpu_samples": int(nsamp), "blocked_sweeps": int(len(blabels)),

@@ -137,7 +137,8 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
     # the untouched lens (held to every transaction's mean: it cannot tell
     # types apart) and the headline, whichever lens it took
     u = s.get("untouched") or {}
-    out["untouched"] = {"mean_all": u["mean_ns"], "lo": u.get("lo_ns"), "hi": u.get("hi_ns"),
+    out["untouched"] = {"mean_all": u["mean_ns"], "in_write_all": u.get("in_write_mean_ns"),
+                        "lo": u.get("lo_ns"), "hi": u.get("hi_ns"),
                         "trusted": u.get("trusted"), "share": u.get("untouched_share")} \
         if u.get("available") else {"mean_all": None, "why": u.get("why")}
     h = s.get("headline") or {}
@@ -174,8 +175,10 @@ LENSES = ("untouched", "headline")
 def ratios(rs: list[dict[str, Any]], ref: dict[str, float]) -> dict[str, Any]:
     """Each statistic of the runs over the reference: median and range."""
     out = {}
-    for k in (*STATS, "mean_all"):
-        v = [r[k] / ref[k] for r in rs if ref.get(k) and r.get(k) is not None]
+    for k in (*STATS, "mean_all", "in_write_all"):
+        # the in-write mean is held to the untraced mean of every transaction
+        base = ref.get("mean_all") if k == "in_write_all" else ref.get(k)
+        v = [r[k] / base for r in rs if base and r.get(k) is not None]
         if v:
             out[k] = {"median": statistics.median(v), "lo": min(v), "hi": max(v)}
     return out
@@ -221,13 +224,15 @@ def table(results: dict[str, Any], modes: list[str], reps: int) -> str:
 
 def lens_table(results: dict[str, Any], modes: list[str]) -> str:
     """The lenses' table (docs/attribution.md generates it from truth.json)."""
-    lines = ["The lenses (analysis/answer.py): the untouched lens's mean over the "
-             "untraced mean of every transaction (db_bench: of every write); the "
-             "headline's mean over the untraced mean of its span, with the lens it "
-             "took in each run.", "",
+    lines = ["The lenses (analysis/answer.py): the untouched lens's mean (a writer's time "
+             "per write) and its in-write mean (that less the writer's own work between "
+             "writes, by the windows' rows) over the untraced mean of every transaction "
+             "(db_bench: of every write, op to op); the headline's mean over the untraced "
+             "mean of its span, with the lens it took in each run.", "",
              "| workload | untraced mean (all) | A/A | "
-              + " | ".join(f"{m} untouched | {m} headline | {m} lens" for m in modes) + " |",
-              "|---|---|---|" + "---|---|---|" * len(modes)]
+             + " | ".join(f"{m} untouched | {m} in-write | {m} headline | {m} lens"
+                          for m in modes) + " |",
+             "|---|---|---|" + "---|---|---|---|" * len(modes)]
     shown = 0
     for wl, r in results.items():
         s = r["summary"]
@@ -251,8 +256,9 @@ def lens_table(results: dict[str, Any], modes: list[str]) -> str:
                    f"{h.get('trusted', 0)} trusted" if n else "-"
         lines.append(f"| {wl} | {s['reference']['mean_all'] / 1e3:.1f} us | "
                      f"{d('untraced', 'mean_all')} | "
-                     + " | ".join(f"{d(f'{m}:untouched', 'mean_all')} | {head(m)} | {lens(m)}"
-                                  for m in modes) + " |")
+                     + " | ".join(f"{d(f'{m}:untouched', 'mean_all')} | "
+                                  f"{d(f'{m}:untouched', 'in_write_all')} | {head(m)} | "
+                                  f"{lens(m)}" for m in modes) + " |")
     if not shown:
         return "(the lenses not measured yet: `sudo bench/truth.py --reps 5`)\n"
     return "\n".join(lines) + "\n"

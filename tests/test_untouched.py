@@ -39,6 +39,13 @@ def sweeps(tids: list[int], end_ns: int, every_ns: int, write_ns: int, bytes_per
     return pd.DataFrame(rows).sort_values(["tid", "ts_ns"], ignore_index=True)
 
 
+def frame(starts: np.ndarray, who: np.ndarray, dur_ns: float = 1000.0,
+          adj_ns: float | None = None) -> pd.DataFrame:
+    """Recorded rows: start, thread, raw and compensated duration."""
+    return pd.DataFrame({"start_ns": starts, "tid": who, "dur_ns": dur_ns,
+                         "dur_adj_ns": dur_ns if adj_ns is None else adj_ns})
+
+
 def one_window(open_ns: int, close_ns: int) -> pd.DataFrame:
     return pd.DataFrame([{"open_ns": open_ns, "close_ns": close_ns, "detached_ns": close_ns,
                           "attach_us": 0, "detach_us": 0, "uprobes": 1, "late": 0}])
@@ -68,7 +75,7 @@ def test_mean_and_components_of_closed_loop_writers():
     wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
     win = (1000 * MS, 1100 * MS)
     starts, who = rows_in(win, tids, write)
-    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who,
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who),
                        samples(tids, end, {"memtable": 0.6, "other": 0.4}), GOLDEN)
     assert u["available"] and u["unit"] == "bytes", u
     assert u["mean_ns"] == pytest.approx(10 * US, rel=0.02)
@@ -91,7 +98,7 @@ def test_idle_time_is_no_writes():
     wall = sweeps(tids, end, 10 * MS, write, 100, 0.4, 0.0, [FUTEX, EPOLL])
     win = (1000 * MS, 1100 * MS)
     starts, who = rows_in(win, tids, write)
-    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
     assert u["idle_share_of_blocked"] == pytest.approx(0.5, abs=0.02)
     # 4 us on a CPU + half of 6 us blocked
     assert u["mean_ns"] == pytest.approx(7 * US, rel=0.03)
@@ -106,7 +113,7 @@ def test_writes_per_byte_come_from_the_windows():
     win = (500 * MS, 600 * MS)
     # twice the rows the bytes say: each write is read as 100 B
     starts, who = rows_in(win, tids, 5 * US)
-    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
     assert u["mean_ns"] == pytest.approx(5 * US, rel=0.03)
 
 
@@ -124,7 +131,7 @@ def test_no_lens_says_why(case, why):
         win = win.iloc[:0]
     else:
         starts, who = starts[:5], who[:5]
-    u = untouched.lens(wall, "rocksdb", win, starts, who, None, GOLDEN)
+    u = untouched.lens(wall, "rocksdb", win, frame(starts, who), None, GOLDEN)
     assert not u["available"] and why in u["why"]
 
 
@@ -134,7 +141,7 @@ def test_mostly_touched_is_not_trusted():
     wall = sweeps(tids, end, 10 * MS, 10 * US, 100, 0.5, 0.0, FUTEX)
     win = (100 * MS, 800 * MS)
     starts, who = rows_in(win, tids, 10 * US)
-    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
     assert u["available"] and not u["trusted"] and "untouched" in u["distrust"]
 
 
@@ -205,6 +212,25 @@ def test_a_writer_born_inside_a_window_counts_from_zero():
     s2 = np.arange(born, win[1], write)
     starts = np.concatenate([s1, s2])
     who = np.concatenate([w1, np.full(len(s2), 62)])
-    u = untouched.lens(wall, "rocksdb", one_window(*win), starts, who, None, GOLDEN)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
     assert u["writes_per_unit"] == pytest.approx(1 / 100, rel=0.02)
     assert u["mean_ns"] == pytest.approx(10 * US, rel=0.03)
+
+
+def test_the_share_inside_writes_comes_from_the_windows_rows():
+    """A write every 10 us, traced 6 us of it, of which 1 us its probes'
+    (compensated 5 us): untraced, 5 us of every 9 us are in the write; the
+    lens's per-op mean is the writer's time per write, its in-write mean
+    that share of it."""
+    tids, end, write = [71], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who, 6 * US, 5 * US),
+                       None, GOLDEN)
+    assert u["in_write_share"] == pytest.approx(5 / 9, rel=0.01)
+    assert u["in_write_mean_ns"] == pytest.approx(u["mean_ns"] * 5 / 9, rel=1e-6)
+    # a probe pair's cost outside each row's span is the probes' too
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who, 6 * US, 5 * US),
+                       None, GOLDEN, outside_ns=1 * US)
+    assert u["in_write_share"] == pytest.approx(5 / 8, rel=0.01)

@@ -100,14 +100,14 @@ def answer_of(h: dict[str, Any]) -> str:
 
 def answer_lines(a: dict[str, Any], row: str) -> list[str]:
     """Each run's headline and their difference, before the rows' decomposition."""
-    lines = [f"answer (each run's headline mean {row}): A {answer_of(a['A'])}, "
-             f"B {answer_of(a['B'])}", f"  B-A {signed(a['delta_ns'])}"
+    lines = [f"answer (each run's headline mean {row}):",
+             f"  A {answer_of(a['A'])}", f"  B {answer_of(a['B'])}",
+             f"  B-A {signed(a['delta_ns'])}"
              + ("" if a["same_lens"] else "; from different lenses: compare with care")]
     if a["A"].get("lens") == "untouched" or a["B"].get("lens") == "untouched":
-        lines.append("  by component (the headlines'): " + ", ".join(
-            f"{c['component']} {signed(c['delta_ns'])}" for c in a["components"][:5]))
-        lines.append("  the rows below are what the probes saw, where a self-check "
-                     "distrusts them")
+        lines.append("  by component: " + ", ".join(
+            f"{c['component']} {signed(c['delta_ns'])}" for c in a["components"][:3]))
+        lines.append("  (the rows below are what the probes saw)")
     return lines
 
 

@@ -234,3 +234,19 @@ def test_the_share_inside_writes_comes_from_the_windows_rows():
     u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who, 6 * US, 5 * US),
                        None, GOLDEN, outside_ns=1 * US)
     assert u["in_write_share"] == pytest.approx(5 / 8, rel=0.01)
+
+
+def test_diff_leads_with_each_runs_headline():
+    """walscope diff's answers: each run's headline (a folder from before
+    headlines reads as its rows), their difference, and whether they come
+    from one lens."""
+    from analysis.diff import answers
+    from viz.diff import answer_lines
+    a = summary(False, 50e3, 30e3)
+    a["headline"] = answer.headline(a)
+    b = summary(True, 40e3, None)          # no headline written: its rows
+    d = answers(a, b)
+    assert d["A"]["lens"] == "untouched" and d["B"]["lens"] == "rows"
+    assert d["delta_ns"] == pytest.approx(10e3) and not d["same_lens"]
+    lines = answer_lines(d, "write")
+    assert "compare with care" in lines[3] and max(map(len, lines)) <= 80

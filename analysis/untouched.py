@@ -380,6 +380,9 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
                                                     1e-9)
         lo, hi = (float(x) for x in np.percentile(est, [2.5, 97.5]))
     writes_untouched = float(pieces[col].sum()) * per_unit
+    # every write of the traced interval: the writers' bytes from their
+    # first sweep to their last, at the same writes per byte
+    written = float(sum(g[col].iloc[-1] - g[col].iloc[0] for _, g in mine.groupby("tid")))
     half = max(mean - lo, hi - mean) / mean if mean and lo == lo else float("inf")
     share = untouched_time / all_time if all_time else 0.0
     share_ok = share >= MIN_UNTOUCHED_SHARE
@@ -392,6 +395,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         "mean_ns": mean, "lo_ns": lo, "hi_ns": hi,
         "components": dict(sorted(comps.items(), key=lambda kv: -kv[1])),
         "writes_untouched": writes_untouched,
+        "writes_total": written * per_unit,
         # the write itself, from its start to its end (the rows' span): the
         # mean less the writer's own work between writes, by the windows
         "in_write_share": share_in, "in_write_rows": share_rows,

@@ -33,7 +33,7 @@ enum {
 	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
 	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
-	OPT_HIT_NS, OPT_WALL_HZ,
+	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND,
 };
 
 static const struct argp_option opts[] = {
@@ -92,6 +92,9 @@ static const struct argp_option opts[] = {
 	{ "wall-hz", OPT_WALL_HZ, "N", 0, "Sweep the traced threads' state and "
 	  "kernel accounting N times a second, and at each window's edges "
 	  "(wall.bin; 0: never)", 0 },
+	{ "background", OPT_BACKGROUND, "P1,P2", 0, "Name prefixes of the "
+	  "engines' own background threads: no new phase when one of them "
+	  "starts writing (a flush, a compaction)", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -145,6 +148,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_MIN_RUNQ:
 		env.min_runq_ns = parse_ulong(state, "min-runq-ns", arg, 0,
 					      ULONG_MAX);
+		break;
+	case OPT_BACKGROUND:
+		env.background = arg;
 		break;
 	case OPT_WALL_HZ:
 		env.wall_hz = parse_ulong(state, "wall-hz", arg, 0, 1000);

@@ -16,6 +16,8 @@ struct env {
 	unsigned long min_runq_ns;
 	unsigned long sample_hz;
 	unsigned long wall_hz;		/* wall sweeps a second (0: none) */
+	const char *background;		/* the engines' background threads'
+					 * name prefixes, comma-separated */
 	unsigned long stack_entries;
 	unsigned long stack_every;
 	bool writes_io_only;

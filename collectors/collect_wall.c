@@ -99,11 +99,27 @@ static struct writer *writer_of(__u32 tid)
 	return NULL;
 }
 
+/* the thread is one of an engine's own (--background): a flush or a
+ * compaction starting to write is no new phase of the workload */
+static bool background(const char *comm)
+{
+	const char *p = env.background;
+	size_t n;
+
+	while (p && *p) {
+		n = strcspn(p, ",");
+		if (n && !strncmp(comm, p, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 void wall_seen(const struct ws_wall_rec *r, bool attached)
 {
 	struct writer *w = writer_of(r->tid);
 
-	if (!w)
+	if (!w || background(r->comm))
 		return;
 	if (!w->tid) {
 		w->tid = r->tid;

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import engines
 from collectors import calibration, frame_pointers, records as R
 from collectors import modes, symbols, topology
 from collectors.objects import ObjectFollower
@@ -286,6 +287,8 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "ringbuf-kb": opts.ringbuf_kb,
         "sample-hz": plan.sample_hz,
         "wall-hz": opts.wall_hz,
+        # an engine's own threads starting to write are no new phase
+        "background": ",".join(engines.background_prefixes()) or None,
         # sample mode traces no syscall: the syscall in progress comes
         # from the task's saved registers
         "no-syscalls": not mode.syscalls,

@@ -4,6 +4,9 @@
 #   ./setup.sh --demo     ... then trace the default db_bench scenario
 #   ./setup.sh --test     ... then run the test suite (what CI runs; adds
 #                         the Spark extra, walscope[spark], for its tests)
+#   ./setup.sh --uninstall  remove the commands' links (below), nothing else
+# Installing puts walscope and trace_wal on the PATH: links in /usr/local/bin
+# (sudo's secure_path holds it) to .venv/bin's (runners/command/links.py).
 # Idempotent: packages, venv and build are skipped when already in place.
 set -eu
 cd "$(dirname "$0")"
@@ -18,6 +21,12 @@ strace binutils python3-venv sudo chromium"
 TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb postgresql-15 python3-dev cmake dpkg-dev"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if [ "${1:-}" = --uninstall ]; then
+	shift
+	as_root python3 -m runners.command.links remove "$@"
+	exit
+fi
 
 # the packages of $@ not installed yet
 apt_install() {
@@ -35,6 +44,7 @@ apt_install() {
 apt_install $APT_PKGS
 
 make -s venv all
+as_root python3 -m runners.command.links add
 
 # flame graph renderer: inferno (crates.io), built into .output/inferno
 if [ ! -x .output/inferno/bin/inferno-flamegraph ]; then
@@ -73,7 +83,7 @@ case "${1:-}" in
 	;;
 "") ;;
 *)
-	echo "usage: ./setup.sh [--demo|--test] [extra args]" >&2
+	echo "usage: ./setup.sh [--demo|--test|--uninstall] [extra args]" >&2
 	exit 2
 	;;
 esac

@@ -8,6 +8,9 @@ renders the flame graph SVGs and report.html again: runners/command/analyse.py.)
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Callable
@@ -30,6 +33,20 @@ exit status:
 """
 
 
+def refused(run: Path, e: PermissionError) -> str:
+    """What to do about a file of run the user may not read or write: one
+    line naming it (a run folder traced as root, analysed as a user).
+    pyarrow's error names the file only in its message, in quotes."""
+    quoted = re.findall(r"'([^']+)'", str(e))
+    name = e.filename or (quoted[0] if quoted else str(run))
+    why = os.strerror(e.errno or errno.EACCES)
+    if os.path.exists(name) and not os.access(name, os.R_OK):
+        return f"{name}: cannot read it ({why}): run with sudo"
+    copy = f"~/{run.resolve().name}"
+    return (f"{name}: cannot write it ({why}): analyse a copy of the folder "
+            f"(cp -r {run} {copy}, then analyse {copy}) or run with sudo")
+
+
 def main(argv: list[str] | None = None,
          render: Callable[[Path], None] | None = None) -> int:
     """Analyse each folder (then render(folder): its views); the exit
@@ -44,8 +61,15 @@ def main(argv: list[str] | None = None,
     keep_heap_small()
     status = 0
     for run in a.runs:
+        if not run.is_dir():
+            print(f"analysis: {run}: " + ("not a folder" if run.exists()
+                                          else "no such folder"), file=sys.stderr)
+            return 1
         try:
             summary = analyse(run)
+        except PermissionError as e:
+            print(f"analysis: {refused(run, e)}", file=sys.stderr)
+            return 1
         except (AnalysisError, LayoutError, OSError) as e:
             print(f"analysis: {e}", file=sys.stderr)
             return 1

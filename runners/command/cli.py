@@ -11,6 +11,8 @@ from pathlib import Path
 import engines
 from collectors import modes, symbols
 from runners.command import defaults
+from runners.command.entry import quiet_broken_pipe
+from runners.command.version import VersionAction
 
 
 def either(items: list[str]) -> str:
@@ -156,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=description(),
         epilog=EXAMPLES + "\n" + exit_status_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=VersionAction)
     target = p.add_mutually_exclusive_group()
     target.add_argument("-p", "--pid", type=positive_int,
                         help="trace this running process and its children")
@@ -282,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@quiet_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     from runners.command.plan import TraceError, TraceOptions
     from runners.command.trace import trace

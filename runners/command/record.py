@@ -13,7 +13,6 @@ import json
 import platform
 import signal
 import socket
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from collectors.run_folder import RunFolder
 from collectors.session import chown_tree
 from runners.command.collect import COSTLY_WRITES_PER_S, Collected
 from runners.command.plan import Plan, TraceError
+from runners.command.version import walscope_commit
 
 
 @dataclass
@@ -202,16 +202,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
-
-
-def walscope_commit() -> str:
-    """The checkout's commit (what a dataset's files say wrote them)."""
-    try:
-        p = subprocess.run(["git", "-C", str(R.ROOT), "rev-parse", "--short=12", "HEAD"],
-                           capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return p.stdout.strip() if p.returncode == 0 else "unknown"
 
 
 def warn_cost(run_dir: Path, summary: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """walscope: every user command behind one program (installed into .venv
-by `make venv` as a console script; ./walscope runs it from a clone).
+by `make venv` as a console script, which setup.sh links from
+/usr/local/bin; ./walscope runs it from a clone).
 
     walscope trace [OPTIONS] -- COMMAND...       trace_wal.py: trace a workload (root)
     walscope analyse RUN...                      analyse run folders again, offline
@@ -21,6 +22,9 @@ from typing import Callable
 
 from analysis import dataset as D
 from analysis import query as Q
+from collectors.run_folder import RunFolder
+from runners.command.entry import quiet_broken_pipe
+from runners.command.version import VersionAction
 
 EXAMPLES = """\
 examples:
@@ -65,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "go: trace, analyse, report, and gather runs into a dataset.",
                       epilog=EXAMPLES,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=VersionAction)
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=OneLineParser,
                            metavar="COMMAND")
     for name, (what, _) in DELEGATED.items():
@@ -98,10 +103,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def not_a_run(path: Path) -> str | None:
+    """Why path is no run folder (`walscope export runs/* DIR` meets study
+    folders and plain files), or None."""
+    if not path.is_dir():
+        return "not a folder" if path.exists() else "no such file or folder"
+    f = RunFolder(path)
+    if not (f.has_records() or f.run_json.exists() or f.summary_json.exists()):
+        return "not a run folder (no records, run.json or summary.json)"
+    return None
+
+
 def export(args: argparse.Namespace) -> int:
     if len(args.paths) < 2:
         raise D.DatasetError("give one or more run folders and then the dataset folder")
-    *runs, dataset = args.paths
+    *paths, dataset = args.paths
+    runs = []
+    for r in paths:     # each skipped, said so, before any is exported
+        why = not_a_run(r)
+        if why:
+            print(f"walscope export: skipping {r}: {why}", file=sys.stderr)
+        else:
+            runs.append(r)
+    if not runs:
+        raise D.DatasetError("no run folder to export")
     for r in runs:
         rows = D.export(r, dataset, host=args.host)
         print(f"{r} -> {dataset}: " + ", ".join(f"{t} {n}" for t, n in rows.items()))
@@ -159,6 +184,7 @@ def diff(args: argparse.Namespace) -> int:
     return 0
 
 
+@quiet_broken_pipe
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()

@@ -358,6 +358,9 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
 
     mean, comps = estimate(pieces, per_unit)
     share_in, share_rows = in_write_share(windows, rows, wall, tids, outside_ns)
+    # the share is of all the writers' time, idle included (a backend's
+    # wait for its client inside a transaction is in its row)
+    whole_per_write = float(pieces["dt"].sum()) / (float(pieces[col].sum()) * per_unit)
     # the interval: blocks of untouched time, and windows where enough
     blocks = (pieces["t0"] // BLOCK_NS).to_numpy()
     uniq, inv = np.unique(blocks, return_inverse=True)
@@ -399,7 +402,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         # the write itself, from its start to its end (the rows' span): the
         # mean less the writer's own work between writes, by the windows
         "in_write_share": share_in, "in_write_rows": share_rows,
-        "in_write_mean_ns": mean * share_in if share_in == share_in else None,
+        "in_write_mean_ns": whole_per_write * share_in if share_in == share_in else None,
         "writes_per_unit": per_unit, "windows": int(len(n_win)),
         "blocks": int(len(uniq)),
         "oncpu_samples": int(nsamp), "blocked_sweeps": int(len(blabels)),

@@ -320,12 +320,16 @@ def truth(path: Path = TRUTH_JSON) -> str:
 def truth_lenses(path: Path = TRUTH_JSON) -> str:
     """bench/truth.py's lenses: the untouched lens and the headline against
     the workload's own untraced timing, from truth.json."""
-    from bench.truth import lens_table
+    import importlib.util
     if not path.exists():
         return "(not measured yet: `sudo bench/truth.py --reps 5`)"
+    spec = importlib.util.spec_from_file_location("truth", ROOT / "bench" / "truth.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     data = json.loads(path.read_text())
     modes = [m for m in ("budget", "full") if any(m in r["summary"] for r in data.values())]
-    return lens_table(data, modes).rstrip("\n")
+    return mod.lens_table(data, modes).rstrip("\n")
 
 
 def many_cores() -> str:

@@ -172,7 +172,7 @@ def diff(args: argparse.Namespace) -> int:
     DF.check_comparable(a, b)
     for r in args.runs if args.output else ():   # the flame graph's input, first
         VD.folded_of(r, args.kind)
-    d = DF.decompose(a, b, band=args.band)
+    d = {"answers": DF.answers(a.summary, b.summary), **DF.decompose(a, b, band=args.band)}
     table = VD.format_table(d)
     sys.stdout.write(VD.to_json(d) if args.json else table + "\n")
     if args.output:

@@ -250,3 +250,39 @@ def test_diff_leads_with_each_runs_headline():
     assert d["delta_ns"] == pytest.approx(10e3) and not d["same_lens"]
     lines = answer_lines(d, "write")
     assert "compare with care" in lines[3] and max(map(len, lines)) <= 80
+
+
+def test_a_thread_that_wrote_only_in_the_set_up_is_no_writer_after():
+    """The SQLite driver's main thread loads the database, then waits for
+    its clients in a futex: its wait is no transaction's time (with it,
+    the lens read 1.5-1.9x the driver's own mean)."""
+    end, write = 3000 * MS, 10 * US
+    client = sweeps([81], end, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    setup = sweeps([80], end, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    stop = setup["ts_ns"] >= 200 * MS          # it stops writing at 200 ms
+    setup.loc[stop, "wchar"] = setup.loc[~stop, "wchar"].max()
+    setup.loc[stop, "syscw"] = setup.loc[~stop, "syscw"].max()
+    wall = pd.concat([client, setup]).sort_values(["tid", "ts_ns"], ignore_index=True)
+    win = (1000 * MS, 1100 * MS)
+    s1, w1 = rows_in((100 * MS, 150 * MS), [80, 81], write)   # the set-up's and a client's
+    s2, w2 = rows_in(win, [81], write)
+    wins = pd.DataFrame([{"open_ns": 100 * MS, "close_ns": 150 * MS, "detached_ns": 150 * MS,
+                          "attach_us": 0, "detach_us": 0, "uprobes": 1, "late": 0},
+                         {"open_ns": win[0], "close_ns": win[1], "detached_ns": win[1],
+                          "attach_us": 0, "detach_us": 0, "uprobes": 1, "late": 0}])
+    u = untouched.lens(wall, "rocksdb", wins, frame(np.concatenate([s1, s2]),
+                                                    np.concatenate([w1, w2])), None, GOLDEN)
+    assert u["writer_threads"] == 2
+    assert u["mean_ns"] == pytest.approx(10 * US, rel=0.05)
+
+
+def test_the_writes_per_byte_of_few_windows_have_a_sane_error():
+    """Three windows, one tiny and off: the error is the windows' spread
+    weighted by their size (a bootstrap over three windows drew the tiny
+    one thrice); one window: a count's own error."""
+    n, u = np.array([12.0, 157, 376]), np.array([465.0, 4096, 9556])
+    e = untouched.ratio_error(n, u)
+    assert 1 / np.sqrt(545) <= e < 0.1
+    assert untouched.ratio_error(np.array([400.0]), np.array([40000.0])) == \
+        pytest.approx(1 / np.sqrt(400))
+    assert untouched.ratio_error(np.array([0.0]), np.array([0.0])) == float("inf")

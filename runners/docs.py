@@ -275,7 +275,7 @@ def truth(path: Path = TRUTH_JSON) -> str:
         s, ref = r["summary"], r["summary"]["reference"]
 
         def c(arm: str, k: str) -> str:
-            v = s[arm].get(k)
+            v = (s.get(arm) or {}).get(k)
             return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
 
         def trust(arm: str) -> str:
@@ -283,7 +283,9 @@ def truth(path: Path = TRUTH_JSON) -> str:
             within the tolerance; how many it did not and how many of those
             were outside.  (A run with none of the measured type, e.g. no
             new-order transaction in the default's windows, is left out.)"""
-            runs = [x for x in r["runs"][arm] if x.get("self_check") and x.get("mean")]
+            runs = [x for x in r["runs"].get(arm, []) if x.get("self_check") and x.get("mean")]
+            if not runs:   # a cell rerun without this mode
+                return "-"
             # the untraced runs' own spread: an error below it cannot be seen
             spread = {k: max(abs(u[k] / ref[k] - 1) for u in r["runs"]["untraced"])
                       for k in ("mean", "p99")}

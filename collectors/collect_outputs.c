@@ -25,6 +25,7 @@
 #include "collect_options.h"
 #include "collect_attach.h"
 #include "collect_outputs.h"
+#include "collect_wall.h"
 
 struct out_file {
 	const char *name;
@@ -224,6 +225,8 @@ void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss);
 	fprintf(f, "  \"sampled_cpus\": %d,\n  \"cpus\": %d,\n", nsampled,
 		ncpu);
+	fprintf(f, "  \"wall_sweeps\": %llu,\n  \"wall_sweep_ns\": %llu,\n",
+		wall_sweeps(), wall_sweep_ns());
 	fprintf(f, "  \"attach\": [");
 	for (i = 0; i < nr_probes; i++) {
 		fprintf(f, "%s\n    {\"probe\": ", i ? "," : "");

@@ -35,6 +35,7 @@ static struct writer {
 	unsigned long long first, last;	/* its syscw when first and last swept */
 } writers[WALL_TIDS];
 static unsigned int new_writers;
+static unsigned long long sweeps, sweep_ns;
 
 static struct bpf_link *wall_iter;
 static bool wall_broken;		/* said once, then no sweeps */
@@ -50,12 +51,14 @@ static unsigned long long mono_ns(void)
 
 void wall_sweep(struct walscope_bpf *skel)
 {
+	unsigned long long t0;
 	char buf[64];
 	ssize_t n;
 	int fd;
 
 	if (!env.wall_hz || wall_broken)
 		return;
+	t0 = mono_ns();
 	if (!wall_iter)
 		wall_iter = bpf_program__attach_iter(skel->progs.ws_wall_sweep, NULL);
 	fd = wall_iter ? bpf_iter_create(bpf_link__fd(wall_iter)) : -1;
@@ -68,6 +71,18 @@ void wall_sweep(struct walscope_bpf *skel)
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		;
 	close(fd);
+	sweeps++;
+	sweep_ns += mono_ns() - t0;
+}
+
+unsigned long long wall_sweeps(void)
+{
+	return sweeps;
+}
+
+unsigned long long wall_sweep_ns(void)
+{
+	return sweep_ns;
 }
 
 int step_wall(struct walscope_bpf *skel)

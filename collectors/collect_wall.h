@@ -27,6 +27,9 @@ void wall_seen(const struct ws_wall_rec *r, bool attached);
 unsigned int wall_new_writers(void);
 /* a window opened for them: they count as seen (one window a phase) */
 void wall_phase_windowed(void);
+/* sweeps run, and the time they took the collector (its own cost) */
+unsigned long long wall_sweeps(void);
+unsigned long long wall_sweep_ns(void);
 /* the iterator's link closed */
 void free_wall(void);
 

@@ -10,9 +10,10 @@ Two lenses measure a run's writes:
 
 The rule (docs/attribution.md, "The headline"): the mean and its
 components from the untouched lens where it is trusted (its untouched
-share and interval): it read within the untraced runs' own spread on every
-db_bench cell of bench/truth.py, where the rows read 0.69x unsynced on one
-thread and 1.23x synced on four though their self-check trusted them;
+share and interval): it read within 15% of the untraced mean on every
+db_bench cell of bench/truth.py, where, in the first batch, the rows read
+0.69x unsynced on one thread and 1.23x synced on four though their
+self-check trusted them;
 else from the rows where their self-check trusts them; else from the rows,
 marked untrusted, with both reasons.  The p99 only from rows the
 self-check trusts (a percentile needs each write's own time), else null

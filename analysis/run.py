@@ -153,8 +153,7 @@ def untouched_lens(run_dir: Path, summary: dict[str, Any], layout: R.Layout
         ["ts_ns", "tid", "component", "symbol"]) if folder.samples_parquet.exists() else None
     # a row's probe pair costs this much outside its own span
     cal, pair = summary.get("calibration") or {}, engines.get(summary["engine"]).pair_cost
-    outside = max(float(cal.get(f"{pair}_out_ns", 0.0)) - float(cal.get(f"{pair}_in_ns", 0.0)),
-                  0.0)
+    outside = max(float(cal.get(f"{pair}_out_ns", 0.0)), 0.0)
     return untouched.lens(untouched.wall_frame(run_dir), summary["engine"],
                           windows.read_windows(run_dir), rows, samples, layout, outside)
 

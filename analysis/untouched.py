@@ -56,6 +56,7 @@ MIN_BLOCKS = 8              # fewer: no interval
 MIN_ROWS = 100              # rows recorded inside windows: fewer, no count
 MIN_SAMPLES = 20            # on-CPU samples to split on-CPU time by
 EDGE_NS = 1_000_000         # a sweep this soon after a window's open is its edge's
+SUB_NS = 20_000_000         # a window's stretches, the clusters of the ratio's error
 # the share of the writers' time that must lie untouched, and the interval
 # (half its width over the mean) within which the lens is trusted
 # (docs/attribution.md, "The untouched lens")
@@ -119,12 +120,14 @@ def untouched_pieces(wall: pd.DataFrame, spans: np.ndarray) -> pd.DataFrame:
         ends = np.maximum.accumulate(spans[:, 1])
         ok &= ~((i >= 0) & (ends[np.maximum(i, 0)] > t0))
     dt = (t1 - t0)[ok]
-    oncpu = np.clip(d["oncpu_ns"][ok], 0, None)
-    runq = np.clip(d["runq_ns"][ok], 0, None)
+    # not clipped pair by pair: a running thread's sum_exec_runtime lags
+    # by up to a tick, and a wait in progress is not in run_delay yet;
+    # the next pair catches up, and sums over pairs cancel the lag
+    oncpu = d["oncpu_ns"][ok]
+    runq = d["runq_ns"][ok]
     return pd.DataFrame({
         "tid": wall["tid"].to_numpy()[1:][ok], "t0": t0[ok], "t1": t1[ok], "dt": dt,
-        "oncpu": np.minimum(oncpu, dt), "runq": np.minimum(runq, np.maximum(dt - oncpu, 0)),
-        "blocked": np.clip(dt - oncpu - runq, 0, None),
+        "oncpu": oncpu, "runq": runq, "blocked": dt - oncpu - runq,
         "wchar": np.clip(d["wchar"][ok], 0, None), "syscw": np.clip(d["syscw"][ok], 0, None),
     })
 
@@ -161,41 +164,60 @@ def writers(rows_tids: np.ndarray, wall: pd.DataFrame, engine: str) -> set[int]:
 
 def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids: np.ndarray,
                            wall: pd.DataFrame, tids: set[int]
-                           ) -> tuple[np.ndarray, np.ndarray, str]:
+                           ) -> tuple[np.ndarray, np.ndarray, str, np.ndarray, np.ndarray]:
     """Per window: the rows that began inside it, and what their threads
     passed to write syscalls from its open to its close (the wall sweeps
-    at or just after each; bytes, or calls where the kernel counts no
-    bytes); and which unit that is.  A thread counts in a window only
-    where both its counts are known: swept at or after the close, and at
-    or after the open, or born after it (its counts began at 0); one that
-    ended inside the window leaves its rows there out too."""
+    at the edges; bytes, or calls where the kernel counts no bytes); which
+    unit that is; and the same per SUB_NS stretch of each window (the
+    clusters the ratio's error is taken over: a window holds several).  A
+    thread counts in a window only where both edges are known: swept
+    within EDGE_NS of its open, or born inside it (first swept after the
+    open and before the close: its counts began at 0), and within EDGE_NS
+    after its close; one that ended inside the window leaves its rows
+    there out too."""
     k = len(windows)
     n = np.zeros(k)
     units = np.zeros(k)
     mine = wall[wall["tid"].isin(tids)]
     unit = "bytes" if (mine["wchar"] > 0).any() else "syscw"
     if not k:
-        return n, units, unit
+        return n, units, unit, np.zeros(0), np.zeros(0)
     col = "wchar" if unit == "bytes" else "syscw"
     opens = windows["open_ns"].to_numpy(np.int64)
     closes = windows["close_ns"].to_numpy(np.int64)
+    subs = np.maximum(np.ceil((closes - opens) / SUB_NS).astype(np.int64), 1)
+    first_sub = np.concatenate([[0], np.cumsum(subs)[:-1]])
+    cn = np.zeros(int(subs.sum()))
+    cu = np.zeros(int(subs.sum()))
     i = np.searchsorted(opens, starts, side="right") - 1
     inside = (i >= 0) & (starts < closes[np.maximum(i, 0)])
+    sub_of = np.minimum((starts - opens[np.maximum(i, 0)]) // SUB_NS,
+                        subs[np.maximum(i, 0)] - 1)
     for tid, g in mine.groupby("tid", sort=False):
         ts = g["ts_ns"].to_numpy()
         v = g[col].to_numpy()
         a = np.searchsorted(ts, opens, side="left")
         b = np.searchsorted(ts, closes, side="left")
-        at = np.minimum(a, len(ts) - 1)
-        edge = (a < len(ts)) & (ts[at] - opens <= EDGE_NS)   # swept at the open
-        born_inside = (a == 0) & ~edge                       # first swept later
-        start = np.where(born_inside, 0, v[at])
-        ok = (b < len(ts)) & (edge | born_inside) & (b >= a)
+        at, bt = np.minimum(a, len(ts) - 1), np.minimum(b, len(ts) - 1)
+        edge = (a < len(ts)) & (ts[at] - opens <= EDGE_NS)    # swept at the open
+        born_inside = (a == 0) & ~edge & (ts[0] < closes)     # first swept inside
+        ok = (b < len(ts)) & (ts[bt] - closes <= EDGE_NS) & (edge | born_inside) & (b >= a)
         mine_rows = inside & (rows_tids == tid)
-        per = np.bincount(i[mine_rows], minlength=k).astype(float)
-        n[ok] += per[ok]
-        units[ok] += (v[np.minimum(b, len(ts) - 1)] - start)[ok]
-    return n, units, unit
+        for w in np.flatnonzero(ok):
+            start = 0 if born_inside[w] else v[at[w]]
+            # the counts at each stretch's edge, read between the sweeps
+            xs = np.concatenate([[opens[w]], ts[(ts > opens[w]) & (ts < closes[w])],
+                                 [closes[w]]])
+            vs = np.concatenate([[start], v[(ts > opens[w]) & (ts < closes[w])], [v[bt[w]]]])
+            edges = np.minimum(opens[w] + SUB_NS * np.arange(subs[w] + 1), closes[w])
+            at_edges = np.interp(edges, xs, vs)
+            c = first_sub[w] + np.arange(subs[w])
+            cu[c] += np.diff(at_edges)
+            r = mine_rows & (i == w)
+            cn[c] += np.bincount(sub_of[r], minlength=subs[w])[:subs[w]]
+            n[w] += float(r.sum())
+            units[w] += float(v[bt[w]] - start)
+    return n, units, unit, cn, cu
 
 
 def in_write_share(windows: pd.DataFrame, rows: pd.DataFrame, wall: pd.DataFrame,
@@ -245,9 +267,11 @@ def in_write_share(windows: pd.DataFrame, rows: pd.DataFrame, wall: pd.DataFrame
 
 def ratio_error(n: np.ndarray, units: np.ndarray) -> float:
     """The relative standard error of the windows' writes per unit (a ratio
-    estimator over windows, each a cluster): the spread of the windows'
-    own ratios, each weighted by its units, and no less than a count of
-    that many rows would have (1/sqrt(rows)).  A bootstrap over two or
+    estimator over clusters, SUB_NS stretches of the windows): the spread
+    of the clusters' own ratios, each weighted by its units, and no less
+    than a count of that many rows would have (1/sqrt(rows)).  With one
+    window it holds the spread within that moment of the run, not between
+    moments.  A bootstrap over two or
     three windows read intervals of +-155% from the draws that took a
     12-row window three times (SQLite)."""
     keep = (n > 0) & (units > 0)
@@ -341,7 +365,8 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
     settle = layout.enum_values("ws_tuning").get("WS_SETTLE_NS", 80_000_000)
     spans = touched_spans(windows, settle)
     pieces = untouched_pieces(wall[wall["tid"].isin(tids)], spans)
-    n_win, units_win, unit = window_writes_per_byte(windows, starts, rows_tids, wall, tids)
+    n_win, units_win, unit, n_sub, units_sub = window_writes_per_byte(
+        windows, starts, rows_tids, wall, tids)
     col = "wchar" if unit == "bytes" else "syscw"
     pieces = while_writing(pieces, col)
     mine = wall[wall["tid"].isin(tids)]
@@ -349,8 +374,8 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
     untouched_time = float(pieces["dt"].sum())
     if n_win.sum() < MIN_ROWS or units_win.sum() <= 0:
         return {**out, "available": False, "why": f"too few writes inside windows to count "
-                f"by ({int(n_win.sum())} rows, {units_win.sum():.0f} {unit}; it takes "
-                f"{MIN_ROWS})"}
+                f"by ({int(n_win.sum())} rows whose threads were swept at both of their "
+                f"window's edges, {units_win.sum():.0f} {unit}; it takes {MIN_ROWS})"}
     if not len(pieces) or pieces[col].sum() <= 0:
         return {**out, "available": False, "why": "no untouched stretch of a writer "
                 "with writes in it"}
@@ -414,7 +439,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         busy = sums["oncpu"] + sums["runq"] + sums["blocked"] * (1 - idle)
         picks = rng.integers(0, len(uniq), size=(BOOTSTRAP, len(uniq)))
         ratio = per_unit * np.clip(
-            1 + ratio_error(n_win, units_win) * rng.standard_normal(BOOTSTRAP), 0.05, None)
+            1 + ratio_error(n_sub, units_sub) * rng.standard_normal(BOOTSTRAP), 0.05, None)
         est = busy[picks].sum(axis=1) / np.maximum(sums[col][picks].sum(axis=1) * ratio,
                                                     1e-9)
         lo, hi = (float(x) for x in np.percentile(est, [2.5, 97.5]))

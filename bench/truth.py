@@ -245,9 +245,12 @@ def lens_table(results: dict[str, Any], modes: list[str]) -> str:
             return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
 
         def head(m: str) -> str:
+            """The headline's mean, of the runs whose lens measured the
+            type (rows), else of every transaction (untouched); a cell
+            whose runs took both says which."""
             h = s.get(f"{m}:headline") or {}
-            k = "mean" if "mean" in h else "mean_all"
-            return d(f"{m}:headline", k) + (" (all)" if k == "mean_all" and h else "")
+            return "; ".join(d(f"{m}:headline", k) + (" (all)" if k == "mean_all" else "")
+                             for k in ("mean", "mean_all") if k in h) or "-"
 
         def lens(m: str) -> str:
             h = s.get(f"{m}:headline") or {}

@@ -30,6 +30,7 @@
 
 static struct writer {
 	__u32 tid;			/* 0: a free slot */
+	__u32 pid;
 	bool windowed;			/* wrote while a window was attached */
 	bool counted;			/* counted in new_writers */
 	unsigned long long first, last;	/* its syscw when first and last swept */
@@ -136,8 +137,15 @@ void wall_seen(const struct ws_wall_rec *r, bool attached)
 
 	if (!w || background(r->comm))
 		return;
+	/* a slot's tid reused by another thread: its counts began again */
+	if (w->tid && (w->pid != r->pid || r->syscw < w->last)) {
+		if (w->counted)
+			new_writers--;
+		w->tid = 0;
+	}
 	if (!w->tid) {
 		w->tid = r->tid;
+		w->pid = r->pid;
 		w->first = w->last = r->syscw;
 		w->windowed = false;
 		w->counted = false;

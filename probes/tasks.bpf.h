@@ -64,7 +64,7 @@ int ws_task_sweep(struct bpf_iter__task *ctx)
  * (CONFIG_TASK_XACCT unset) */
 static __always_inline __u64 task_syscw(struct task_struct *p)
 {
-	if (!bpf_core_field_exists(p->ioac))
+	if (!bpf_core_field_exists(p->ioac.syscw))
 		return 0;
 	return BPF_CORE_READ(p, ioac.syscw);
 }

@@ -15,7 +15,7 @@
  * (CONFIG_TASK_XACCT unset) */
 static __always_inline __u64 task_wchar(struct task_struct *p)
 {
-	if (!bpf_core_field_exists(p->ioac))
+	if (!bpf_core_field_exists(p->ioac.wchar))
 		return 0;
 	return BPF_CORE_READ(p, ioac.wchar);
 }

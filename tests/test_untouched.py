@@ -286,3 +286,19 @@ def test_the_writes_per_byte_of_few_windows_have_a_sane_error():
     assert untouched.ratio_error(np.array([400.0]), np.array([40000.0])) == \
         pytest.approx(1 / np.sqrt(400))
     assert untouched.ratio_error(np.array([0.0]), np.array([0.0])) == float("inf")
+
+
+def test_a_writer_born_after_a_window_is_not_in_it():
+    """A client born after the only window closed (first swept later) adds
+    no bytes to that window: its bytes there would read the writes a byte
+    stands for low, and the lens's mean high."""
+    end, write = 6000 * MS, 10 * US
+    old = sweeps([91], end, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    born = 4995 * MS
+    new = sweeps([92], end - born, 10 * MS, write, 100, 0.5, 0.0, FUTEX)
+    new["ts_ns"] += born
+    wall = pd.concat([old, new]).sort_values(["tid", "ts_ns"], ignore_index=True)
+    win = (1000 * MS, 1050 * MS)
+    starts, who = rows_in(win, [91], write)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
+    assert u["writes_per_unit"] == pytest.approx(1 / 100, rel=0.01)

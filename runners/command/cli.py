@@ -235,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sweeps a second of the traced threads' state and kernel "
                         "accounting, by a task iterator attached to nothing they "
                         "run, and at each window's edge: the untouched lens's "
-                        f"figures, between windows (default {defaults.WALL_HZ}; 0: none)")
+                        f"figures, between windows (default {defaults.WALL_HZ} in the "
+                        "modes with windows, budget and window; 0: none)")
     p.add_argument("--stacks", choices=defaults.STACK_METHODS, default="off",
                    help="on-CPU stack flame graph: bpf (frame pointers), dwarf "
                         "(perf record --call-graph dwarf), auto (bpf if every "

@@ -286,7 +286,8 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "cpu-types": plan.topo.letters(),
         "ringbuf-kb": opts.ringbuf_kb,
         "sample-hz": plan.sample_hz,
-        "wall-hz": opts.wall_hz,
+        # the untouched lens reads between windows: no windows, no sweeps
+        "wall-hz": opts.wall_hz if mode.windowed else 0,
         # an engine's own threads starting to write are no new phase
         "background": ",".join(engines.background_prefixes()) or None,
         # sample mode traces no syscall: the syscall in progress comes

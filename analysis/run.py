@@ -119,16 +119,6 @@ def analyse(run_dir: Path) -> dict[str, Any]:
                     summary["budget"]["recorded"], marks))
     summary["self_check"] = selfcheck.self_check(summary)
     summary["untouched"] = untouched_lens(run_dir, summary, layout)
-    u = summary["untouched"]
-    # the writes of the whole traced interval by the bytes written, where
-    # no counting probe saw every one: write syscalls stand for groups,
-    # which grow where the probes slow a leader
-    if u.get("available") and summary.get("budget") and not summary["budget"]["every_write"] \
-            and not summary["budget"].get("estimated_from", "").startswith("counted"):
-        b = summary["budget"]
-        b["by_write_syscalls"] = {k: b.get(k) for k in ("estimated_total", "share",
-                                                          "estimated_from")}
-        b.update(windows.share_by_bytes(b["recorded"], u["writes_total"]))
     summary["headline"] = answer.headline(summary)
     summary["throughput"] = workload_output.throughput(
         run_dir, summary["writes"]["count"], writes_span_ns(run_dir),

@@ -173,7 +173,6 @@ def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
     total, share = b.get("estimated_total"), b.get("share")
     source = b.get("estimated_from", "")
     how = "counted" if source.startswith("counted") else \
-        "from bytes written" if "bytes" in source else \
         "from write syscalls" if "syscall" in source else "each gap at its window's rate"
     approx = "" if how == "counted" else "~"
     of = f"of {approx}{total:,.0f} writes ({share * 100:.1f}%; {how})" \

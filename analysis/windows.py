@@ -253,15 +253,6 @@ def summarize_budget(costs: pd.DataFrame, windows: pd.DataFrame, end_ns: int | N
     return out
 
 
-def share_by_bytes(recorded: int, total: float) -> dict[str, Any]:
-    """The share recorded of every write the untouched lens counted in the
-    traced interval (analysis/untouched.py writes_total)."""
-    return {"recorded": recorded, "estimated_total": float(max(total, recorded)),
-            "share": recorded / max(total, recorded) if total else None,
-            "estimated_from": "the writers' bytes written, at the windows' writes per "
-                              "byte (the untouched lens)"}
-
-
 def counted_share(recorded: int, marks: int) -> dict[str, Any]:
     """The share recorded when an engine's counting probe (attached windows
     or not: counters' row_marks) saw every row: exact."""

@@ -58,8 +58,6 @@ def test_writes_between_windows_as_rocksdb_counts_them(unsynced_run):
     assert rocksdb == THREADS * PER_THREAD
     assert u["writes_untouched"] + u["window_rows"] <= 1.05 * rocksdb
     assert 0.8 * rocksdb <= u["writes_untouched"] / u["untouched_share"] <= 1.25 * rocksdb
-    # the whole run's writes, by the bytes written (the table's "recorded:
-    # ... of ~N writes"): what write syscalls stood for read 7% high
+    # the whole run's writes, by the bytes written (write syscalls, the
+    # budget's estimate, read 7% high on one such run)
     assert 0.9 * rocksdb <= u["writes_total"] <= 1.1 * rocksdb
-    assert s["budget"]["estimated_total"] == pytest.approx(u["writes_total"])
-    assert "from bytes written" in unsynced_run[0].stdout

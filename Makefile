@@ -1,9 +1,10 @@
 # walscope build: BPF objects, skeletons and the collector, all in .output/
 # (generated, never committed).  `make` builds; `make test` and `make demo`
 # are the two README commands (they run setup.sh first); `make unit` runs
-# the tests that need no root and no build; `make docs` regenerates the
-# generated blocks of README.md, docs/ and analysis/queries/*.sql; `make
-# golden` the test layout.
+# the tests that need no root and no build; `make test-load` (root) puts
+# every BPF program through the verifier, no workload; `make docs`
+# regenerates the generated blocks of README.md, docs/ and
+# analysis/queries/*.sql; `make golden` the test layout.
 OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -20,7 +21,7 @@ PYTHON ?= /usr/bin/python3
 APPS := walscope-collect walscope-calibrate
 HEADERS := $(wildcard probes/*.h)
 
-.PHONY: all clean test demo unit docs readme golden venv venv-spark studies report-png
+.PHONY: all clean test test-load demo unit docs readme golden venv venv-spark studies report-png
 all: $(addprefix $(OUTPUT)/,$(APPS)) $(OUTPUT)/walscope.btf.json \
 	$(OUTPUT)/zipf_writer $(OUTPUT)/ack_writer $(OUTPUT)/rocks_c $(OUTPUT)/rocks_static \
 	$(OUTPUT)/timed_writer $(OUTPUT)/budget_check
@@ -110,6 +111,11 @@ venv-spark: .venv/.spark
 
 unit: venv
 	.venv/bin/python -m pytest -q -m "not root"
+
+# the load-only tier (root): walscope-collect --load-only under each mode's
+# options, every program through the verifier, no workload (tests/test_load.py)
+test-load: $(OUTPUT)/walscope-collect venv
+	.venv/bin/python -m pytest -q -m load
 
 demo:
 	./setup.sh --demo

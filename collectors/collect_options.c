@@ -33,7 +33,7 @@ enum {
 	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
 	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
-	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND,
+	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND, OPT_LOAD_ONLY,
 };
 
 static const struct argp_option opts[] = {
@@ -95,6 +95,9 @@ static const struct argp_option opts[] = {
 	{ "background", OPT_BACKGROUND, "P1,P2", 0, "Name prefixes of the "
 	  "engines' own background threads: no new phase when one of them "
 	  "starts writing (a flush, a compaction)", 0 },
+	{ "load-only", OPT_LOAD_ONLY, NULL, 0, "Load the programs as the other "
+	  "options would (the verifier), list them on stdout and exit: nothing "
+	  "attached, no -o", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
@@ -190,6 +193,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SAMPLE_STACKS:
 		env.sample_stacks = true;
 		break;
+	case OPT_LOAD_ONLY:
+		env.load_only = true;
+		break;
 	case OPT_FOLLOW_OBJECTS:
 		env.follow_objects = true;
 		break;
@@ -220,7 +226,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (!env.outdir)
+		if (!env.outdir && !env.load_only)
 			argp_error(state, "-o DIR is required");
 		if (env.ringbuf_kb & (env.ringbuf_kb - 1))
 			argp_error(state, "the ring buffer must be a power of "

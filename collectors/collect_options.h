@@ -35,6 +35,7 @@ struct env {
 					 * warm and cold; a traced and an
 					 * untraced syscall; a uprobe, a
 					 * uretprobe, a tracepoint (midpoints) */
+	bool load_only;			/* load, list the programs, exit */
 	bool verbose;
 };
 

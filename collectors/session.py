@@ -63,6 +63,18 @@ class RunAs:
         return env
 
 
+def option_args(options: dict[str, Any]) -> list[str]:
+    """walscope-collect's long options by name as its command line: True
+    for a flag, a value for an option, None or False to leave it out."""
+    out: list[str] = []
+    for name, value in options.items():
+        if value is True:
+            out.append(f"--{name}")
+        elif value is not None and value is not False:
+            out += [f"--{name}", str(value)]
+    return out
+
+
 class Collector:
     """The walscope-collect process, driven over its stdin/stdout."""
 
@@ -78,12 +90,8 @@ class Collector:
         self.outdir = outdir
         attach_file = RunFolder(outdir).attach_tsv
         attach_file.write_text("".join(line + "\n" for line in attach))
-        cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file)]
-        for name, value in options.items():
-            if value is True:
-                cmd.append(f"--{name}")
-            elif value is not None and value is not False:
-                cmd += [f"--{name}", str(value)]
+        cmd = [str(COLLECT), "-o", str(outdir), "--attach", str(attach_file),
+               *option_args(options)]
         self.log_path = RunFolder(outdir).collector_log
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,

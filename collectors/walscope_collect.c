@@ -5,6 +5,8 @@
  * to one file per record type in the output folder.
  *
  * Usage: walscope-collect -o DIR [options] < commands   (--help lists them)
+ *        walscope-collect --load-only [options]   (the verifier only:
+ *        load as these options would, list the programs, exit)
  *
  * This file loads the object and runs the poll loop; the other units each
  * do one job:
@@ -70,6 +72,41 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	if (level == LIBBPF_DEBUG && !env.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/*
+ * --load-only: one line a program of the object, loaded or not, in the
+ * object's order: "prog NAME SECTION ID TYPE VERIFIED" (tab-separated; ID,
+ * TYPE and VERIFIED, the instructions the verifier processed, from the
+ * kernel, or "-" for a program these options leave out).  Nothing is
+ * attached or pinned: the programs go when the process exits.
+ */
+static int print_programs(struct walscope_bpf *skel)
+{
+	struct bpf_program *prog;
+	struct bpf_prog_info info;
+	__u32 len;
+	int fd;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		fd = bpf_program__fd(prog);
+		if (fd < 0) {
+			printf("prog\t%s\t%s\t-\t-\t-\n", bpf_program__name(prog),
+			       bpf_program__section_name(prog));
+			continue;
+		}
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			fprintf(stderr, "walscope-collect: %s: no program info: %s\n",
+				bpf_program__name(prog), strerror(errno));
+			return EXIT_SETUP;
+		}
+		printf("prog\t%s\t%s\t%u\t%u\t%u\n", bpf_program__name(prog),
+		       bpf_program__section_name(prog), info.id, info.type,
+		       info.verified_insns);
+	}
+	return fflush(stdout) ? EXIT_WRITE : EXIT_OK;
 }
 
 /* a record from the ring buffer: to its file, then to whom it concerns */
@@ -226,6 +263,10 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "walscope-collect: cannot load BPF programs: %s\n",
 			strerror(-err));
+		goto out;
+	}
+	if (env.load_only) {
+		code = print_programs(skel);
 		goto out;
 	}
 	/* tracepoints: auto-attach; the generic uprobe programs are skipped */

@@ -21,6 +21,7 @@ import engines
 from analysis.diff import DiffError
 from analysis.table import fmt_ns
 from viz import flamegraph
+from viz.flameframe import flame_frame
 
 KINDS = ("phase", "offcpu", "offcpu-stacks")
 
@@ -281,6 +282,13 @@ def folded_of(run: Path, kind: str) -> Path:
     return f
 
 
+def flame_titles(a: str, b: str, kind: str, widths: str) -> tuple[str, str]:
+    """The differential flame graph's title (which runs) and subtitle (how
+    to read it), short enough to stand whole above a frame's width."""
+    return (f"{kind}, ns per write: {b} vs {a}",
+            f"widths of {b if widths == 'B' else a}; red: more in {b}, blue: less")
+
+
 def render_flame(a: Path, b: Path, na: int, nb: int, svg: Path, kind: str = "phase",
                  widths: str = "B") -> tuple[Path, Path]:
     """The differential flame graph of the runs' <kind>.folded, per write,
@@ -298,11 +306,11 @@ def render_flame(a: Path, b: Path, na: int, nb: int, svg: Path, kind: str = "pha
                                 str(second)], stdout=dst, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise flamegraph.RenderError(f"inferno-diff-folded failed: {p.stderr.strip()}")
-    title = (f"{kind} per write, {b.name} vs {a.name}, widths of "
-             f"{b.name if widths == 'B' else a.name} (red: more in {b.name}, blue: less)")
+    title, subtitle = flame_titles(a.name, b.name, kind, widths)
     with open(diff) as src, open(svg, "w") as dst:
         p = subprocess.run([flamegraph.inferno("inferno-flamegraph"), "--title", title,
-                            "--countname", "ns/write"] + (["--negate"] if widths == "A" else []),
+                            "--subtitle", subtitle, "--countname", "ns/write"]
+                           + (["--negate"] if widths == "A" else []),
                            stdin=src, stdout=dst, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise flamegraph.RenderError(f"inferno-flamegraph failed on {diff}: {p.stderr.strip()}")
@@ -310,16 +318,17 @@ def render_flame(a: Path, b: Path, na: int, nb: int, svg: Path, kind: str = "pha
 
 
 def page(table: str, svgs: list[tuple[Path, str]]) -> str:
-    """One self-contained page: the table beside the flame graphs."""
-    from viz.report import flame_frame    # plotly's import, only for a page
+    """One self-contained page: the table, then each flame graph across
+    the page's whole width (beside the table they had what it left, about
+    half, and lost their titles' ends)."""
     flames = "".join(flame_frame(svg.read_text(errors="replace"), t) for svg, t in svgs)
     title = svgs[0][1] if svgs else "walscope diff"
     return ('<!DOCTYPE html><html><head><meta charset="utf-8">'
             f"<title>{html.escape(title)}</title><style>"
-            "body{font-family:sans-serif;margin:1em;display:flex;gap:1em;"
-            "align-items:flex-start}pre{font-size:12px;flex:0 0 auto;min-width:81ch}"
-            "div{flex:1 1 auto}.flame{border:0;width:100%}</style></head><body>"
-            f"<pre>{html.escape(table)}</pre><div>{flames}</div></body></html>\n")
+            "body{font-family:sans-serif;margin:1em}pre{font-size:12px;overflow-x:auto}"
+            "iframe.flame{display:block;width:100%;border:1px solid #ccc;"
+            "box-sizing:border-box;margin:0 0 1em}</style></head><body>"
+            f"<pre>{html.escape(table)}</pre>{flames}</body></html>\n")
 
 
 def write_outputs(d: dict[str, Any], table: str, a: Path, b: Path, out: Path,

@@ -14,7 +14,6 @@ import argparse
 import html
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,11 @@ from plotly.offline import get_plotlyjs
 from collectors.run_folder import REPORT_HTML, RunFolder
 from viz import export, figures, headline, matrix
 from viz.figures import breakdown_figure
+from viz.flameframe import flame_frame
 from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: F401
 
 # flame graphs embedded in the page (the rest are linked): at most this many
 EMBEDDED_FLAMES = 12
-# the tallest an embedded flame graph's frame grows (px); a taller one scrolls
-FLAME_HEIGHT = 900
 
 def overhead_table(runs: list[Run]) -> str:
     rows = []
@@ -51,22 +49,6 @@ def overhead_table(runs: list[Run]) -> str:
             "<th>probe hits/write</th><th>cost/pair, /probe (us)</th>"
             "<th>est. overhead (ms)</th><th>unreliable components</th>"
             "<th>lost events</th><th>run</th></tr>" + "".join(rows) + "</table>")
-
-
-def flame_frame(svg: str, title: str) -> str:
-    """One flame graph as an iframe whose document is a small HTML page
-    holding the SVG inline.  The page stretches the SVG to the frame's
-    width (inferno's fluid drawing then drops the SVG's own width, which
-    inline in HTML would fall back to 300 px) and the frame is as tall as
-    the graph, so labels fit and its search and zoom still work."""
-    body = re.sub(r"\A\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>)?", "", svg)
-    m = re.search(r'<svg[^>]*\sheight="(\d+)', body)
-    height = min(int(m.group(1)) if m else FLAME_HEIGHT, FLAME_HEIGHT)
-    doc = ('<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
-           "html,body{margin:0}svg{display:block;width:100%}</style></head>"
-           f"<body>{body}</body></html>")
-    return (f'<iframe class="flame" title="{html.escape(title)}" '
-            f'style="height:{height + 2}px" srcdoc="{html.escape(doc)}"></iframe>')
 
 
 def flames(runs: list[Run], out_dir: Path) -> str:

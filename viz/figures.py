@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import plotly.colors
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 import engines
 from analysis.components import QUEUE_BEHIND, QUEUE_PARTS
+from viz.axes import log_ticks, size_ticks
 from viz.matrix import add_note, cell_labels
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
                       component_means, components_of)
@@ -64,22 +66,47 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
     return fig, data
 
 
+# where each percentile's label sits beside its mark: below-right of p50
+# and p99 (under the curve, which rises to their right), above-left of
+# p99.9 (over the curve's flat top, in the head room the y axis keeps)
+MARKS = ((50, "p50", "bottom right"), (99, "p99", "bottom right"),
+         (99.9, "p99.9", "top left"))
+# the y axis' top, in percent: room above 100 for the p99.9 label
+CDF_TOP = 109
+
+
 def cdf_figure(runs: list[Run]) -> go.Figure:
+    """Each run's latency CDF on a log x axis whose ticks read as latencies,
+    its p50, p99 and p99.9 marked in the line's colour; the marks' labels
+    (once, on the first run's: the percentiles are the same heights for
+    every run) stay inside the plot."""
     fig = go.Figure()
     qs = np.concatenate([np.linspace(0, 0.99, CDF_POINTS // 2),
                          1 - np.logspace(-2, -5, CDF_POINTS // 2)])
-    for r in runs:
+    palette = plotly.colors.qualitative.Plotly
+    seen: list[float] = []
+    labelled = False
+    for i, r in enumerate(runs):
         if not r.dur.n:
             continue
+        color = palette[i % len(palette)]
         x = np.asarray(r.dur.percentiles(list(qs * 100))) / 1e3
-        fig.add_scatter(x=x, y=qs * 100, mode="lines", name=r.name)
-        marks = np.asarray(r.dur.percentiles([50, 99, 99.9])) / 1e3
-        fig.add_scatter(x=marks, y=[50, 99, 99.9], mode="markers+text",
-                        text=["p50", "p99", "p99.9"], textposition="top left",
-                        showlegend=False, marker=dict(size=8))
-    fig.update_layout(height=420,
-                      xaxis=dict(type="log", title="latency (us)"),
-                      yaxis=dict(title="percentile"))
+        fig.add_scatter(x=x, y=qs * 100, mode="lines", name=r.name, legendgroup=r.name,
+                        line=dict(color=color))
+        marks = np.asarray(r.dur.percentiles([q for q, _, _ in MARKS])) / 1e3
+        fig.add_scatter(x=marks, y=[q for q, _, _ in MARKS], legendgroup=r.name,
+                        mode="markers" if labelled else "markers+text",
+                        text=[t for _, t, _ in MARKS],
+                        textposition=[pos for _, _, pos in MARKS], cliponaxis=False,
+                        showlegend=False, marker=dict(size=8, color=color),
+                        hovertemplate=f"%{{text}} of {r.name}: %{{x:.1f}} us<extra></extra>")
+        labelled = True
+        seen += list(x)
+    fig.update_layout(height=460, margin=dict(t=30),
+                      xaxis=dict(type="log", title="latency (compensated)",
+                                 **log_ticks(seen)),
+                      yaxis=dict(title="percentile", range=[0, CDF_TOP],
+                                 tickvals=[0, 20, 40, 60, 80, 100]))
     return fig
 
 
@@ -102,8 +129,22 @@ def throughput_figure(runs: list[Run]) -> go.Figure | None:
     return fig
 
 
+BACKGROUND = "flush/compaction write (KiB)"
+
+
+def background_note(r: Run) -> str:
+    """What a panel with no crosses says instead: which threads' writes
+    would have drawn them, or that the engine names none."""
+    if r.background is None:
+        title = engines.get(r.summary.get("engine") or engines.UNNAMED).title
+        return f"no crosses: walscope names no background threads of {title}"
+    return f"no flush or compaction writes ({r.background}* threads) in this run"
+
+
 def timeline_figure(runs: list[Run]) -> go.Figure:
-    """Writes over time coloured by dominant component; rocksdb:* I/O beside."""
+    """Writes over time coloured by dominant component (left axis, log);
+    the engine's background writes, flushes and compactions, as crosses
+    (right axis, KiB, log); a panel with none says so."""
     fig = make_subplots(rows=len(runs), cols=1, shared_xaxes=False,
                         subplot_titles=[r.name for r in runs],
                         specs=[[{"secondary_y": True}] for _ in runs])
@@ -130,20 +171,28 @@ def timeline_figure(runs: list[Run]) -> go.Figure:
                             name=f"dominant: {c}", legendgroup=c,
                             showlegend=c not in shown, row=i, col=1)
             shown.add(c)
-        io = r.io
-        if len(io):
-            bg = io[io["thread"].str.startswith("rocksdb:") & (io["bytes"] > 0)]
-            if len(bg):
-                bg = bg.sample(min(len(bg), TIMELINE_POINTS), random_state=1)
-                fig.add_scatter(x=(bg["ts_ns"] - t0) / 1e9, y=bg["bytes"] / 1024,
-                                mode="markers", marker=dict(size=4, symbol="x",
-                                                            color="black", opacity=0.4),
-                                name="flush/compaction write (KiB)",
-                                legendgroup="bg", showlegend="bg" not in shown,
-                                row=i, col=1, secondary_y=True)
-                shown.add("bg")
-        fig.update_yaxes(type="log", title_text="write us", row=i, col=1)
-    fig.update_layout(height=300 * len(runs) + 100)
+        fig.update_yaxes(type="log", title_text="write latency", row=i, col=1,
+                         secondary_y=False, **log_ticks(w["dur_ns"] / 1e3))
+        fig.update_xaxes(title_text="seconds since the first write", row=i, col=1)
+        bg = r.io
+        if len(bg):
+            bg = bg.sample(min(len(bg), TIMELINE_POINTS), random_state=1)
+            fig.add_scatter(x=(bg["ts_ns"] - t0) / 1e9, y=bg["bytes"] / 1024,
+                            mode="markers", marker=dict(size=7, symbol="x-thin",
+                                                        line=dict(width=2, color="black")),
+                            name=BACKGROUND, legendgroup="bg",
+                            showlegend="bg" not in shown, row=i, col=1, secondary_y=True)
+            shown.add("bg")
+            fig.update_yaxes(type="log", title_text="flush/compaction, KiB", row=i, col=1,
+                             secondary_y=True, showgrid=False,
+                             **size_ticks(bg["bytes"] / 1024))
+        else:
+            fig.update_yaxes(visible=False, row=i, col=1, secondary_y=True)
+            fig.add_annotation(text=background_note(r), row=i, col=1, showarrow=False,
+                               xref="x domain", yref="y domain",
+                               x=0.01, y=0.98, xanchor="left", yanchor="top",
+                               bgcolor="rgba(255,255,255,0.8)")
+    fig.update_layout(height=320 * len(runs) + 100)
     return fig
 
 
@@ -282,10 +331,11 @@ FIGURES = (
      "Each scenario at its own reported throughput (x) and its mean (circle) and p99 "
      "(diamond) write latency (y), both on log scales.",
      throughput_figure),
-    ("Timeline: writes and background SST I/O",
+    ("Timeline: writes and background flush/compaction I/O",
      "Each dot is a write at its start time (x) and latency (y, log), coloured by the "
-     "component that took most of it; crosses are flush and compaction writes (right "
-     "axis, KiB). Slow writes that line up with crosses wait on SST I/O.",
+     "component that took most of it; crosses are the engine's flush and compaction "
+     "writes (right axis, KiB), where the run had any: a panel without says so. Slow "
+     "writes that line up with crosses wait on that I/O.",
      lambda runs: timeline_figure(runs)),
     ("P/E core residency and migrations",
      "Left: on-CPU time inside writes by the type of core it ran on; right: migrations "

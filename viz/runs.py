@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import engines
 from analysis import components
 from analysis.aggregate import Dist
 from analysis.columns import ParquetColumns
@@ -31,10 +32,14 @@ class Run:
         folder = RunFolder(path)
         self.summary: dict[str, Any] = folder.summary()
         self.writes, self.dur, self.tail, self.step = read_writes(folder.writes_parquet)
+        # the engine's own background threads (RocksDB's flushes and
+        # compactions): their writes are the timeline's crosses
+        self.background: str | None = engines.get(
+            self.summary.get("engine") or engines.UNNAMED).background_threads
         io = folder.io_parquet
         self.io = pd.DataFrame()
-        if io.exists():  # the timeline shows at most TIMELINE_POINTS of them
-            parts = [b[b["thread"].str.startswith("rocksdb:") & (b["bytes"] > 0)]
+        if io.exists() and self.background:  # the timeline shows TIMELINE_POINTS at most
+            parts = [b[b["thread"].str.startswith(self.background) & (b["bytes"] > 0)]
                      for b in ParquetColumns(io).batches(["ts_ns", "lat_ns", "thread", "bytes"])]
             self.io = pd.concat(parts) if parts else self.io
 

@@ -24,6 +24,7 @@ from collectors.run_folder import REPORT_HTML, RunFolder
 from viz import export, figures, headline, matrix
 from viz.figures import breakdown_figure
 from viz.flameframe import flame_frame
+from viz.losses import losses
 from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: F401
 
 # flame graphs embedded in the page (the rest are linked): at most this many
@@ -33,8 +34,6 @@ def overhead_table(runs: list[Run]) -> str:
     rows = []
     for r in runs:
         s = r.summary
-        lost = {k: v for k, v in s.get("lost_events", {}).items() if v}
-        lost.update({k: v for k, v in s.get("tracking_gaps", {}).items() if v})
         cal = s.get("calibration", {})
         rows.append(
             f"<tr><td>{html.escape(r.name)}</td><td>{s.get('mode', '')}</td>"
@@ -43,12 +42,12 @@ def overhead_table(runs: list[Run]) -> str:
             f"<td>{cal.get('pair_in_ns', 0) / 1e3:.1f} / {cal.get('one_ns', 0) / 1e3:.1f}</td>"
             f"<td>{s.get('estimated_overhead_ns', 0) / 1e6:.1f}</td>"
             f"<td>{html.escape(', '.join(s.get('unreliable_components', [])) or '-')}</td>"
-            f"<td>{html.escape(json.dumps(lost) if lost else '0')}</td>"
+            f"<td>{html.escape(losses(s))}</td>"
             f"<td>{'PARTIAL' if r.partial else 'complete'}</td></tr>")
     return ("<table><tr><th>scenario</th><th>mode</th><th>writes</th>"
             "<th>probe hits/write</th><th>cost/pair, /probe (us)</th>"
             "<th>est. overhead (ms)</th><th>unreliable components</th>"
-            "<th>lost events</th><th>run</th></tr>" + "".join(rows) + "</table>")
+            "<th>lost</th><th>run</th></tr>" + "".join(rows) + "</table>")
 
 
 def flames(runs: list[Run], out_dir: Path) -> str:

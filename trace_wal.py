@@ -9,15 +9,14 @@ page is docs/trace_wal.8.md; `trace_wal.py --help` lists the options.
 import sys
 
 # Python puts this file's folder (links resolved) first on sys.path
-from runners.command.entry import in_venv
+from runners.command.entry import honour_interrupts, in_venv
 
-in_venv(__file__)
-
-if __name__ == "__main__":
-    try:
+try:
+    honour_interrupts()
+    in_venv(__file__)
+    if __name__ == "__main__":
         from runners.command.cli import main
-        code = main()
-    except KeyboardInterrupt:   # Ctrl-C while Python was still loading walscope
-        print("walscope: interrupted before tracing began", file=sys.stderr)
-        code = 130
-    sys.exit(code)
+        sys.exit(main())
+except KeyboardInterrupt:   # Ctrl-C while Python was still loading walscope
+    print("walscope: interrupted before tracing began", file=sys.stderr)
+    sys.exit(130)

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import engines
+from analysis.table import overhead_removed_ns
 from collectors.run_folder import TABLES, RunFolder
 
 # major.minor: a minor adds columns or tables, a major changes or removes
@@ -81,7 +82,7 @@ def run_row(summary: dict[str, Any], host: str, run: str) -> dict[str, Any]:
         "p99_ns": d.get("p99_ns"),
         "p999_ns": d.get("p999_ns"),
         "probe_overhead_ns": over,
-        "overhead_per_write_ns": over / w["count"] if w.get("count") else None,
+        "overhead_per_write_ns": overhead_removed_ns(summary) if w.get("count") else None,
         "overhead_share": over / (total + over) if total + over else None,
         "lost_events": lost,
         "tracking_gaps": gaps,

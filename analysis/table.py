@@ -9,6 +9,7 @@ from analysis import selfcheck, threadtime
 import engines
 from analysis.components import QUEUE_PARTS
 from collectors import modes
+from analysis.losses import loss_phrases
 from analysis.windows import MIN_WINDOWS as MIN_WINDOWS_FOR_INTERVAL
 
 
@@ -61,16 +62,15 @@ def partial_lines(summary: dict[str, Any]) -> str:
 
 
 def losses_line(summary: dict[str, Any]) -> str:
-    """Every loss, by source, in one line ("lost: none" when there is none)."""
-    lost = {k: v for k, v in summary.get("lost_events", {}).items() if v}
-    gaps = {k: v for k, v in summary.get("tracking_gaps", {}).items() if v}
-    if not lost and not gaps and not summary.get("partial_run"):
+    """Every loss, by source, in one line, in the report's words
+    (analysis/losses.py): "lost: none" when there is none."""
+    phrases = loss_phrases(summary)
+    if not phrases and not summary.get("partial_run"):
         return "lost: none (ring buffer, stack and offcpu maps, thread/fd tracking)"
-    counted = [f"{k} {v}" for k, v in lost.items()] + [f"{k} {v}" for k, v in gaps.items()]
-    where = " (summary.json lost_events, tracking_gaps)" if counted else ""
+    where = " (summary.json lost_events, tracking_gaps)" if phrases else ""
     # what no counter saw comes first: the records the PARTIAL lines name
     first = ["records (PARTIAL above)"] if summary.get("partial_run") else []
-    return "lost: " + ", ".join(first + counted) + where
+    return "lost: " + ", ".join(first + phrases) + where
 
 
 def answer_lines(summary: dict[str, Any]) -> list[str]:
@@ -158,6 +158,30 @@ def budget_for_every_write(cost: float) -> int:
     return math.ceil(round(cost * 120, 9))   # (5 / 120) x 120 reads 5.000000000000001
 
 
+def overhead_removed_ns(summary: dict[str, Any]) -> float:
+    """The probes' cost taken out of the mean row: summary.json's
+    writes.overhead_removed_ns (from the components' sums in a folder
+    analysed before it was there)."""
+    w = summary.get("writes", {})
+    if "overhead_removed_ns" in w:
+        return float(w["overhead_removed_ns"] or 0.0)
+    n = w.get("count", 0)
+    over = sum(c.get("overhead_ns", 0) for c in summary.get("components", {}).values())
+    return over / n if n else 0.0
+
+
+def windows_said(w: dict[str, Any]) -> str:
+    """How many windows and how long, as they ran: "4 windows of 50 ms",
+    or their range where they differ ("4 windows of 50-1,000 ms, mean
+    298") -- the terminal's and the report's words."""
+    n = w.get("count", 0)
+    head = f"{n} window{'' if n == 1 else 's'} of "
+    lo, hi, mean = w.get("min_ms"), w.get("max_ms"), w.get("mean_ms", 0.0)
+    if lo is None or hi is None or hi - lo <= max(1.0, 0.1 * mean):
+        return head + f"{mean:,.0f} ms"
+    return head + f"{lo:,.0f}-{hi:,.0f} ms, mean {mean:,.0f}"
+
+
 def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
     """--mode budget: what was recorded, and why (the cost estimate)."""
     cost = b.get("cost_median")
@@ -182,8 +206,7 @@ def budget_lines(b: dict[str, Any], w: dict[str, Any]) -> list[str]:
         if cost <= EVERY_WRITE_HINT_MAX else " (--mode full records every write, at that cost)"
     return [f"recorded: {b['recorded']} {of}",
             f"budget {b['budget'] * 100:g}%: every write would cost {est} of throughput{hint};",
-            f"  {w.get('count', 0)} window{'' if w.get('count') == 1 else 's'} of "
-            f"{w.get('mean_ms', 0):.0f} ms took "
+            f"  {windows_said(w)} took "
             f"{(w.get('duty') or 0) * 100:.1f}% of the run"]
 
 
@@ -197,7 +220,7 @@ def window_lines(w: dict[str, Any], budget: dict[str, Any] | None = None) -> str
         if budget.get("every_write"):
             return "\n".join(lines)
     else:
-        lines = [f"windows: {w['count']} of {w['mean_ms']:.0f} ms each, duty "
+        lines = [f"windows: {windows_said(w)}, duty "
                  f"{w['duty'] * 100:.1f}% (probes in {w['attached_share'] * 100:.1f}% of "
                  f"the run); attach {fmt_ns(w['attach_us'] * 1e3)}, detach "
                  f"{fmt_ns(w['detach_us'] * 1e3)} a window; {w['writes']} writes, "
@@ -286,11 +309,10 @@ def engine_table(summary: dict[str, Any]) -> str:
         else:
             lines.append(f"{comp}: inside {f['parent']} (too few samples to split: "
                          f"{f['samples']})")
-    over = sum(c.get("overhead_ns", 0) for c in comps.values())
+    removed = overhead_removed_ns(summary)
     band = summary.get("calibration", {}).get("band", 0.0)
-    n = summary["writes"]["count"]
-    if over and n:
-        lines.append(f"probe overhead removed: {fmt_ns(over / n)} per "
+    if removed:
+        lines.append(f"probe overhead removed: {fmt_ns(removed)} per "
                      f"{unit.row} (+-{band * 100:.0f}%: "
                      "warm vs cold caches)")
     if summary["unreliable_components"]:

@@ -339,6 +339,8 @@ def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str]
                                                - windows["open_ns"].min())
     out.update({
         "mean_ms": float((windows["close_ns"] - windows["open_ns"]).mean() / 1e6),
+        "min_ms": float((windows["close_ns"] - windows["open_ns"]).min() / 1e6),
+        "max_ms": float((windows["close_ns"] - windows["open_ns"]).max() / 1e6),
         "duty": float(open_ns / span_ns) if span_ns else None,
         "attached_share": float(attached_ns / span_ns) if span_ns else None,
         "attach_us": float(windows["attach_us"].mean()),

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """How far apart this machine's probe-cost calibrations land.
 
 Runs collectors.calibration.measure() ROUNDS times in a row (as a run's
@@ -7,16 +8,22 @@ bench/results/calibration_spread.{json,md}.  The spread is the honest
 width of the compensation's probe cost on this machine; the test suite
 holds only what must hold whatever the spread.
 
-    sudo .venv/bin/python -m bench.calibration_spread --rounds 8
+    sudo bench/calibration_spread.py [--rounds 8]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
-from collectors import calibration
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from runners.command.entry import in_venv  # noqa: E402
+
+in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
+from collectors import calibration  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KEYS = ("uprobe_ns", "one_ns", "pair_ns", "pair_in_ns", "pair_out_ns", "tracepoint_ns")
@@ -41,7 +48,7 @@ def main() -> int:
               for k, v in table.items()]
     a.out.with_suffix(".md").write_text(
         f"# Calibration spread ({a.rounds} calibrations in a row)\n\n"
-        "`sudo .venv/bin/python -m bench.calibration_spread`\n\n" + "\n".join(lines) + "\n")
+        "`sudo bench/calibration_spread.py`\n\n" + "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

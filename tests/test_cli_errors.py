@@ -60,16 +60,30 @@ def test_stripped_library_is_reported(tmp_path):
     p = run_trace(["-o", str(tmp_path / "o"), "--lib", str(lib), "--", "/bin/true"])
     assert p.returncode == 3 and "Traceback" not in p.stderr
     assert "no RocksDB, SQLite or PostgreSQL write or transaction seen" in p.stderr
-    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    inspected = p.stderr.splitlines()[-1]
+    assert f"{lib.name}: " in inspected and "stripped" in inspected, p.stderr
+    kept = run_trace(["-q", "--allow-empty", "-o", str(tmp_path / "o2"), "--lib", str(lib),
+                      "--", "/bin/true"])
+    s = json.loads((tmp_path / "o2" / "summary.json").read_text())
     why = {o["path"]: o["why"] for o in s["objects"]}
-    assert "stripped" in why[str(lib)], why
+    assert kept.returncode == 0 and "stripped" in why[str(lib)], why
 
 
 def test_exit_code_is_the_workloads(tmp_path):
-    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", "db_bench",
+    """A command that fails before any write: its exit status, one line
+    with its last line of output, no table, no folder (issue 44)."""
+    p = run_trace(["-o", str(tmp_path / "o"), "--", "db_bench",
                    "--benchmarks=nosuchbenchmark", f"--db={tmp_path}/db"])
     assert p.returncode == 1  # db_bench's own exit code for an unknown benchmark
-    assert (tmp_path / "o" / "summary.json").exists()
+    assert p.stdout == "" and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+    said = [ln for ln in p.stderr.splitlines() if "before any write" in ln]
+    assert len(said) == 1 and "exited 1" in said[0], p.stderr
+    assert "nosuchbenchmark" in said[0], said      # db_bench's "unknown benchmark" line
+    assert not (tmp_path / "o").exists()
+    kept = run_trace(["-q", "--allow-empty", "-o", str(tmp_path / "o2"), "--", "db_bench",
+                      "--benchmarks=nosuchbenchmark", f"--db={tmp_path}/db"])
+    s = json.loads((tmp_path / "o2" / "summary.json").read_text())
+    assert kept.returncode == 1 and s["exit_code"] == 1 and s["command_exit_code"] == 1
 
 
 def test_workload_runs_as_sudo_user_and_owns_the_run(tmp_path):

@@ -166,6 +166,36 @@ def test_ctrl_c_exits_130_every_time(tmp_path):
     assert ours_attached() == 0
 
 
+# the ways trace_wal starts: the system's Python on the file (which moves
+# into .venv by exec), the file under .venv's Python, the console script
+STARTS = [["/usr/bin/python3", str(Path(TRACE[1]))], TRACE,
+          [str(Path(TRACE[0]).parent / "trace_wal")]]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.3, 0.6, 1, 2, 4])
+def test_sigint_from_a_script_at_any_moment(tmp_path, delay):
+    """A script's `trace_wal ... &` then `kill -INT $!`: the job starts with
+    SIGINT ignored, the interrupt goes to trace_wal alone.  At every moment
+    from its first line: exit 130, no traceback, summary.json's exit_code
+    130 or no folder at all, and no workload left running (it exited 0 at
+    0.3 and 0.6 s: the interrupt came before the tracer's handler and was
+    ignored).  One try a moment here; bench/interrupts.py tries ten."""
+    out, db = tmp_path / "o", f"--db={tmp_path}/db"
+    start = STARTS[[0.1, 0.3, 0.6, 1, 2, 4].index(delay) % len(STARTS)]
+    proc = subprocess.Popen(start + ["-o", str(out), "--", "db_bench", db, *LONG_RUN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(delay)   # the moment is what is tested: any outcome must hold
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=180)
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130, (start, delay, proc.returncode, err[-2000:])
+    s = _summary(out)
+    assert s.get("exit_code") == 130 or not out.exists(), (s.get("exit_code"), err)
+    assert sum("interrupted" in ln for ln in err.splitlines()) == 1, err
+    assert _wait_gone(db, 30)
+
+
 def test_sigterm_from_a_background_job(tmp_path):
     """Started with SIGINT ignored (what `cmd &` in a script or nohup does),
     SIGTERM still stops the workload cleanly: it does not inherit the ignore."""

@@ -269,3 +269,61 @@ def test_a_user_analysing_roots_run_folder_is_told_what_to_do(tmp_path):
         assert_says_what_to_do(p.stderr, run)
     finally:
         shutil.rmtree(run.parent)
+
+
+def _ns(text: str) -> float:
+    """"51.8us", "51.8 us", "1.25 ms", "900ns" as nanoseconds."""
+    m = re.fullmatch(r"([\d.,]+)\s*(ns|us|ms|s)", text.strip())
+    assert m, text
+    return float(m.group(1).replace(",", "")) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
+
+
+def _cells(report: str) -> dict[str, str]:
+    """The report's headline table: its one row, by column."""
+    table = report[report.index('class="headline"'):]
+    table = table[:table.index("</table>")]
+    heads = re.findall(r"<th>(.*?)</th>", table)
+    cells = re.findall(r"<td>(.*?)</td>", table)
+    import html
+    return {html.unescape(h): html.unescape(c) for h, c in zip(heads, cells)}
+
+
+@pytest.mark.root
+def test_one_number_in_the_terminal_summary_and_report(tmp_path):
+    """The plain command's probe overhead removed, p99 and window lengths:
+    the same figure in the terminal, summary.json and the report's headline
+    (they read 37.5 us in the terminal and 15.3 us in the report once; the
+    terminal said "4 windows of 298 ms" where the windows ran 50 ms to 1 s)."""
+    from analysis.table import fmt_ns, windows_said
+    out = tmp_path / "o"
+    p = subprocess.run([str(VENV_BIN / "trace_wal"), "-o", str(out), "--", "db_bench",
+                        f"--db={tmp_path}/db", "--benchmarks=fillrandom", "--num=200000",
+                        "--threads=2", "--sync=false"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    import json
+    s = json.loads((out / "summary.json").read_text())
+    cells = _cells((out / "report.html").read_text())
+    term = p.stdout
+    # probe overhead removed: one field, three views
+    removed = s["writes"]["overhead_removed_ns"]
+    said = re.search(r"probe overhead removed: (\S+) per", term)
+    assert said and said.group(1) == fmt_ns(removed), (said, removed)
+    assert abs(_ns(cells["probe overhead removed"].removesuffix(" a write")) - removed) \
+        <= max(50, 0.01 * removed), (cells["probe overhead removed"], removed)
+    # p99: the headline's, or "not measurable" in every view
+    h = s["headline"]
+    said = re.search(r"^  p99: ([^,]+)|^answer: the rows, mean \S+, p99 (\S+) a ", term, re.M)
+    if h["p99_ns"] is None:
+        assert not said or said.group(2) is None and "," not in said.group(0), term
+        assert "not measurable" in cells["p99"]
+    else:
+        assert said, term
+        assert (said.group(1) or said.group(2)) == fmt_ns(h["p99_ns"]), (said.group(0), h)
+        assert abs(_ns(cells["p99"]) - h["p99_ns"]) <= max(50, 0.01 * h["p99_ns"])
+    # the windows as they ran
+    w = s["windows"]
+    assert w.get("count"), "no window: the run is too short for this test"
+    words = windows_said(w)
+    assert words in term and words in cells["mode"], (words, cells["mode"])
+    assert w["min_ms"] <= w["mean_ms"] <= w["max_ms"]

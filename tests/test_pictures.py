@@ -31,7 +31,7 @@ from tests.test_diff import exp_comps, make_run
 from viz import diff as VD
 from viz import figures, flamegraph, report
 from viz.axes import log_ticks, size_ticks, us_label
-from viz.losses import losses
+from analysis.losses import losses
 from viz.screenshot import measure
 
 GOLDEN = Path(__file__).parent / "golden"

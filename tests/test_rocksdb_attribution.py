@@ -190,7 +190,11 @@ def test_memtable_agrees_with_perfcontext(traced, mode):
     falls outside walscope's window (the calibrated pair_out_ns): raw
     memtable plus that is like for like.  In writes mode nothing is probed
     inside it and memtable is the sampled share of other: 25% plus three
-    standard errors of that share."""
+    standard errors of that share.  RocksDB's timer also holds the run-queue
+    waits of a thread preempted inside InsertInto, which walscope moves to
+    sched_runq (as in the queue test above): the truth lies between memtable
+    and memtable + sched_runq.  (With another process busy on this 2-core
+    machine, RocksDB read 10.9 us against walscope's 7.5 us memtable.)"""
     num = 100000
     r = traced("--benchmarks=fillrandom", f"--num={num}", "--threads=1", "--sync=false",
                "--enable_pipelined_write=false", "--perf_level=3", mode=mode)
@@ -199,14 +203,16 @@ def test_memtable_agrees_with_perfcontext(traced, mode):
     assert got, "db_bench printed no PERF_CONTEXT"
     theirs = int(got[0]) / num
     w = pd.read_parquet(r.dir / "writes.parquet")
+    runq = w["sched_runq_adj_ns"].mean()
     if mode == "full":
         ours = w["memtable_ns"].mean() + r.summary["calibration"]["pair_out_ns"]
-        assert abs(ours - theirs) <= 0.2 * theirs, (ours, theirs)
+        assert 0.8 * ours <= theirs <= 1.2 * (ours + runq), (ours, theirs, runq)
     else:
         split = r.summary["sampled_split"]["memtable"]
         ours = w["memtable_adj_ns"].mean()
         sigma = split["stderr"] * ours / split["fraction"]
-        assert abs(ours - theirs) <= 0.25 * theirs + 3 * sigma, (ours, theirs, sigma)
+        slack = 0.25 * theirs + 3 * sigma
+        assert ours - slack <= theirs <= ours + runq + slack, (ours, theirs, runq, sigma)
 
 
 def _wait_for_wal(proc: subprocess.Popen, db: Path, seconds: float = 120) -> None:

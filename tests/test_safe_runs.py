@@ -188,7 +188,7 @@ def test_sample_hz_help_is_what_prepare_does():
     assert "in full and writes, " in m.group(1)
     assert {n for n, r in modes.MODES.items() if r.sample_hz == modes.SAMPLE_MODE_HZ} \
         == {"sample", "budget", "window"}
-    src = inspect.getsource(plan.prepare)
+    src = inspect.getsource(plan._decide)   # (prepare()'s second half)
     assert "sample_hz = mode.sample_hz if mode.sample_hz is not None else" in src
 
 
@@ -318,7 +318,7 @@ def test_the_loss_line_names_the_partial_records_before_what_counters_saw():
     from analysis.table import losses_line
     s = {"partial_run": True, "lost_events": {"stack": 216, "write": 0},
          "tracking_gaps": {"fd": 2}}
-    assert losses_line(s) == ("lost: records (PARTIAL above), stack 216, fd 2 "
+    assert losses_line(s) == ("lost: records (PARTIAL above), 216 stacks lost, 2 fd "
                               "(summary.json lost_events, tracking_gaps)")
     assert losses_line({**s, "lost_events": {}, "tracking_gaps": {}}) == \
         "lost: records (PARTIAL above)"

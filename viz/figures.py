@@ -36,7 +36,7 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
     first on top), named by what differs between them, never cut."""
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
                         subplot_titles=("share of the mean write",
-                                        "share of the p99 tail (writes >= p99)"))
+                                        "share of the slowest 1% (their mean, not p99)"))
     data: dict[str, Any] = {}
     names, note = cell_labels([r.name for r in runs])
     means: dict[str, list[float]] = {}
@@ -320,7 +320,9 @@ BREAKDOWN = "Where the latency goes: mean and p99 tail"
 FIGURES = (
     (BREAKDOWN,
      "Each row is one scenario, split into the shares its components take of the mean "
-     "write (left) and of the slowest 1% (right); the label at its end is the total. "
+     "write (left) and of the slowest 1% (right); the label at its end is the total: "
+     "on the right, the mean of the writes at or above p99, which is above the p99 "
+     "itself (the headline's p99 is the percentile). "
      "A component that grows from left to right is what makes the tail.",
      lambda runs: breakdown_figure(runs)[0]),
     ("Latency distribution",

@@ -7,6 +7,8 @@ import html
 import shlex
 
 from analysis.answer import headline_of
+from analysis.losses import losses
+from analysis.table import overhead_removed_ns, windows_said
 from viz.runs import Run, component_means
 
 
@@ -41,8 +43,7 @@ def row(r: Run) -> dict[str, str]:
     cmd = s.get("command") or []
     tp = s.get("throughput") or {}
     n = s["writes"]["count"]
-    lost = sum(s.get("lost_events", {}).values())
-    over = s.get("estimated_overhead_ns") or 0
+    removed = overhead_removed_ns(s)
     win = s.get("windows") or {}
     budget = s.get("budget") or {}
     check = s.get("self_check") or {}
@@ -50,7 +51,7 @@ def row(r: Run) -> dict[str, str]:
     if budget.get("every_write"):
         mode += " (every write)"
     elif win:
-        mode += f" ({win.get('count', 0)} windows, {100 * (win.get('duty') or 0):.1f}% of the run"
+        mode += f" ({windows_said(win)}, {100 * (win.get('duty') or 0):.1f}% of the run"
         mode += f"; {100 * budget['share']:.1f}% of writes)" if budget.get("share") else ")"
     m, t = dominant(r)
     h = headline_of(s) or {}
@@ -70,8 +71,8 @@ def row(r: Run) -> dict[str, str]:
             "p99": (us(h["p99_ns"]) if h.get("p99_ns") is not None else
                     "not measurable here") if h else "-",
             "dominant at the mean": m, "dominant at p99": t,
-            "probe overhead removed": us(over / n) + " a write" if n and over else "-",
-            "events lost": f"{lost:,}" + (" PARTIAL RUN" if r.partial else ""),
+            "probe overhead removed": us(removed) + " a write" if n and removed else "-",
+            "events lost": losses(s) + (" PARTIAL RUN" if r.partial else ""),
             "self-check": "-" if not check else
             f"risk {check['risk']:.3f}" + (": latencies read high" if check.get("high")
                                            else f"; compensation +-{check['uncertainty'] * 100:.0f}%"

@@ -24,7 +24,7 @@ from collectors.run_folder import REPORT_HTML, RunFolder
 from viz import export, figures, headline, matrix
 from viz.figures import breakdown_figure
 from viz.flameframe import flame_frame
-from viz.losses import losses
+from analysis.losses import losses
 from viz.runs import COMPONENTS, ReportError, Run, find_runs  # noqa: F401
 
 # flame graphs embedded in the page (the rest are linked): at most this many

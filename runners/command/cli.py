@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import engines
 from collectors import modes, symbols
 from runners.command import defaults
-from runners.command.entry import quiet_broken_pipe
+from runners.command.entry import honour_interrupts, quiet_broken_pipe
 from runners.command.version import VersionAction
 
 
@@ -72,15 +71,18 @@ EXIT_STATUS = [
           + " was seen (or --allow-empty); with -p: the process ended, --duration "
           "passed, or Ctrl-C or SIGTERM ended the tracing"),
     ("N", "the command's own non-zero status (128 + the signal's number if a "
-          "signal killed it); it comes before 3"),
+          "signal killed it); it comes before 3; a command that failed before "
+          "any write: one line with its own line that says why, no folder"),
     ("1", "walscope could not trace: bad input found after parsing (no such "
           "command, process or user; an output folder that is not empty), no "
           "privileges, no BTF, a collector that failed; one line on stderr"),
     ("2", "a usage error: an option or argument refused (one line on stderr)"),
-    ("3", f"no {rows_seen()} seen (stderr and summary.json objects say why), "
-          "unless --allow-empty"),
+    ("3", f"no {rows_seen()} seen: a line or two on stderr say why (the "
+          "objects inspected), no folder is left, unless --allow-empty"),
     ("130", "Ctrl-C (SIGINT) stopped the command, or came before tracing began "
-            "or during the analysis; one line on stderr says what was kept"),
+            "or during the analysis, from trace_wal's first line however it was "
+            "started; one line on stderr says what was kept (summary.json's "
+            "exit_code 130), or that nothing was"),
     ("143", "SIGTERM stopped the command; what was traced is kept, as with Ctrl-C"),
 ]
 
@@ -277,10 +279,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-calibrate", action="store_true",
                    help="do not compensate probe overhead")
     p.add_argument("-q", "--quiet", action="store_true",
-                   help="do not echo the command's output (it is still in "
-                        "command.log)")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="libbpf debug output from the collector")
+                   help="none of the command's output, not even the last line of "
+                        "a command that failed before any write (all of it is in "
+                        "the run folder's command.log)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="the command's output on the terminal as it runs (by "
+                        "default it goes to command.log only); -vv: libbpf's "
+                        "debug output from the collector too")
     p.add_argument("command", nargs=argparse.REMAINDER,
                    help="command to run and trace, after --")
     return p
@@ -333,14 +338,14 @@ def main(argv: list[str] | None = None) -> int:
                         window_ms=args.window_ms, window_duty=args.window_duty,
                         budget=args.budget,
                         host=args.host,
-                        echo=not args.quiet, verbose=args.verbose,
+                        echo=args.verbose >= 1 and not args.quiet,
+                        tail_on_failure=not args.quiet, verbose=args.verbose >= 2,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)
-    # a background job of a non-interactive shell (or nohup) starts with
-    # SIGINT ignored, and the workload would inherit that: the SIGINT that
-    # stops it cleanly on Ctrl-C or SIGTERM would then do nothing
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # (a background job of a script starts with SIGINT ignored: entry.py's
+    # honour_interrupts() undid that before anything else, so the workload
+    # does not inherit the ignore either)
+    honour_interrupts()
     from analysis.heap import keep_heap_small
     keep_heap_small()
     try:

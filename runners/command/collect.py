@@ -71,7 +71,8 @@ class _Interrupts:
 
 @dataclass
 class Collected:
-    exit_code: int = 0
+    exit_code: int = 0           # the command's own
+    ran: bool = False            # the command ran (or -p PID was traced)
     interrupted: bool = False
     signum: int = 0              # what interrupted it (SIGINT, SIGTERM)
     maps: procfs.MapSnapshots = field(default_factory=procfs.MapSnapshots)
@@ -92,6 +93,7 @@ def collect(plan: Plan) -> Collected:
         if plan.mode.follows_objects:   # uprobes for what the processes load later
             plan.objects.follow(collector)
         if opts.pid is not None:
+            got.ran = True
             pids = process_tree(opts.pid)
             procfs.save_open_files(plan.run_dir, procfs.open_files(pids))
             for p in pids:
@@ -105,6 +107,7 @@ def collect(plan: Plan) -> Collected:
                                 echo=opts.echo, cwd=opts.cwd,
                                 extra_env={"WALSCOPE_RUN_DIR": str(plan.run_dir.resolve())})
             stop.workload = workload
+            got.ran = True
             if stop:     # came before the handler knew the workload
                 workload.interrupt()
             collector.add_pid(workload.pid)

@@ -45,8 +45,9 @@ class TraceOptions:
     ringbuf_kb: int = 16 << 10
     sample_hz: int | None = None
     wall_hz: int = defaults.WALL_HZ   # wall sweeps a second (0: none)
-    echo: bool = True
-    verbose: bool = False
+    echo: bool = False            # the command's output on the terminal as it runs
+    tail_on_failure: bool = True  # ... else its last lines when it fails before a write
+    verbose: bool = False         # libbpf's debug output from the collector
     recalibrate: bool = False
     calibrate: bool = True
     cwd: str | None = None
@@ -99,10 +100,12 @@ def default_run_dir(name: str) -> Path:
     return RUNS_DIR / f"{stamp}-{safe}"
 
 
-def claim_run_dir(run_dir: Path, force: bool) -> None:
+def claim_run_dir(run_dir: Path, force: bool) -> bool:
     """Make the run folder, never mixing two runs in one: a folder that
     holds anything is refused, or with force emptied first (never the
-    current folder or one above it, nor this checkout)."""
+    current folder or one above it, nor this checkout).  True when this
+    made the folder (discard_run_dir() may then remove it)."""
+    made = not run_dir.exists()
     if run_dir.exists() and not run_dir.is_dir():
         raise TraceError(f"{run_dir} exists and is not a folder")
     held = sorted(run_dir.iterdir()) if run_dir.is_dir() else []
@@ -122,6 +125,21 @@ def claim_run_dir(run_dir: Path, force: bool) -> None:
             else:
                 entry.unlink()
     run_dir.mkdir(parents=True, exist_ok=True)
+    return made
+
+
+def discard_run_dir(plan: "Plan") -> None:
+    """Remove what this run put in its folder (a run that collected
+    nothing: interrupted before its command ran, or no write seen), and
+    the folder itself where this run made it."""
+    if plan.own_dir:
+        shutil.rmtree(plan.run_dir, ignore_errors=True)
+        return
+    for entry in plan.run_dir.iterdir() if plan.run_dir.is_dir() else []:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def unused_run_dir(path: Path) -> Path:
@@ -179,6 +197,7 @@ class Plan:
     stack_method: str      # on-CPU stacks: off, bpf, dwarf
     offcpu_kind: str       # off, sums, stacks, user-stacks
     fp_objects: bool       # every probed object keeps frame pointers
+    own_dir: bool = False  # this run made run_dir (it was not there)
     started_utc: str = field(
         default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
     mono_to_unix_ns: int = field(
@@ -229,11 +248,23 @@ def prepare(opts: TraceOptions) -> Plan:
     name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
     run_dir = opts.output or unused_run_dir(default_run_dir(name))
     try:
-        claim_run_dir(run_dir, opts.force)
+        own_dir = claim_run_dir(run_dir, opts.force)
         if os.geteuid() == 0:  # the workload may write its own logs there
             os.chown(run_dir, run_as.uid, run_as.gid)
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
+    try:
+        return _decide(opts, mode, topo, run_as, objs, run_dir, own_dir)
+    except BaseException:   # a refusal or Ctrl-C: nothing was collected
+        if own_dir:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+def _decide(opts: TraceOptions, mode: modes.Mode, topo: topology.Topology, run_as: RunAs,
+            objs: list[str], run_dir: Path, own_dir: bool) -> Plan:
+    """prepare()'s second half, once the run folder is there: the probe
+    points of the objects known now, and what to collect."""
     found = ObjectFollower(mode, opts.stepped_probes, run_dir, cache_dir=calibration.CACHE_DIR)
     attach = found.inspect_start(objs)
     res = found.merged()
@@ -266,7 +297,7 @@ def prepare(opts: TraceOptions) -> Plan:
             defaults.SAMPLE_HZ if stack_method == "bpf" or res.sampled_split \
             or not found.found else 0
     return Plan(opts, found, attach, run_as, topo, run_dir, sample_hz, stack_method,
-                offcpu_kind, fp_objects)
+                offcpu_kind, fp_objects, own_dir)
 
 
 def stack_objects(opts: TraceOptions, res: symbols.Resolution) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+import re
 import signal
 import socket
 import sys
@@ -27,7 +28,7 @@ from collectors import symbolize, symbols
 from collectors.run_folder import RunFolder
 from collectors.session import chown_tree
 from runners.command.collect import COSTLY_WRITES_PER_S, Collected
-from runners.command.plan import Plan, TraceError
+from runners.command.plan import Plan, TraceError, discard_run_dir
 from runners.command.version import walscope_commit
 
 
@@ -56,11 +57,24 @@ def start_folder(plan: Plan) -> None:
 def finish(plan: Plan, got: Collected, elapsed: float) -> TraceResult:
     """After the collector stopped: the folder finished and analysed, its
     views rendered, the table printed, and the exit status (the command's
-    own, 128 + the signal that interrupted it, or EMPTY_RUN)."""
+    own, 128 + the signal that interrupted it, or EMPTY_RUN), which
+    summary.json's exit_code says too.  A run that collected nothing
+    (interrupted before its command ran, or no write seen) leaves no
+    folder, unless --allow-empty, and says so in a line or two."""
     opts = plan.opts
+    exit_code = got.exit_code
+    if got.interrupted and opts.pid is None:   # (-p: Ctrl-C is how a run ends)
+        exit_code = 128 + got.signum
+    if not got.ran:
+        discard_run_dir(plan)
+        print(f"walscope: interrupted ({signal.Signals(got.signum or signal.SIGINT).name}) "
+              "before the command ran: nothing kept", file=sys.stderr)
+        return TraceResult(plan.run_dir, exit_code, {})
     try:
-        finish_collection(plan, got, elapsed)
+        finish_collection(plan, got, elapsed, exit_code)
         summary = analysis.analyse(plan.run_dir)
+        if is_empty(summary) and not opts.allow_empty:
+            return empty_run(plan, got, summary, exit_code)
         render_views(plan.run_dir)
     except analysis.AnalysisError as e:
         raise TraceError(str(e)) from None
@@ -76,31 +90,87 @@ def finish(plan: Plan, got: Collected, elapsed: float) -> TraceResult:
         except (dataset.DatasetError, OSError) as e:
             print(f"walscope: not exported to {opts.dataset}: {e}", file=sys.stderr)
     chown_tree(plan.run_dir, plan.run_as)
-    if opts.print_table:
-        print(format_table(summary))
+    if opts.print_table:   # the table, then the lines below it (stdout first)
+        print(format_table(summary), flush=True)
     if got.interrupted:
         print(f"walscope: interrupted ({signal.Signals(got.signum).name}): what was "
               f"traced until then is analysed and kept in {plan.run_dir}", file=sys.stderr)
     elif opts.print_table:
         print(f"run folder: {plan.run_dir}", file=sys.stderr)
     warn_cost(plan.run_dir, summary)
-    exit_code = got.exit_code
-    if got.interrupted and opts.pid is None:   # (-p: Ctrl-C is how a run ends)
-        exit_code = 128 + got.signum
     win = summary.get("windows") or {}
     if plan.mode.duty_windows and summary.get("engines_found") \
             and not summary["writes"]["count"]:
         print(f"walscope: no write began inside a window ({win.get('count', 0)} windows of "
               f"{opts.window_ms} ms); the table has samples only: for per-write rows run "
               "longer, raise --window-duty, or use the default mode", file=sys.stderr)
-    if is_empty(summary) and not opts.allow_empty and not got.interrupted:
-        inspected = len(summary.get("objects", []))
-        print(f"walscope: no {engines.titles()} write or transaction seen "
-              f"(engines found: {', '.join(summary.get('engines_found', [])) or 'none'}; "
-              f"{inspected} objects inspected, see summary.json objects); "
-              "--allow-empty accepts such a run", file=sys.stderr)
-        exit_code = exit_code or EMPTY_RUN
     return TraceResult(plan.run_dir, exit_code, summary)
+
+
+def empty_run(plan: Plan, got: Collected, summary: dict[str, Any],
+              exit_code: int) -> TraceResult:
+    """No write or transaction of any engine: no table, no folder, and why
+    in at most two lines: how the command ended (its last line where it
+    failed) or, where it did not, what was inspected."""
+    opts = plan.opts
+    what = " ".join(opts.command) if opts.command else f"process {opts.pid}"
+    what = what if len(what) <= 60 else what[:57] + "..."
+    if got.interrupted:
+        print(f"walscope: interrupted ({signal.Signals(got.signum).name}) before any "
+              f"{engines.titles()} write: nothing kept", file=sys.stderr)
+    elif got.exit_code and opts.command:
+        last = last_line(plan.folder.command_log) if opts.tail_on_failure else ""
+        print(f"walscope: `{what}` exited {got.exit_code} before any write"
+              + (f": {last}" if last else ""), file=sys.stderr)
+    else:
+        found = ", ".join(summary.get("engines_found", [])) or "none"
+        print(f"walscope: no {engines.titles()} write or transaction seen in `{what}` "
+              f"(engines found: {found}); --allow-empty keeps such a run", file=sys.stderr)
+        inspected = summary.get("objects", [])
+        if inspected:
+            print(f"walscope: inspected {inspected_line(inspected)}", file=sys.stderr)
+    discard_run_dir(plan)
+    return TraceResult(plan.run_dir, exit_code or EMPTY_RUN, {})
+
+
+def inspected_line(objects: list[dict[str, Any]]) -> str:
+    """What the objects inspected were found to be, by reason: the rare
+    reasons with the objects' names (a stripped library), the common one
+    as a count."""
+    by_why: dict[str, list[str]] = {}
+    for o in objects:
+        by_why.setdefault(o.get("why") or "probed", []).append(Path(o["path"]).name)
+    groups = sorted(by_why.items(), key=lambda kv: len(kv[1]))
+    if len(groups) == 1:
+        return f"{len(objects)} objects: {groups[0][0]}"
+    parts = [f"{' and '.join(names)}: {why}" if len(names) <= 2 else
+             f"{len(names)} others: {why}" for why, names in groups]
+    return f"{len(objects)} objects: " + "; ".join(parts)
+
+
+# a line of a failed command's output that says why, as a rule
+_SAYS_WHY = re.compile(r"(?i)\b(error|unknown|invalid|no such|not found|failed|fatal|"
+                       r"cannot|can't|denied|usage)\b")
+
+
+def last_line(log: Path, width: int = 160) -> str:
+    """The line of a failed command's output that says why: the last of
+    its last 40 lines that names an error (a program's stderr comes before
+    its buffered stdout in command.log: db_bench's "unknown benchmark" is
+    followed by its settings), else its last line."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 16384))
+            tail = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in tail.replace("\r", "\n").splitlines()
+             if any(c.isalnum() for c in ln)][-40:]
+    if not lines:
+        return ""
+    line = next((ln for ln in reversed(lines) if _SAYS_WHY.search(ln)), lines[-1])
+    return line if len(line) <= width else line[:width - 3] + "..."
 
 
 def write_calibration(plan: Plan) -> None:
@@ -116,7 +186,7 @@ def write_calibration(plan: Plan) -> None:
     plan.folder.calibration_json.write_text(json.dumps(cal, indent=1))
 
 
-def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
+def finish_collection(plan: Plan, got: Collected, elapsed: float, exit_code: int) -> None:
     """What the analysis needs from the live machine: symbols resolved while
     the objects and /proc/kallsyms are at hand, perf's stacks as text, the
     stepped sites of objects met during the run, and how the run ended
@@ -131,12 +201,12 @@ def finish_collection(plan: Plan, got: Collected, elapsed: float) -> None:
             perf_record.script(plan.folder.perf_data, plan.folder.perf_script_txt)
         except (perf_record.StackError, OSError) as e:
             error = str(e)
-    write_run_info(plan, started=False, exit_code=got.exit_code,
+    write_run_info(plan, started=False, exit_code=exit_code, command_exit_code=got.exit_code,
                    interrupted=got.interrupted, elapsed=elapsed, stack_error=error)
 
 
 def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
-                   interrupted: bool = False, elapsed: float = 0.0,
+                   command_exit_code: int = 0, interrupted: bool = False, elapsed: float = 0.0,
                    stack_error: str | None = None) -> None:
     """run.json: how the run was traced, for the analysis.  Written when
     tracing starts (a tracer that dies leaves it without "end") and again
@@ -158,7 +228,8 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
         # summary.json keys the analysis copies as they are
         "summary": {
             "command": opts.command, "pid": opts.pid, "mode": opts.mode,
-            "sched": opts.sched, "exit_code": exit_code, "interrupted": interrupted,
+            "sched": opts.sched, "exit_code": exit_code,
+            "command_exit_code": command_exit_code, "interrupted": interrupted,
             "started_utc": plan.started_utc, "elapsed_s": elapsed,
             "mono_to_unix_ns": plan.mono_to_unix_ns,
             "probes": {"attached": len(symbols.attach_lines(res.probes)),

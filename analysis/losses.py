@@ -1,5 +1,5 @@
-"""What a run lost, in words for the report: "453 stacks lost, 2 returns
-with no entry", not summary.json's `{"stack": 453}`.
+"""What a run lost, in words for the terminal and the report: "453 stacks lost,
+2 returns with no entry", not summary.json's `{"stack": 453}`.
 
 The names are the collector's counters (probes/walscope.h `ws_counter`,
 summary.json's lost_events and tracking_gaps); a counter this table does

@@ -6,17 +6,16 @@ walscope's libbpf probes, splits every write (or transaction) into its
 components, prints a breakdown table and writes a run folder.  The man
 page is docs/trace_wal.8.md; `trace_wal.py --help` lists the options.
 """
+import signal
 import sys
 
+# Ctrl-C held from the very first line (a script's background job starts
+# with SIGINT ignored; entry.hold_interrupts() says why it is held)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 # Python puts this file's folder (links resolved) first on sys.path
-from runners.command.entry import honour_interrupts, in_venv
+from runners.command.entry import TRACE_WAL, guarded, hold_interrupts, in_venv
 
-try:
-    honour_interrupts()
+if __name__ == "__main__":
+    hold_interrupts()    # (pending through the exec into .venv)
     in_venv(__file__)
-    if __name__ == "__main__":
-        from runners.command.cli import main
-        sys.exit(main())
-except KeyboardInterrupt:   # Ctrl-C while Python was still loading walscope
-    print("walscope: interrupted before tracing began", file=sys.stderr)
-    sys.exit(130)
+    sys.exit(guarded(*TRACE_WAL))

@@ -63,7 +63,8 @@ def one(start: list[str], moment: float, tmp: Path) -> dict:
     ok = (proc.returncode == 130 and "Traceback" not in err and not orphan
           and (summary_code == 130 or not out.exists()))
     return {"exit": proc.returncode, "summary_exit_code": summary_code,
-            "folder": out.exists(), "orphan": orphan, "traceback": "Traceback" in err, "ok": ok}
+            "folder": out.exists(), "orphan": orphan, "traceback": "Traceback" in err, "ok": ok,
+            **({} if ok else {"stderr_tail": err[-1500:]})}
 
 
 def main() -> int:

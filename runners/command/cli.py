@@ -10,7 +10,7 @@ from pathlib import Path
 import engines
 from collectors import modes, symbols
 from runners.command import defaults
-from runners.command.entry import honour_interrupts, quiet_broken_pipe
+from runners.command.entry import hold_interrupts, quiet_broken_pipe, release_interrupts
 from runners.command.version import VersionAction
 
 
@@ -342,11 +342,13 @@ def main(argv: list[str] | None = None) -> int:
                         tail_on_failure=not args.quiet, verbose=args.verbose >= 2,
                         recalibrate=args.recalibrate,
                         calibrate=not args.no_calibrate)
-    # (a background job of a script starts with SIGINT ignored: entry.py's
-    # honour_interrupts() undid that before anything else, so the workload
-    # does not inherit the ignore either)
-    honour_interrupts()
     from analysis.heap import keep_heap_small
+    # the imports done: an interrupt held since the first line (entry.py)
+    # is taken now, before tracing begins (a script's background job starts
+    # with SIGINT ignored: hold_interrupts() undid that, so the workload
+    # does not inherit the ignore either)
+    hold_interrupts()   # (main() called by itself, not through entry.guarded)
+    release_interrupts()
     keep_heap_small()
     try:
         result = trace(opts)
@@ -358,3 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         print("walscope: interrupted before tracing began", file=sys.stderr)
         return 130
     return result.exit_code
+
+
+# (entry.guarded leaves the interrupt held through main()'s own imports)
+main.releases_interrupts = True   # type: ignore[attr-defined]

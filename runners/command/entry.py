@@ -12,63 +12,84 @@ import os
 import select
 import signal
 import sys
-from typing import Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing's Callable costs ~5 ms here, before Ctrl-C is held)
+    from typing import Callable
 
 
-def honour_interrupts() -> None:
-    """SIGINT raises KeyboardInterrupt from here on, and one that came
-    while it was blocked (across in_venv's exec) is delivered now.
+def hold_interrupts() -> None:
+    """From here on SIGINT raises KeyboardInterrupt, once released: it is
+    held (blocked, kept pending) until release_interrupts().
 
     A background job of a non-interactive shell (`trace_wal ... &` in a
     script) and nohup start with SIGINT ignored, and Python then leaves it
     ignored: an interrupt before the tracer installed its own handler
-    (~0.6 s of imports) was lost and the run went on to exit 0."""
+    (~0.6 s of imports) was lost and the run went on to exit 0.  It is
+    held rather than taken at once because one that lands inside an
+    extension module's import becomes an ImportError (numpy's: "could not
+    import module datetime", 1 in 20 at 0.1 s), and because a held signal
+    stays pending across in_venv's exec.  ./trace_wal.py and ./walscope
+    hold it on their first line; what no Python code can hold is the
+    interpreter's own start (~20-40 ms on this VM: an interrupt then is
+    ignored, as the shell asked; bench/results/interrupts.md)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def release_interrupts() -> None:
+    """Deliver a held interrupt now (KeyboardInterrupt), and any later one
+    as it comes; the command's imports are done.  Never left held: the
+    workloads it starts would inherit the mask."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def in_venv(top: str, script: str | None = None) -> None:
     """Re-execute script (default: top, a file at the repository's top)
-    with .venv's Python unless already running it.  SIGINT is blocked
-    across the exec (a blocked signal stays pending through it); the new
-    process's honour_interrupts() takes it, or, where the script calls
-    none, this function's unblocking in the new process (never left
-    blocked: the workloads it starts would inherit the mask)."""
+    with .venv's Python unless already running it (a signal the caller
+    holds stays pending through the exec)."""
     here = os.path.dirname(os.path.realpath(top))
     venv = os.path.join(here, ".venv")
     python = os.path.join(venv, "bin", "python")
     if os.path.exists(python) and os.path.realpath(sys.prefix) != os.path.realpath(venv):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         os.execv(python, [python, os.path.realpath(script or top)] + sys.argv[1:])
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def guarded(module: str, said: str) -> int:
     """module's main() with Ctrl-C honoured from the first line: an
     interrupt before main() handles its own exits 130 with one line (said),
-    not a traceback.  The console scripts (pyproject.toml) start here."""
+    not a traceback.  The interrupt is held through the module's imports;
+    main() releases it once its own imports are done (cli.main), else it
+    is released as main() starts.  The console scripts (pyproject.toml)
+    start here, and ./trace_wal.py and ./walscope."""
     import importlib
     try:
-        honour_interrupts()
-        return int(importlib.import_module(module).main() or 0)
+        hold_interrupts()
+        main = importlib.import_module(module).main
+        if not getattr(main, "releases_interrupts", False):
+            release_interrupts()
+        return int(main() or 0)
     except KeyboardInterrupt:
         flush_quietly()
         print(f"walscope: {said}", file=sys.stderr)
         return 130
 
 
+TRACE_WAL = ("runners.command.cli", "interrupted before tracing began")
+WALSCOPE = ("runners.command.walscope", "interrupted")
+
+
 def trace_wal() -> int:
     """The trace_wal console script."""
-    return guarded("runners.command.cli", "interrupted before tracing began")
+    return guarded(*TRACE_WAL)
 
 
 def walscope() -> int:
     """The walscope console script."""
-    return guarded("runners.command.walscope", "interrupted")
+    return guarded(*WALSCOPE)
 
 
-Main = Callable[[list[str] | None], int]
+Main = "Callable[[list[str] | None], int]"
 
 
 def reader_gone() -> bool:

@@ -62,7 +62,8 @@ def test_stack_map_misses_are_counted_and_shown(tmp_path):
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["lost_events"]["stack"] > 0
     assert s["offcpu_stacks"]["lost_kernel_stacks"] > 0
-    assert f"stack {s['lost_events']['stack']}" in p.stdout
+    n = s["lost_events"]["stack"]
+    assert f"{n:,} stack{'' if n == 1 else 's'} lost" in p.stdout   # (analysis/losses.py)
     assert "[kernel_stack_lost]" in (tmp_path / "o" / "offcpu-stacks.folded").read_text()
     assert f"{s['lost_events']['stack']} stacks not kept" in p.stderr
     assert "--stack-entries N, a bigger map, keeps more" in p.stderr

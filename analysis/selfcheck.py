@@ -74,10 +74,17 @@ def waits(engine: str) -> tuple[str, ...]:
 # clone.  Earlier reruns at 0.2: 1.5-4.4x and 2.3-31x (twelfth session),
 # 0.57-2.6x and 0.83-9.6x (fourth), 0.76-2.3x and 1.1-4.5x (third); before
 # the chain compensation, 2026-11-24: 1.7-3.1x and 4.6-12x.
+# 0.12 since the fourteenth session: a fresh clone's contended runs
+# (tests/test_truth_contended.py, 4 threads unsynced) read risks of 0.131
+# and 0.138 (inflation 0.17-0.19, the calibration reading a hit cheap) and
+# were trusted, while the same workload's full-mode runs read 1.6-2.0x at
+# 0.16-0.21 that day; the synced 4-thread runs, within 20%, sit at
+# 0.06-0.09 and stay trusted; one unsynced 1-thread run (0.143, 1.08x)
+# is now set aside too, and the factors below already hold it.
 # tests/test_selfcheck.py holds these to truth.json (high_risk_factors).
-RISK_HIGH = 0.15
+RISK_HIGH = 0.12
 HIGH_MEAN = "0.95-1.9x"
-HIGH_P99 = "0.9-5.8x"
+HIGH_P99 = "0.82-5.8x"
 # the tolerances bench/truth.py holds compensated latencies to against the
 # workload's own untraced timing: the mean within 15%, the p99 within 30%
 TOLERANCE = 0.15

@@ -128,14 +128,14 @@ def claim_run_dir(run_dir: Path, force: bool) -> bool:
     return made
 
 
-def discard_run_dir(plan: "Plan") -> None:
-    """Remove what this run put in its folder (a run that collected
-    nothing: interrupted before its command ran, or no write seen), and
-    the folder itself where this run made it."""
-    if plan.own_dir:
-        shutil.rmtree(plan.run_dir, ignore_errors=True)
+def discard_run_dir(run_dir: Path, own_dir: bool) -> None:
+    """Remove what this run put in its folder (a run refused or that
+    collected nothing: interrupted before its command ran, or no write
+    seen), and the folder itself where this run made it (own_dir)."""
+    if own_dir:
+        shutil.rmtree(run_dir, ignore_errors=True)
         return
-    for entry in plan.run_dir.iterdir() if plan.run_dir.is_dir() else []:
+    for entry in run_dir.iterdir() if run_dir.is_dir() else []:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
@@ -256,8 +256,7 @@ def prepare(opts: TraceOptions) -> Plan:
     try:
         return _decide(opts, mode, topo, run_as, objs, run_dir, own_dir)
     except BaseException:   # a refusal or Ctrl-C: nothing was collected
-        if own_dir:
-            shutil.rmtree(run_dir, ignore_errors=True)
+        discard_run_dir(run_dir, own_dir)
         raise
 
 

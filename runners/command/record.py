@@ -66,7 +66,7 @@ def finish(plan: Plan, got: Collected, elapsed: float) -> TraceResult:
     if got.interrupted and opts.pid is None:   # (-p: Ctrl-C is how a run ends)
         exit_code = 128 + got.signum
     if not got.ran:
-        discard_run_dir(plan)
+        discard_run_dir(plan.run_dir, plan.own_dir)
         print(f"walscope: interrupted ({signal.Signals(got.signum or signal.SIGINT).name}) "
               "before the command ran: nothing kept", file=sys.stderr)
         return TraceResult(plan.run_dir, exit_code, {})
@@ -129,7 +129,7 @@ def empty_run(plan: Plan, got: Collected, summary: dict[str, Any],
         inspected = summary.get("objects", [])
         if inspected:
             print(f"walscope: inspected {inspected_line(inspected)}", file=sys.stderr)
-    discard_run_dir(plan)
+    discard_run_dir(plan.run_dir, plan.own_dir)
     return TraceResult(plan.run_dir, exit_code or EMPTY_RUN, {})
 
 

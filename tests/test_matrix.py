@@ -163,10 +163,17 @@ def test_sqlite_matrix_delete_vs_wal(tmp_path):
     # counts per type: what the runner logged is what the trace labelled
     for _, r in traced.iterrows():
         assert r["count"] > 0
-    # WAL commits are cheaper than DELETE's (the seed's headline)
-    no = traced.set_index("axis_journal_mode")
-    assert no.loc["wal"].query("benchmark == 'new_order'")["mean_us"].iloc[0] < \
-        no.loc["delete"].query("benchmark == 'new_order'")["mean_us"].iloc[0]
+    # why WAL commits are cheaper than DELETE's (the seed's headline), as
+    # SQLite's atomic-commit design has it: a DELETE commit syncs the journal
+    # twice, the database and the directory; a WAL commit syncs the WAL once.
+    # Which mean is lower is this VM's timing (one CI run read WAL 1,359 us,
+    # DELETE 1,091 us; the next here 723 and 2,043), not a test's business.
+    commits = traced[traced["benchmark"].isin(["new_order", "payment", "delivery"])]
+    for mode, per_commit in (("delete", (3.5, 4.5)), ("wal", (0.9, 1.2))):
+        io = pd.read_parquet(out / f"journal_mode-{mode}" / "traced" / "io.parquet")
+        syncs = io[io["syscall"].isin(["fsync", "fdatasync"]) & io["in_write"]]
+        n = commits[commits["axis_journal_mode"] == mode]["count"].sum()
+        assert per_commit[0] * n <= len(syncs) <= per_commit[1] * n, (mode, len(syncs), n)
     assert "SQLite transactions by type" in (out / "report.html").read_text()
 
 

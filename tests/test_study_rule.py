@@ -218,13 +218,19 @@ class Study:
                                  if x is not None)
 
     def trusted(self, *cells: str) -> bool:
-        return all(self.cells[c]["extra"]["self_check"]["trusted"] for c in cells)
+        """Whether the lens each cell's components come from is trusted (the
+        cell's `trusted`; a results.json from before lenses: its rows'
+        self-check)."""
+        return all(self.cells[c].get("trusted", self.cells[c]["extra"]["self_check"]["trusted"])
+                   for c in cells)
 
     def share(self, cell: str, names: tuple[str, ...]) -> tuple[float, float]:
-        """The named components' microseconds in the cell's traced mean write,
-        and that mean."""
+        """The named components' microseconds in the mean write of the lens
+        the cell names (`lens_comp_us`, `lens_mean_us`; before lenses: the
+        rows'), and that mean."""
         c = self.cells[cell]
-        return sum(c["comp_mean_us"][n] for n in names), c["mean_us"]
+        comps = c.get("lens_comp_us", c["comp_mean_us"])
+        return sum(comps.get(n, 0.0) for n in names), c.get("lens_mean_us", c["mean_us"])
 
     def core_types_declared(self) -> bool:
         return self.env.get("cpu_types_source") == "declared"
@@ -528,12 +534,6 @@ NOISE_AS_VERDICT = ("issue 45, verdicts that depart from the rule: 'not above th
 KNOWN: dict[tuple[str, int], str] = {
     ("000", 4): "issue 45: printed 'partly held' though its P > E part cannot be tested "
                 "(declared labels on identical cores), which makes the claim untestable",
-    ("001", 1): f"{NOISE_AS_VERDICT} ('did not hold'): both true/false intervals overlap "
-                "the A/A band",
-    ("001", 2): "issue 45: 'alike' decided by overlapping intervals, and fillseq > fillrandom "
-                "not above the noise counted toward 'partly held'",
-    ("001", 3): f"{NOISE_AS_VERDICT} ('held'): 'no effect' is not above the noise, so only "
-                "the sync's share holds: partly held",
     ("002", 3): f"{NOISE_AS_VERDICT} (fillrandom's 'same' counted as held); fillseq's SAF is "
                 "higher with the WAL (0.98x beside a band of 1.00, the band defect), so no "
                 "part held",

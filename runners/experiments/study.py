@@ -32,7 +32,7 @@ from runners.experiments.scenario import SCENARIOS, Scenario, ScenarioError, loa
 from runners.experiments.studies import STUDIES  # noqa: E402
 from runners.experiments.studies.model import Study  # noqa: E402
 from runners.experiments.studies.results import collect  # noqa: E402
-from runners.experiments.studies.writeup import head_commit, write  # noqa: E402
+from runners.experiments.studies.writeup import head_commit, rejudge, write  # noqa: E402
 from runners.command.plan import TraceError  # noqa: E402
 from viz.export import ExportError  # noqa: E402
 
@@ -77,7 +77,13 @@ def begin_runs(work: Path, commit: str) -> dict:
     return made
 
 
-def run_study(study: Study, quick: bool, render_only: bool, out: Path | None) -> Path:
+def run_study(study: Study, quick: bool, render_only: bool, out: Path | None,
+              from_results: bool = False) -> Path:
+    if from_results:
+        folder = out or ROOT / "studies" / study.folder
+        if not (folder / "results.json").exists():
+            raise StudyError(f"study {study.id}: no results.json in {folder}")
+        return rejudge(study, folder)
     work = ROOT / "runs" / f"study-{study.id}{'-quick' if quick else ''}"
     dest = out or (work / "writeup" if quick else ROOT / "studies" / study.folder)
     t0 = time.monotonic()
@@ -137,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a small variant that checks the pipeline (written under runs/)")
     ap.add_argument("--render-only", action="store_true",
                     help="write the study folder again from the runs already made")
+    ap.add_argument("--from-results", action="store_true",
+                    help="write the study's README again from its folder's results.json "
+                         "alone (the runs gone): verdicts and answer by the current rule")
     ap.add_argument("-o", "--output", type=Path,
                     help="write the study folder here (one study only)")
     return ap
@@ -155,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     keep_heap_small()
     try:
         for i in ids:
-            print(run_study(STUDIES[i], a.quick, a.render_only, a.output))
+            print(run_study(STUDIES[i], a.quick, a.render_only, a.output, a.from_results))
         if not a.quick and not a.output:
             print(write_index())
     except (StudyError, ScenarioError, run_matrix.MatrixError, TraceError,

@@ -10,7 +10,8 @@ import statistics
 from dataclasses import dataclass
 
 from analysis.selfcheck import HIGH_MEAN, HIGH_P99, TOLERANCE
-from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.model import (HELD, NOT_DISTINGUISHABLE, NOT_HELD, PARTLY,
+                                               UNTESTABLE, Part)
 from runners.experiments.studies.results import CellResult, Stat
 
 
@@ -34,7 +35,15 @@ class Comparison:
         if self.sign == "?":
             return self.why
         aa = f"; A/A {self.band[0]:.2f}-{self.band[1]:.2f}" if self.band else ""
-        return f"{self.ratio:.2f}x [{self.lo:.2f}-{self.hi:.2f}] over {self.rounds} rounds{aa}"
+        return f"{_x(self.ratio)} [{_f(self.lo)}-{_f(self.hi)}] over {self.rounds} rounds{aa}"
+
+
+def _f(v: float) -> str:
+    return "inf" if v == math.inf else f"{v:.2f}"
+
+
+def _x(v: float) -> str:
+    return "inf" if v == math.inf else f"{v:.2f}x"
 
 
 def median_interval(q: list[float], coverage: float = COVERAGE) -> tuple[float, float]:
@@ -63,14 +72,23 @@ def symmetric(aa: list[float]) -> tuple[float, float] | None:
     return 1 / m, m
 
 
+def ratio(a: float, b: float) -> float:
+    """a / b, zeros read as what they are: two zeros are equal (1), a value
+    over zero is unbounded, zero over a value is 0 (003's stored last-level
+    share falls 0.43 -> 0.00: a drop, not a division by zero)."""
+    if b == 0:
+        return 1.0 if a == 0 else math.inf
+    return a / b
+
+
 def compare(a: Stat | None, b: Stat | None) -> Comparison:
     """The verdict rule (docs/matrices.md): the per-round ratios a/b; their
     median's interval must lie wholly outside the A/A band for a
     difference to count."""
     if a is None or b is None:
         return Comparison("?", why="no untraced runs")
-    q = [x / y for x, y in zip(a.rounds, b.rounds)
-         if x == x and y == y and y]   # NaN: a round without one of the two
+    q = [ratio(x, y) for x, y in zip(a.rounds, b.rounds)
+         if x == x and y == y]   # NaN: a round without one of the two
     band = symmetric(a.aa or b.aa)
     if len(q) < MIN_ROUNDS:
         return Comparison("?", rounds=len(q), why=f"{len(q)} paired rounds "
@@ -86,22 +104,99 @@ def compare(a: Stat | None, b: Stat | None) -> Comparison:
     return c
 
 
-def tally(outcomes: list[str]) -> str:
-    """One claim's outcome from its parts', the same in every study: held
-    where every part held, not held where none did, partly between; a part
-    the rule cannot tell makes the whole untestable (never "did not hold",
-    and never "partly": what could not be tested may be what fails)."""
-    if not outcomes or UNTESTABLE in outcomes:
-        return UNTESTABLE
-    if all(o == HELD for o in outcomes):
-        return HELD
-    return NOT_HELD if all(o == NOT_HELD for o in outcomes) else PARTLY
+# --- parts: what each kind of statement a claim makes reads from the rule
+# (docs/matrices.md, "Claims of several parts"); "not above the noise" is
+# never evidence of no difference, so it is "not distinguishable here",
+# whichever way the claim went.
+
+def _rule(c: Comparison) -> str:
+    return c.why if c.sign == "?" else c.text()
 
 
-def called(c: Comparison, want: str) -> str:
-    """HELD where the rule calls the difference `want` ('>' or '<');
-    '?' -> UNTESTABLE."""
-    return UNTESTABLE if c.sign == "?" else HELD if c.sign == want else NOT_HELD
+def direction(name: str, c: Comparison, want: str) -> Part:
+    """a is above (want '>') or below ('<') b."""
+    if c.sign == "?":
+        return Part(name, UNTESTABLE, c.why)
+    if c.sign == "~":
+        return Part(name, NOT_DISTINGUISHABLE, f"{c.text()}, not above the noise")
+    return Part(name, HELD if c.sign == want else NOT_HELD, c.text())
+
+
+def differ(name: str, c: Comparison) -> Part:
+    """a and b differ, either way."""
+    if c.sign == "?":
+        return Part(name, UNTESTABLE, c.why)
+    return Part(name, NOT_DISTINGUISHABLE if c.sign == "~" else HELD, _rule(c))
+
+
+def alike(name: str, c: Comparison) -> Part:
+    """a and b do not differ: the rule can refute it (a difference called),
+    never confirm it (a difference inside the A/A band does not show)."""
+    if c.sign == "?":
+        return Part(name, UNTESTABLE, c.why)
+    if c.sign == "~":
+        return Part(name, NOT_DISTINGUISHABLE,
+                    f"{c.text()}: no difference above the noise, which does not show "
+                    "that there is none")
+    return Part(name, NOT_HELD, f"{c.text()}, a difference")
+
+
+def same_effect(name: str, x: Comparison, y: Comparison) -> Part:
+    """Two effects (each a comparison) are alike: both called the same way."""
+    ev = f"{_rule(x)}; {_rule(y)}"
+    if "?" in (x.sign, y.sign):
+        return Part(name, UNTESTABLE, ev)
+    if "~" in (x.sign, y.sign):
+        return Part(name, NOT_DISTINGUISHABLE, ev)
+    return Part(name, HELD if x.sign == y.sign else NOT_HELD, ev)
+
+
+def trend(name: str, whole: Comparison, steps: list[Comparison], want: str) -> Part:
+    """The metric moves one way (want '>': up) along an ordered axis: whole
+    is the last level over the first, steps each level over the one before;
+    held when the whole is called that way and no step against it."""
+    ev = f"end to end {_rule(whole)}; steps " + ", ".join(
+        _x(c.ratio) if c.sign != "?" else "?" for c in steps)
+    everything = [whole, *steps]
+    if any(c.sign == "?" for c in everything):
+        return Part(name, UNTESTABLE, ev)
+    against = "<" if want == ">" else ">"
+    if any(c.sign == against for c in everything):
+        return Part(name, NOT_HELD, ev)
+    return Part(name, HELD if whole.sign == want else NOT_DISTINGUISHABLE, ev)
+
+
+def composition(name: str, named: float, total: float, share: float, trusted: bool,
+                lens: str = "rows") -> Part:
+    """Named components are at least `share` of one traced run's mean write,
+    read from its lens; untraced runs cannot split a write, so without a
+    trusted lens the part cannot be tested."""
+    if not trusted:
+        return Part(name, UNTESTABLE, "neither lens of its traced run is trusted, and "
+                    "untraced runs cannot split a write")
+    got = named / total if total else 0.0
+    return Part(name, HELD if got >= share else NOT_HELD,
+                f"{pct(got)} of the mean write, {lens} lens; the claim needs {pct(share)}")
+
+
+def attribution_part(name: str, at: "Attribution", share: float, c: Comparison) -> Part:
+    """Named components carry at least `share` of the gap between two cells:
+    the traced share; where a traced run was not trusted, it stands only
+    where the untraced gap gives the same answer, else partly held. A traced
+    delta beside no untraced difference is no evidence of one."""
+    if c.sign == "?":
+        return Part(name, UNTESTABLE, c.why)
+    gap = at.text()
+    if c.sign == "~":
+        return Part(name, NOT_DISTINGUISHABLE, f"untraced {c.text()}: no gap above the "
+                    f"noise to carry; {gap}")
+    traced = at.traced != 0 and at.part / at.traced >= share
+    ev = f"{pct(at.part / at.traced) if at.traced else 'n/a'} of the traced gap; {gap}"
+    if not at.untrusted:
+        return Part(name, HELD if traced else NOT_HELD, ev)
+    u = at.untraced_share()
+    untraced = u == u and u >= share
+    return Part(name, (HELD if traced else NOT_HELD) if traced == untraced else PARTLY, ev)
 
 
 def reading(c: Comparison, faster: str, slower: str) -> str:
@@ -370,3 +465,19 @@ def missing_rows(*cells: CellResult) -> str | None:
         return None
     return (f"(Not comparable here: the traced run of {', '.join(empty)} had no write "
             "inside a window; its untraced figures stand.)")
+
+
+# --- the old tally, until every study builds its claims from parts --------
+
+def tally(outcomes: list[str]) -> str:
+    """Deprecated: claim_verdict of parts."""
+    if not outcomes or UNTESTABLE in outcomes:
+        return UNTESTABLE
+    if all(o == HELD for o in outcomes):
+        return HELD
+    return NOT_HELD if all(o == NOT_HELD for o in outcomes) else PARTLY
+
+
+def called(c: Comparison, want: str) -> str:
+    """Deprecated: direction()."""
+    return UNTESTABLE if c.sign == "?" else HELD if c.sign == want else NOT_HELD

@@ -5,19 +5,68 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-# a claim's outcome, as the write-up prints it
-HELD, NOT_HELD, PARTLY, UNTESTABLE = ("held", "did not hold", "partly held",
-                                      "cannot be tested here")
+# the one vocabulary of verdicts, a claim's and each of its parts'
+# (docs/matrices.md, "The verdict rule")
+HELD = "held"
+PARTLY = "partly held"
+NOT_HELD = "did not hold"
+NOT_DISTINGUISHABLE = "not distinguishable here"
+UNTESTABLE = "cannot be tested here"
+VERDICTS = (HELD, PARTLY, NOT_HELD, NOT_DISTINGUISHABLE, UNTESTABLE)
+
+
+@dataclass
+class Part:
+    """One testable statement of a claim ("fillseq > fillrandom, sync=false")
+    and its verdict, with the figures that decide it (or, cannot be tested,
+    why not)."""
+    name: str
+    verdict: str
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"{self.name}: {self.verdict!r} is not a verdict")
+
+    def text(self) -> str:
+        return f"{self.name}: **{self.verdict}**" + (f" ({self.evidence})" if self.evidence
+                                                      else "")
+
+
+def claim_verdict(parts: list[Part]) -> str:
+    """A claim's verdict from its parts' (docs/matrices.md): a part that
+    cannot be tested makes the claim untestable (what could not be tested may
+    be what fails); one verdict shared by every part is the claim's; a mix
+    with a part held (or partly) is partly held; a mix of did-not-hold and
+    not-distinguishable did not hold (a part was called against the claim,
+    none for it)."""
+    if not parts:
+        raise ValueError("a claim with no parts has no verdict")
+    got = {p.verdict for p in parts}
+    if UNTESTABLE in got:
+        return UNTESTABLE
+    if len(got) == 1:
+        return got.pop()
+    return PARTLY if got & {HELD, PARTLY} else NOT_HELD
 
 
 @dataclass
 class Verdict:
-    outcome: str            # one of HELD, NOT_HELD, PARTLY, UNTESTABLE
+    outcome: str            # one of VERDICTS: claim_verdict(parts) where parts are given
     evidence: str           # the figures that decide it, in a sentence or two
     figure: str | None = None   # the picture that shows it (a file of the study)
     # the cells it compares, (A, B) by name: the write-up explains each gap
     # with walscope diff of their traced runs (B - A, component by component)
     pairs: list[tuple[str, str]] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+
+    @staticmethod
+    def of(parts: list[Part], figure: str | None = None,
+           pairs: list[tuple[str, str]] | None = None, note: str = "") -> "Verdict":
+        """A claim's verdict from its parts, the evidence their figures
+        (and a note after them)."""
+        evidence = "; ".join(p.text() for p in parts) + "." + (f" {note}" if note else "")
+        return Verdict(claim_verdict(parts), evidence, figure, pairs or [], parts)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import components as K
+from analysis.answer import headline_of
 from collectors.run_folder import RunFolder
 from viz.runs import Run, col, component_means
 
@@ -52,6 +53,13 @@ class CellResult:
     comp_tail_us: dict[str, float] = field(default_factory=dict)   # writes >= p99
     extra: dict[str, Any] = field(default_factory=dict)   # study-specific facts
     no_rows: str = ""                # why the traced run holds no row, if it does not
+    # the traced run's headline (analysis/answer.py): which lens answers for
+    # it ("rows" or "untouched"), whether that lens is trusted, and its mean
+    # write and components; a claim's component figures come from here
+    lens: str = "rows"
+    trusted: bool = False
+    lens_mean_us: float = 0.0
+    lens_comp_us: dict[str, float] = field(default_factory=dict)
 
     def stat(self, metric: str, benchmark: str | None = None) -> Stat | None:
         per = self.metrics.get(benchmark) if benchmark else \
@@ -62,7 +70,14 @@ class CellResult:
         s = self.stat(metric, benchmark)
         return s.median if s else float("nan")
 
+    def lens_part(self, comps: tuple[str, ...]) -> tuple[float, float]:
+        """The named components' microseconds in the mean write of the cell's
+        answering lens (the headline's), and that mean."""
+        return sum(self.lens_comp_us.get(c, 0.0) for c in comps), self.lens_mean_us
+
     def share(self, comps: tuple[str, ...], tail: bool = False) -> float:
+        """The components' share of the rows' mean write (tail: of the
+        writes at or past the p99)."""
         d = self.comp_tail_us if tail else self.comp_mean_us
         tot = sum(d.values())
         return sum(d.get(c, 0.0) for c in comps) / tot if tot else 0.0
@@ -108,6 +123,11 @@ class Results:
         for c in raw["cells"]:
             c["metrics"] = {b: {m: Stat(**s) for m, s in per.items()}
                             for b, per in c["metrics"].items()}
+            if "lens" not in c:   # written before headlines: the rows answered
+                c.update(lens="rows", lens_mean_us=c.get("mean_us", 0.0),
+                         lens_comp_us=dict(c.get("comp_mean_us") or {}),
+                         trusted=bool((c.get("extra", {}).get("self_check") or {})
+                                      .get("trusted")))
             cells.append(CellResult(**c))
         return Results(raw["study"], raw["quick"], raw["environment"], cells,
                        raw.get("diffs", {}))
@@ -197,6 +217,11 @@ def attribution(cr: CellResult, run: Run) -> None:
     if "lock_wait_adj_ns" in w or "lock_wait_ns" in w:
         x["lock_wait"] = lock_waits(w)
     cr.extra = x
+    h = headline_of(s)
+    if h:
+        cr.lens, cr.trusted = str(h["lens"]), bool(h.get("trusted"))
+        cr.lens_mean_us = float(h["mean_ns"]) / 1e3
+        cr.lens_comp_us = {c: float(v) / 1e3 for c, v in (h.get("components") or {}).items()}
 
 
 def by_type_tails(w: pd.DataFrame, by_type: dict[str, dict[str, Any]]) -> None:

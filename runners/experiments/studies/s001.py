@@ -2,9 +2,10 @@
 without sync."""
 from __future__ import annotations
 
-from runners.experiments.studies.judge import (Comparison, attributed, attribution, compare,
-                                               judged, ops, pct, reading, traced_note)
-from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
+from runners.experiments.studies.judge import (Comparison, alike, attributed, attribution,
+                                               compare, composition, direction, judged, ops,
+                                               pct, same_effect, traced_note)
+from runners.experiments.studies.model import (HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Part,
                                                Study, Verdict)
 from runners.experiments.studies.results import CellResult, Results
 
@@ -45,82 +46,42 @@ def option_effect(r: Results, bench: str, sync: bool) -> tuple[CellResult, CellR
 
 
 def flush_true_worse_async(r: Results) -> Verdict:
-    parts, signs, pairs = [], [], []
+    parts, pairs = [], []
     for b in BENCHES:
-        t, f, c, ev = option_effect(r, b, False)
-        parts.append(ev)
-        signs.append(c.sign)
+        t, f, c, _ = option_effect(r, b, False)
+        parts.append(direction(f"true slower than false, {b} (true/false throughput)", c, "<"))
         pairs.append((f.name, t.name))
-    ev = "sync=false, " + "; ".join(parts) + "."
-    if "?" in signs:
-        return Verdict(UNTESTABLE, ev, "throughput.png", pairs)
-    worse = signs.count("<")
-    out = NOT_HELD if ">" in signs or not worse else HELD if worse == 2 else PARTLY
-    return Verdict(out, ev, "throughput.png", pairs)
+    return Verdict.of(parts, "throughput.png", pairs, "sync=false.")
 
 
 def fillseq_faster(r: Results) -> Verdict:
-    parts, held, pairs = [], 0, []
+    parts, pairs = [], []
     for flush in (True, False):
         s, f = cell(r, flush, "fillseq", False), cell(r, flush, "fillrandom", False)
-        c = cmp(s, f)
         pairs.append((f.name, s.name))
-        parts.append(f"manual_wal_flush={str(flush).lower()}: fillseq {ops(s)}, fillrandom "
-                     f"{ops(f)}; " + judged("fillseq/fillrandom", c, "fillseq faster",
-                                            "fillrandom faster"))
-        if c.sign == "?":
-            return Verdict(UNTESTABLE, "sync=false, " + "; ".join(parts) + ".",
-                           "throughput.png", pairs)
-        held += c.sign == ">"
-    # "the option affects both alike": the two benchmarks' true/false
-    # intervals overlap (the rule compares two cells, not two effects)
+        parts.append(direction(f"fillseq faster than fillrandom, manual_wal_flush="
+                               f"{str(flush).lower()} (fillseq/fillrandom throughput)",
+                               cmp(s, f), ">"))
     effect = [option_effect(r, b, False)[2] for b in BENCHES]
-    alike = effect[0].lo <= effect[1].hi and effect[1].lo <= effect[0].hi
-    ev = ("sync=false, " + "; ".join(parts) + ". The option's effect (true/false): "
-          + "; ".join(judged(b, c, "true faster", "true slower")
-                      for b, c in zip(BENCHES, effect))
-          + (": the intervals overlap, alike" if alike else
-             ": the intervals do not overlap, not alike") + ".")
-    if "?" in {c.sign for c in effect}:
-        return Verdict(UNTESTABLE, ev, "throughput.png", pairs)
-    score = (held == 2) + alike
-    return Verdict(HELD if score == 2 else PARTLY if score or held else NOT_HELD, ev,
-                   "throughput.png", pairs)
+    parts.append(same_effect("the option moves both benchmarks alike (true/false on "
+                             "fillseq; on fillrandom)", *effect))
+    return Verdict.of(parts, "throughput.png", pairs, "sync=false.")
 
 
 def no_effect_under_sync(r: Results) -> Verdict:
-    parts, signs, pairs, shares, empty = [], [], [], [], []
+    parts, pairs = [], []
     for b in BENCHES:
-        t, f, c, ev = option_effect(r, b, True)
-        parts.append(ev + f"; avg {t.value('micros_op'):.0f} vs {f.value('micros_op'):.0f} "
-                     "us/op")
-        signs.append(c.sign)
+        t, f, c, _ = option_effect(r, b, True)
         pairs.append((f.name, t.name))
-        for x in (t, f):
-            if x.writes:
-                shares.append(x.share(SYNC_WAIT))
-            else:
-                empty.append(no_rows(x))
-    ev = "sync=true, " + "; ".join(parts) + " (the seed saw ~3000 us/op)."
-    if "?" in signs:
-        return Verdict(UNTESTABLE, ev, "throughput.png", pairs)
-    none = all(s == "~" for s in signs)
-    if shares:
-        ev += (f" In the traced synced runs the WAL sync and the queue behind it are "
-               f"{pct(min(shares))}-{pct(max(shares))} of the mean write.")
-    if empty:
-        ev += " Not measured: " + "; ".join(empty) + "."
-    dominated = bool(shares) and min(shares) > 0.5 and not empty
-    if none:
-        band = next((c.band for c in (option_effect(r, b, True)[2] for b in BENCHES)
-                     if c.band), None)
-        ev += (f" No difference above the noise; a smaller one, inside the A/A band "
-               f"({band[0]:.2f}-{band[1]:.2f}), could not show." if band else "")
-    else:
-        ev += " The option's effect is above the A/A noise."
-    score = none + dominated
-    return Verdict(HELD if score == 2 else PARTLY if score else NOT_HELD, ev,
-                   "throughput.png", pairs)
+        for x, flush in ((t, "true"), (f, "false")):
+            named, total = x.lens_part(SYNC_WAIT)
+            parts.append(composition(f"the sync and the queue behind it dominate the write, "
+                                     f"{b}, manual_wal_flush={flush}", named, total, 0.5,
+                                     x.trusted, x.lens) if x.writes else
+                         Part(f"the sync dominates, {b}, manual_wal_flush={flush}",
+                              UNTESTABLE, no_rows(x)))
+        parts.append(alike(f"no effect of the option, {b} (true/false throughput)", c))
+    return Verdict.of(parts, "throughput.png", pairs, "sync=true; the seed saw ~3000 us/op.")
 
 
 def components_gap(r: Results, a: CellResult, b: CellResult) -> tuple[float, dict[str, float],
@@ -242,45 +203,43 @@ def ran(r: Results, sync: bool) -> list[str]:
             and r.has(manual_wal_flush=False, benchmarks=b, sync=sync)]
 
 
-def verdict_words(effects: list[tuple[str, Comparison]]) -> str:
-    """Whether true made writes faster on these benchmarks, in a clause."""
+def effect_words(effects: list[tuple[str, Comparison]]) -> str:
+    """What the option did to throughput on these benchmarks, in a clause."""
     if any(c.sign == "?" for _, c in effects):
-        return "these runs cannot tell"
-    faster = [b for b, c in effects if c.sign == ">"]
-    slower = [b for b, c in effects if c.sign == "<"]
-    if not faster and not slower:
-        return "not by more than this machine's A/A noise"
-    words = [f"faster on {' and '.join(faster)}" if faster else "",
-             f"slower on {' and '.join(slower)}" if slower else ""]
-    rest = [b for b, c in effects if c.sign == "~"]
-    return (" and ".join(w for w in words if w)
-            + (f" (on {' and '.join(rest)} not above the A/A noise)" if rest else ""))
+        return "these runs cannot tell what it did"
+    said = {">": "made writes faster", "<": "made writes slower"}
+    called = [f"{said[c.sign]} on {b} ({c.ratio:.2f}x)" for b, c in effects if c.sign in said]
+    quiet = [f"{b} {c.ratio:.2f}x" for b, c in effects if c.sign == "~"]
+    band = next((c.band for _, c in effects if c.band), None)
+    noise = (f"moved throughput by no more than this machine's noise ({', '.join(quiet)}; "
+             f"two runs of one cell differ by up to {band[1]:.2f}x)" if quiet and band else "")
+    return " and ".join(w for w in (" and ".join(called), noise) if w)
 
 
 def answer(r: Results) -> str:
-    unsynced = [option_effect(r, b, False) for b in ran(r, False)]
-    synced = [option_effect(r, b, True) for b in ran(r, True)]
-    s = (f"Without sync, deferring the WAL's write(2) (manual_wal_flush=true) made writes "
-         f"{verdict_words([(b, p[2]) for b, p in zip(ran(r, False), unsynced)])}")
-    if synced:
-        s += (f"; with every write synced, "
-              f"{verdict_words([(b, p[2]) for b, p in zip(ran(r, True), synced)])}")
-    s += ". Unsynced, true against false: " + "; ".join(p[3] for p in unsynced) + ". "
+    unsynced = [(b, option_effect(r, b, False)[2]) for b in ran(r, False)]
+    synced = [(b, option_effect(r, b, True)[2]) for b in ran(r, True)]
+    s = (f"Without sync, deferring the WAL's write(2) (manual_wal_flush=true) "
+         f"{effect_words(unsynced)}. ")
     f, t = cell(r, False, "fillrandom", False), cell(r, True, "fillrandom", False)
-    if f.writes and t.writes:
-        s += (f"The rows show the mechanism: with false each write group makes a WAL "
-              f"write(2) ({f.comp_mean_us.get('wal_write_io', 0):.2f} us of a "
-              f"{f.mean_us:.2f} us mean write on fillrandom); with true db_bench never calls "
-              f"FlushWAL and the write(2) leaves the write path "
-              f"({t.comp_mean_us.get('wal_write_io', 0):.2f} us). ")
+    if f.writes and t.writes and f.trusted and t.trusted:
+        s += (f"The mechanism shows in the traced writes: with false each write group "
+              f"spends {f.lens_comp_us.get('wal_write_io', 0):.1f} us of "
+              f"{f.lens_mean_us:.1f} in the WAL's write(2); with true that leaves the "
+              "write path. ")
+    elif f.writes and t.writes:
+        s += ("How much of a write the write(2) is, the traced runs cannot say: "
+              "their self-check did not trust them. ")
     if not synced:
         return s + "The synced cells were not run."
-    s += "Synced: " + "; ".join(p[3] for p in synced)
-    shares = [x.share(SYNC_WAIT) for p in synced for x in p[:2] if x.writes]
+    s += f"With every write synced, the option {effect_words(synced)}"
+    shares = [x.lens_part(SYNC_WAIT) for x in (cell(r, m, b, True) for b, _ in synced
+                                                for m in (True, False))
+              if x.writes and x.trusted]
     if shares:
-        s += (f"; the WAL's sync and the queue behind it are {pct(min(shares))}-"
-              f"{pct(max(shares))} of a synced write, and a synced write group writes the "
-              "WAL out before syncing it whatever the option")
+        lo = min(n / t for n, t in shares if t)
+        hi = max(n / t for n, t in shares if t)
+        s += f": the sync and the queue behind it are {pct(lo)}-{pct(hi)} of such a write"
     return s + "."
 
 

@@ -4,6 +4,7 @@ and README.md with the table and the claim-by-claim verdicts."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -292,6 +293,26 @@ def attach_diffs(study: Study, res: Results, matrix_dir: Path) -> None:
                               "delta_p99_ns": d["p99"]["delta_ns"],
                               "components_ns": {r["component"]: r["delta_ns"]
                                                 for r in d["mean"]["components"]}}
+
+
+PICTURES = ("throughput.png", "breakdown.png", "groups.png", "types.png")
+
+
+def rejudge(study: Study, folder: Path) -> Path:
+    """README.md again from the folder's own results.json, the runs gone:
+    the verdicts, answer and notes by the rule as it is now; the pictures,
+    flame graphs, run time and the commit that made the runs as they were."""
+    res = Results.load(folder / "results.json")
+    old = (folder / "README.md").read_text() if (folder / "README.md").exists() else ""
+    took = re.search(r"It took (\d+) minutes here", old)
+    made = re.search(r"(?:Made from|Runs made at) commit `(\w+)`", old)
+    pics = [p for p in PICTURES if (folder / p).exists()]
+    svgs = sorted(f.name for f in folder.glob("flame-*.svg"))
+    res.save(folder / "results.json")
+    (folder / "README.md").write_text(readme(study, res, pics, svgs,
+                                             float(took.group(1)) if took else None,
+                                             made.group(1) if made else None))
+    return folder / "README.md"
 
 
 def write(study: Study, res: Results, matrix_dir: Path, out: Path,

@@ -2,8 +2,9 @@
 
 Detection order: Intel hybrid PMU cpu lists (/sys/devices/cpu_core/cpus,
 /sys/devices/cpu_atom/cpus), then per-CPU cpu_capacity, then cpufreq maximum
-frequency.  CPUs that all look alike are "U" (uniform): never labelled P or E
-without evidence.  ``--cpu-types P:0-5,E:6-13`` overrides everything.
+frequency, where some CPUs reach at most 80% of the fastest's (a few percent
+apart is one kind of core, binned).  CPUs that all look alike are "U"
+(uniform): never labelled P or E without evidence.  ``--cpu-types P:0-5,E:6-13`` overrides everything.
 """
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SYS = Path("/sys/devices")
+# a CPU whose capacity or top frequency is at most this share of the
+# fastest's is an efficiency core; above it, the same kind of core
+E_CLASS = 0.8
 
 
 class TopologyError(ValueError):
@@ -109,9 +113,16 @@ def detect(sys_root: Path = SYS, ncpu: int | None = None) -> Topology:
     for source, rel in (("cpu_capacity", "cpu_capacity"),
                         ("cpufreq-max", "cpufreq/cpuinfo_max_freq")):
         vals = [_read_int(cpu_dir / f"cpu{i}" / rel) for i in range(ncpu)]
-        if all(v is not None for v in vals) and len(set(vals)) > 1:
-            top = max(v for v in vals if v is not None)
-            return Topology(tuple("P" if v == top else "E" for v in vals), source)
+        if not all(v is not None for v in vals):
+            continue
+        top = max(v for v in vals if v is not None)
+        # an efficiency core is a class apart (big.LITTLE capacities 1024
+        # against ~400-600); cores of one design whose boost bins or
+        # capacities differ by a few percent (Intel's favoured cores, an
+        # arm64 prime core) are not P and E
+        if top and any(v is not None and v <= E_CLASS * top for v in vals):
+            return Topology(tuple("E" if v is not None and v <= E_CLASS * top else "P"
+                                  for v in vals), source)
     return Topology(tuple("U" * ncpu), "uniform")
 
 

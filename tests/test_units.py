@@ -116,6 +116,20 @@ def test_topology_detection(tmp_path):
         d.mkdir(parents=True)
         (d / "cpu_capacity").write_text("1024\n")
     assert T.detect(uni, 2).letters() == "UU"
+    # one design, boost bins apart (Intel's favoured cores): not P and E
+    binned = tmp_path / "binned"
+    for i, khz in enumerate([4_900_000, 4_700_000, 4_700_000, 4_800_000]):
+        d = binned / "system" / "cpu" / f"cpu{i}" / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "cpuinfo_max_freq").write_text(f"{khz}\n")
+    assert T.detect(binned, 4).letters() == "UUUU"
+    # a prime, two big and a little core: only the little one is E
+    tiers = tmp_path / "tiers"
+    for i, cap in enumerate([1024, 900, 900, 380]):
+        d = tiers / "system" / "cpu" / f"cpu{i}"
+        d.mkdir(parents=True)
+        (d / "cpu_capacity").write_text(f"{cap}\n")
+    assert T.detect(tiers, 4).letters() == "PPPE"
 
 
 def _synthetic_writes(tmp_path: Path) -> None:

@@ -39,6 +39,27 @@ def test_schedule_runs_every_cell_once_a_round_in_shuffled_order():
     assert [u.kind for u in schedule(CELLS, 0, seed=1)] == [TRACED] * 6
 
 
+def test_two_aa_pairs_per_family_run_every_round(tmp_path):
+    from runners.experiments.scenario import load
+    f = tmp_path / "s.toml"
+    f.write_text('name = "t"\ncommand = "db_bench --sync={sync} --threads={threads}"\n'
+                 'repeats = 5\naa_by = "sync"\n[axes]\nsync = [true, false]\n'
+                 'threads = [1, 2, 4]\n')
+    sc = load(f)
+    fams = sc.aa_cells()
+    assert {k: [c.name for c in v] for k, v in fams.items()} == {
+        "sync-true": ["sync-true_threads-1", "sync-true_threads-2"],
+        "sync-false": ["sync-false_threads-1", "sync-false_threads-2"]}
+    aa = [c for v in fams.values() for c in v]
+    units = schedule(sc.cells(), 5, seed=1, aa=aa)[1:]
+    for r in range(5):
+        assert sorted(u.cell.name for u in units if u.kind == AA and u.rep == r) == \
+            sorted(c.name for c in aa)
+    f.write_text(f.read_text().replace('aa_by = "sync"', 'aa_by = "pin"'))
+    with pytest.raises(ValueError, match="aa_by: must name an axis"):
+        load(f)
+
+
 def stat(rounds: list[float], aa: tuple[float, float] | None = (0.9, 1.1)) -> Stat:
     return Stat(sorted(rounds)[len(rounds) // 2], min(rounds), max(rounds), len(rounds),
                 list(rounds), list(aa) if aa else [])

@@ -189,13 +189,15 @@ class Unit:
 BASELINE, AA, TRACED, WARMUP = "baseline", "aa", "traced", "warmup"
 
 
-def schedule(cells: list[Cell], repeats: int, seed: int) -> list[Unit]:
+def schedule(cells: list[Cell], repeats: int, seed: int,
+             aa: list[Cell] | None = None) -> list[Unit]:
     """Every run of the matrix, in the order they run: `repeats` rounds, each
-    running every cell's baseline once plus the A/A pair's second run
-    (cells[0] again), shuffled within the round; the traced runs join the
-    middle round, so the baselines of every cell sandwich them.  Machine
-    drift over minutes then lands on every cell alike instead of on
-    whichever ran last, and the A/A pair measures it."""
+    running every cell's baseline once plus the A/A cells' second runs
+    (aa: by default cells[0]), shuffled within the round; the traced runs
+    join the middle round, so the baselines of every cell sandwich them.
+    Machine drift over minutes then lands on every cell alike instead of on
+    whichever ran last, and the A/A pairs measure it."""
+    aa = aa if aa is not None else cells[:1]
     rng = random.Random(seed)
     # one untraced run first, kept out of every figure: a matrix's very
     # first run meets cold caches (study 001's read 0.77 of the next)
@@ -204,7 +206,7 @@ def schedule(cells: list[Cell], repeats: int, seed: int) -> list[Unit]:
     for r in range(max(repeats, 1)):
         rnd = [Unit(c, TRACED, 0) for c in cells] if r == mid else []
         if repeats:
-            rnd += [Unit(c, BASELINE, r) for c in cells] + [Unit(cells[0], AA, r)]
+            rnd += [Unit(c, BASELINE, r) for c in cells] + [Unit(c, AA, r) for c in aa]
         rng.shuffle(rnd)
         units += rnd
     return units
@@ -335,7 +337,8 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
         pin_prefix(c, topo)
     seed = order_seed(sc) if seed is None else seed
     runner = Runner(sc, out, topo, run_as)
-    units = schedule(cells, sc.repeats, seed)
+    families = sc.aa_cells()
+    units = schedule(cells, sc.repeats, seed, [c for fam in families.values() for c in fam])
     todo = [(i, u) for i, u in enumerate(units) if not runner.done(u)]
     env_json = out / "environment.json"
     machine = environment(out, topo)
@@ -347,7 +350,9 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
     env_json.write_text(json.dumps(
         {**machine, "scenario": str(sc.path), "command": sc.command,
          "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes,
-         "order_seed": seed, "aa_cell": cells[0].name},
+         "order_seed": seed, "aa_cell": cells[0].name, "aa_by": sc.aa_by,
+         "aa_cells": {f: [c.name for c in fam] for f, fam in families.items()},
+         "families": {c.name: sc.family(c) for c in cells}},
         indent=1, default=str))
     if len(todo) < len(units):
         print(f"run_matrix: {len(units) - len(todo)} of {len(units)} runs done earlier",

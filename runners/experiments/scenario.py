@@ -6,6 +6,8 @@ A scenario file:
     command = "db_bench --benchmarks={benchmarks} --sync={sync} --threads={threads} --db={db}"
     repeats = 3            # untraced baseline runs per cell
     mode = "writes"        # trace mode of the traced run (full, writes, sample)
+    aa_by = "sync"         # the A/A pairs: two cells of each value of this axis
+                           # run twice a round (default: two cells in all)
     [axes]                 # every combination is a cell
     sync = [true, false]
     pin = ["P", "E", "none"]
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 TOP_KEYS = {"name": str, "description": str, "command": str, "repeats": int,
-            "mode": str, "axes": dict, "fixed": dict, "timeout_s": int}
+            "mode": str, "axes": dict, "fixed": dict, "timeout_s": int, "aa_by": str}
 REQUIRED = ("name", "command", "axes")
 KNOWN_AXES = {"sync", "threads", "pin", "disable_wal", "manual_wal_flush",
               "benchmarks", "num", "value_size", "key_size", "alpha",
@@ -44,6 +46,8 @@ KNOWN_AXES = {"sync", "threads", "pin", "disable_wal", "manual_wal_flush",
               "clients", "warehouses", "scale", "kill_after_s", "writes", "keys",
               "last_level_temperature"}
 SCALARS = (bool, int, float, str)
+# A/A pairs a family's noise band is made from (docs/matrices.md)
+AA_PAIRS = 2
 PINS = ("P", "E", "none")
 # the modes a scenario file may name: those without windows (the file format
 # predates them; a study runs its matrix in the default mode all the same,
@@ -78,6 +82,25 @@ class Scenario:
     mode: str = "writes"
     description: str = ""
     timeout_s: int = 1800
+    aa_by: str = ""     # the axis whose values are the A/A families ("" : one)
+
+    def family(self, cell: Cell) -> str:
+        """The cell's A/A family: its value of aa_by ("all" without one)."""
+        if not self.aa_by:
+            return "all"
+        v = cell.values[self.aa_by]
+        return f"{self.aa_by}-{str(v).lower() if isinstance(v, bool) else v}"
+
+    def aa_cells(self) -> dict[str, list[Cell]]:
+        """The A/A pairs' cells by family: each family's first two cells (one
+        where it has one), each run twice a round, so every family's noise
+        band comes from two pairs."""
+        out: dict[str, list[Cell]] = {}
+        for c in self.cells():
+            fam = out.setdefault(self.family(c), [])
+            if len(fam) < AA_PAIRS:
+                fam.append(c)
+        return out
 
     def cells(self) -> list[Cell]:
         keys = list(self.axes)
@@ -151,5 +174,8 @@ def load(path: str | Path) -> Scenario:
         raise err("command", f"placeholder {{{n}}} is neither an axis nor a fixed value")
     for a in sorted(set(axes) - names - {"pin"}):
         raise err(f"axes.{a}", "is not used in command")
+    aa_by = raw.get("aa_by", "")
+    if aa_by and aa_by not in axes:
+        raise err("aa_by", f"must name an axis ({', '.join(axes)})")
     return Scenario(path, raw["name"], raw["command"], axes, fixed, repeats, mode,
-                    raw.get("description", ""), raw.get("timeout_s", 1800))
+                    raw.get("description", ""), raw.get("timeout_s", 1800), aa_by)

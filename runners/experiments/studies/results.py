@@ -156,21 +156,41 @@ def by_round(runs: pd.DataFrame, metric: str) -> list[float]:
     return [float(vals.get(r, np.nan)) for r in range(int(runs["rep"].max()) + 1)]
 
 
-def aa_bands(df: pd.DataFrame, cell: str) -> dict[str, dict[str, list[float]]]:
-    """Per benchmark and metric, the A/A band: min and max over rounds of
-    the A/A cell's baseline over its second untraced run of the same round."""
-    g = df[df["cell"] == cell]
-    out: dict[str, dict[str, list[float]]] = {}
-    for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
-        base, aa = gb[gb["kind"] == "baseline"], gb[gb["kind"] == "aa"]
-        per = {}
-        for m in METRICS:
-            a, b = by_round(base, m), by_round(aa, m)
-            q = [x / y for x, y in zip(a, b) if x == x and y == y and y]
-            if q:
-                per[m] = [min(q), max(q)]
-        out["all" if pd.isna(bench) else str(bench)] = per
-    return out
+def aa_bands(df: pd.DataFrame, cells: list[str]) -> dict[str, dict[str, list[float]]]:
+    """Per benchmark and metric, the A/A band of these A/A cells (one family's
+    pairs): min and max over every pair and round of a cell's baseline over
+    its second untraced run of the same round."""
+    ratios: dict[str, dict[str, list[float]]] = {}
+    for cell in cells:
+        g = df[df["cell"] == cell]
+        for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
+            base, aa = gb[gb["kind"] == "baseline"], gb[gb["kind"] == "aa"]
+            per = ratios.setdefault("all" if pd.isna(bench) else str(bench), {})
+            for m in METRICS:
+                a, b = by_round(base, m), by_round(aa, m)
+                per.setdefault(m, []).extend(
+                    judge_ratio(x, y) for x, y in zip(a, b) if x == x and y == y)
+    return {b: {m: [min(q), max(q)] for m, q in per.items() if q}
+            for b, per in ratios.items()}
+
+
+def judge_ratio(a: float, b: float) -> float:
+    """a / b as the verdict rule reads it (two zeros equal)."""
+    if b == 0:
+        return 1.0 if a == 0 else float("inf")
+    return a / b
+
+
+def family_bands(df: pd.DataFrame, env: dict[str, Any]
+                 ) -> tuple[dict[str, str], dict[str, dict[str, dict[str, list[float]]]]]:
+    """Each cell's A/A family and each family's bands; a matrix from before
+    families has one, its aa_cell's."""
+    if env.get("aa_cells"):
+        families = dict(env.get("families") or {})
+        return families, {f: aa_bands(df, cells) for f, cells in env["aa_cells"].items()}
+    if env.get("aa_cell"):
+        return {}, {"all": aa_bands(df, [env["aa_cell"]])}
+    return {}, {}
 
 
 def attribution(cr: CellResult, run: Run) -> None:
@@ -338,14 +358,16 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
                 / df["bytes_written"].where(df["bytes_written"] > 0)
     env = json.loads((matrix_dir / "environment.json").read_text())
     axes = [c for c in df.columns if c.startswith("axis_")]
-    # the A/A band of a metric, from the A/A cell's same benchmark where it
-    # ran it, else from its only (or first) benchmark
-    bands = aa_bands(df, env["aa_cell"]) if env.get("aa_cell") else {}
-    fallback = next(iter(bands.values()), {})
+    # the A/A band of a metric, from the pairs of the cell's family, of the
+    # same benchmark where they ran it, else of their only (or first) one
+    families, by_family = family_bands(df, env)
     cells = []
     for name, g in df.groupby("cell", sort=False):
         first = g.iloc[0]
         cr = CellResult(name=str(name), values={a[5:]: first[a] for a in axes})
+        family = families.get(str(name), "all")
+        bands = by_family.get(family, {})
+        fallback = next(iter(bands.values()), {})
         truth_ratio: dict[str, float] = {}
         for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
             key = "all" if pd.isna(bench) else str(bench)
@@ -369,6 +391,8 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
             path = matrix_dir / cr.run_dir
             if RunFolder(path).writes_parquet.exists():
                 attribution(cr, Run(path, cr.name))
+        if families:
+            cr.extra["aa_family"] = family
         if truth_ratio:
             cr.extra["traced_vs_untraced_mean"] = truth_ratio
         if (st := stalls(matrix_dir / cr.name)) is not None:

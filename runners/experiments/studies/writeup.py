@@ -125,10 +125,19 @@ def rule_text(env: dict[str, Any]) -> str:
     if env.get("aa_cell") is None:   # a matrix from before the rule
         return (f"Each cell ran {n} times untraced, one cell after another, and once "
                 "traced; these results predate the verdict rule of docs/matrices.md.")
+    fams = env.get("aa_cells") or {}
+    if fams:
+        pairs = "; ".join(f"{f}: " + ", ".join(f"`{c}`" for c in cells)
+                          for f, cells in fams.items())
+        aa = (f"the A/A cells ran twice a round untraced, two to a family of cells "
+              f"(by `{env.get('aa_by') or 'none'}`), and each family's band is the range "
+              f"of its pairs' per-round ratios ({pairs})")
+    else:
+        aa = (f"`{env['aa_cell']}` ran twice a round untraced, the A/A pair that "
+              "measures this machine's noise, one band for every cell")
     return (f"Each cell ran {n} times untraced, in {n} rounds: every cell once a round, "
             f"in a shuffled order (seed {env.get('order_seed')}), the traced runs in the "
-            f"middle round; `{env['aa_cell']}` ran twice a round untraced, the A/A pair "
-            "that measures this machine's noise. The table gives the untraced medians "
+            f"middle round; {aa}. The table gives the untraced medians "
             "and [ranges]; \"traced/untraced\" is the traced run's throughput over the "
             "untraced median. A difference between two cells counts only when the "
             f"interval of their per-round ratio (its median's distribution-free interval, "

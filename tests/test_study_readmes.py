@@ -47,3 +47,26 @@ def test_readme_opens_with_question_and_answer(sid):
     assert "## Question" in head and "**Answer.** " in head
     assert "(no answer written" not in head and "not answerable" not in head
     assert STUDIES[sid].question in head
+
+
+@pytest.mark.parametrize("sid", sorted(FOLDERS))
+def test_answer_is_a_paragraph_a_reader_could_quote(sid):
+    """Issue 45: at most ~120 words, sentences, not a run of intervals."""
+    folder = FOLDERS[sid]
+    if not (folder / "README.md").exists():
+        pytest.skip(f"study {sid} not run")
+    text = (folder / "README.md").read_text()
+    answer = text.split("**Answer.** ", 1)[1].split("\n", 1)[0]
+    assert len(answer.split()) <= 120, len(answer.split())
+    assert "over 5 rounds" not in answer and "A/A" not in answer
+    assert answer.rstrip().endswith(".")
+
+
+@pytest.mark.parametrize("sid", sorted(FOLDERS))
+def test_every_cell_names_its_lens_and_trust(sid):
+    folder = FOLDERS[sid]
+    if not (folder / "results.json").exists():
+        pytest.skip(f"study {sid} not run")
+    import json
+    for c in json.loads((folder / "results.json").read_text())["cells"]:
+        assert c["lens"] in ("rows", "untouched") and isinstance(c["trusted"], bool)

@@ -2,19 +2,20 @@
 cores, to E cores, or not pinned."""
 from __future__ import annotations
 
-import math
+from typing import Callable
 
 from collectors import topology
-from runners.experiments.studies.judge import (Comparison, attribution, compare, judged, ops,
-                                               pct, reading, top_growth, traced_note)
-from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
-                                               Study, Verdict)
+from runners.experiments.studies.judge import (Comparison, alike, compare, composition, differ,
+                                               direction, pct, top_growth, traced_note)
+from runners.experiments.studies.model import UNTESTABLE, Claim, Metric, Part, Study, Verdict
 from runners.experiments.studies.results import CellResult, Results
 
 SYNC_WAIT = ("wal_sync_io", "queue")
 ON_CPU = ("memtable", "wal_append", "crc", "other")
 BENCHES = ("fillrandom", "overwrite")
 COLLAPSE = 2.0   # sync=false over sync=true, the whole interval: a collapse
+DOMINATES = 0.5  # "dominates": half or more of the traced mean write
+TRACED_OFF = 1.5  # a traced run this far off its untraced median either way is noted
 # where the core types are the kernel's own word, not a declaration or a guess
 KERNEL_TYPES = {"intel-hybrid-pmu": "perf's hybrid PMUs (cpu_core, cpu_atom)",
                 "cpu_capacity": "the kernel's cpu_capacity"}
@@ -33,7 +34,7 @@ def cell(r: Results, sync: bool, pin: str) -> CellResult:
 
 def cmp(r: Results, a: tuple[bool, str], b: tuple[bool, str],
         bench: str = "fillrandom") -> Comparison:
-    """The rule on fillrandom throughput, cell a over cell b."""
+    """The rule on throughput (fillrandom unless bench says), cell a over cell b."""
     return compare(cell(r, *a).stat("ops_sec", bench), cell(r, *b).stat("ops_sec", bench))
 
 
@@ -50,16 +51,12 @@ def types_untestable(r: Results) -> str | None:
         return None
     if src == "declared":
         return (f"\"P\" ({cpus(r, 'P')}) and \"E\" ({cpus(r, 'E')}) are labels declared "
-                "for the runs (--cpu-types), not core types: the study declares them only "
-                "where the kernel names none (no hybrid PMUs), as on this machine, whose "
-                "cores are alike")
+                "for two alike cores (--cpu-types), not core types: the kernel names none "
+                "here (no hybrid PMUs)")
     if src == "cpufreq-max":
         return ("the types were inferred from the CPUs' maximum frequencies (cpufreq), "
                 "which also differ between favoured cores of one type")
     return f"the kernel named no core types (source: {src or 'not recorded'})"
-
-
-
 
 
 def irq_cpus(r: Results) -> str:
@@ -84,9 +81,8 @@ def identical(c: Comparison, r: Results | None = None) -> str:
         return ""
     irq = irq_cpus(r) if r is not None else ""
     if c.sign in "<>":
-        return ("; the rule calls a difference between two cores of one kind: a false "
-                "positive, or something other than core type that differs between the two "
-                "CPUs (what else runs there, where the disk's interrupts land)" + irq)
+        return ("; a difference between two cores of one kind: a false positive, or "
+                "something other than core type that differs between the two CPUs" + irq)
     lo, hi = c.band or (1.0, 1.0)
     if lo <= c.ratio <= hi:
         return "; two cores of one kind, and the rule calls no difference, as it should"
@@ -100,129 +96,84 @@ def pe(r: Results, sync: bool) -> tuple[CellResult, CellResult, Comparison]:
     return p, e, compare(p.stat("ops_sec", "fillrandom"), e.stat("ops_sec", "fillrandom"))
 
 
-def pe_text(r: Results, sync: bool) -> str:
-    p, e, c = pe(r, sync)
-    return (f"sync={str(sync).lower()}, fillrandom: pinned to P ({cpus(r, 'P')}) "
-            f"{ops(p, 'fillrandom')}, to E ({cpus(r, 'E')}) {ops(e, 'fillrandom')}; "
-            + judged("P/E", c, "P faster", "E faster"))
-
-
 def no_rows(c: CellResult) -> str:
     return (f"`{c.name}` has no traced rows ("
             f"{c.no_rows or 'its results.json predates the recorded reason'})")
 
 
-def collapse(c: Comparison) -> str:
-    if c.sign == ">":
-        return ("a collapse" if c.lo >= COLLAPSE else
-                f"faster, but not {COLLAPSE:.0f}x over the whole interval")
-    return reading(c, "", "sync=true faster")
+def dominates(name: str, c: CellResult, comps: tuple[str, ...]) -> Part:
+    """The named components are half or more of the cell's traced mean
+    write, read from its trusted lens (judge.composition)."""
+    if not c.writes:
+        return Part(name, UNTESTABLE, no_rows(c))
+    named, total = c.lens_part(comps)
+    return composition(name, named, total, DOMINATES, c.trusted, c.lens)
+
+
+def sync_dominates(r: Results) -> Part:
+    return dominates("the WAL sync and the queue behind it are half or more of the synced "
+                     "write (unpinned)", cell(r, True, "none"), SYNC_WAIT)
+
+
+def core_type(r: Results, sync: bool, judge: Callable[[str, Comparison], Part]) -> Part:
+    """The P/E part of claims 2 and 3 on fillrandom: judged where the kernel
+    names the core types; elsewhere it cannot be tested, and says what the
+    two labelled CPUs differed by (the rule's false-positive check)."""
+    _, _, c = pe(r, sync)
+    name = f"core type, sync={str(sync).lower()} (P/E fillrandom throughput)"
+    why = types_untestable(r)
+    if why:
+        seen = "the rule cannot tell" if c.sign == "?" else c.text()
+        return Part(name, UNTESTABLE, f"{why}; the two CPUs: {seen}{identical(c, r)}")
+    return judge(name, c)
 
 
 def sync_collapses(r: Results) -> Verdict:
     on, off = cell(r, True, "none"), cell(r, False, "none")
-    pairs = [(off.name, on.name)]
-    parts, fell = [], 0
-    for bench in BENCHES:
-        c = cmp(r, (False, "none"), (True, "none"), bench)
-        if c.sign == "?":
-            return Verdict(UNTESTABLE, f"{bench}, unpinned: {ops(off, bench)} with "
-                           f"sync=false, {ops(on, bench)} with sync=true; "
-                           + judged("false/true", c, "", "") + ".",
-                           "throughput.png", pairs)
-        fell += c.sign == ">" and c.lo >= COLLAPSE
-        parts.append(f"{bench}: {ops(off, bench)} with sync=false, {ops(on, bench)} with "
-                     f"sync=true; false/true {c.text()} ({collapse(c)})")
-    ev = "Unpinned, " + "; ".join(parts) + ". "
-    if not on.writes:
-        ev += f"Whether the fdatasync dominates is not measured: {no_rows(on)}."
-        return Verdict(PARTLY if fell == 2 else NOT_HELD, ev, "throughput.png", pairs)
-    share = on.share(SYNC_WAIT)
-    ev += (f"In the traced sync=true run the WAL sync and the queue behind it take "
-           f"{pct(share)} of the mean write ({on.mean_us:.0f} us).")
-    held = (fell == 2) + (share > 0.5)
-    return Verdict(HELD if held == 2 else PARTLY if held else NOT_HELD, ev, "throughput.png",
-                   pairs)
+    cs = {b: cmp(r, (False, "none"), (True, "none"), b) for b in BENCHES}
+    parts = [direction(f"sync=false faster than sync=true, {b} (false/true throughput, "
+                       "unpinned)", c, ">") for b, c in cs.items()]
+    parts.append(sync_dominates(r))
+    # how large the fall is, the rule does not test: a note, not a part
+    if all(c.sign == ">" for c in cs.values()):
+        note = ("Both intervals lie above 2x: a collapse." if all(
+            c.lo >= COLLAPSE for c in cs.values()) else
+            f"Not a collapse, though: not every interval lies above {COLLAPSE:.0f}x.")
+        note += " (How large a fall is, the rule does not test.)"
+    else:
+        note = ""
+    return Verdict.of(parts, "throughput.png", [(off.name, on.name)], note)
 
 
 def sync_hides_cores(r: Results) -> Verdict:
-    p, e, c = pe(r, True)
-    pairs = [(p.name, e.name)]
-    why = types_untestable(r)
-    if why:
-        return Verdict(UNTESTABLE, f"{why[0].upper()}{why[1:]}. What two such cores differ by: "
-                       f"{pe_text(r, True)}{identical(c, r)}.", "throughput.png", pairs)
-    if c.sign == "?":
-        return Verdict(UNTESTABLE, f"{pe_text(r, True)}.",
-                       "throughput.png", pairs)
-    if c.sign == "~":
-        return Verdict(HELD, f"{pe_text(r, True)}: no difference above the noise; a smaller "
-                       "one, inside the A/A band, could not show.",
-                       "throughput.png", pairs)
-    _, _, a = pe(r, False)
-    smaller = a.sign in "<>" and abs(math.log(a.ratio)) > abs(math.log(c.ratio))
-    return Verdict(PARTLY if smaller else NOT_HELD,
-                   f"{pe_text(r, True)}: the core types differ with sync=true too"
-                   + (f", but less than with sync=false ({a.text()})." if smaller else "."),
-                   "throughput.png", pairs)
-
-
-def cpu_bound(c: CellResult) -> str:
-    """How much of an unsynced write is the CPU's: on-CPU work and waiting
-    for a CPU, against the WAL's write(2)."""
-    if not c.writes:
-        return f"whether the CPU dominates is not measured: {no_rows(c)}"
-    return (f"unpinned, the traced write is {pct(c.share(ON_CPU))} on-CPU work "
-            f"(memtable, WAL append, CRC, other), {pct(c.share(('sched_runq',)))} waiting "
-            f"for a CPU, {pct(c.share(('queue',)))} queued for the write group and "
-            f"{pct(c.share(('wal_write_io',)))} the WAL's write(2)")
+    p, e, _ = pe(r, True)
+    return Verdict.of([sync_dominates(r), core_type(r, True, alike)], "throughput.png",
+                      [(p.name, e.name)])
 
 
 def async_shows_cores(r: Results) -> Verdict:
-    p, e, c = pe(r, False)
-    pairs = [(p.name, e.name)]
-    cpu = cpu_bound(cell(r, False, "none"))
-    why = types_untestable(r)
-    if why:
-        return Verdict(UNTESTABLE, f"{why[0].upper()}{why[1:]}. What two such cores differ by: "
-                       f"{pe_text(r, False)}{identical(c, r)}. What a core's speed would act "
-                       f"on: {cpu}.", "breakdown.png", pairs)
-    if c.sign == "?":
-        return Verdict(UNTESTABLE, f"{pe_text(r, False)}.",
-                       "breakdown.png", pairs)
-    ev = f"{pe_text(r, False)}; {cpu}."
-    return Verdict(HELD if c.sign == ">" else NOT_HELD, ev, "breakdown.png", pairs)
+    p, e, _ = pe(r, False)
+    cpu = dominates("on-CPU work (memtable, WAL append, CRC, other) and waiting for a CPU "
+                    "are half or more of the unsynced write (unpinned)",
+                    cell(r, False, "none"), ON_CPU + ("sched_runq",))
+    return Verdict.of([cpu, core_type(r, False, differ)], "breakdown.png", [(p.name, e.name)])
 
 
 def pinning_limits(r: Results) -> Verdict:
     why = types_untestable(r)
     pairs = [(cell(r, sync, "P").name, cell(r, sync, "none").name) for sync in (False, True)]
-    parts, held = [], 0
-    for sync in (False, True):
-        free, pin = cell(r, sync, "none"), cell(r, sync, "P")
-        c = cmp(r, (sync, "none"), (sync, "P"))
-        if c.sign == "?":
-            return Verdict(UNTESTABLE, f"sync={str(sync).lower()}, fillrandom: unpinned "
-                           f"{ops(free, 'fillrandom')}, P {ops(pin, 'fillrandom')}; "
-                           + judged("unpinned/P", c, "", "") + ".", "throughput.png", pairs)
-        held += c.sign == ">"
-        parts.append(f"sync={str(sync).lower()}: unpinned {ops(free, 'fillrandom')}, P "
-                     f"{ops(pin, 'fillrandom')}; "
-                     + judged("unpinned/P", c, "unpinned faster", "pinned faster"))
-        if not why:
-            e = cmp(r, (sync, "P"), (sync, "E"))
-            held += e.sign == ">"
-            parts.append(judged("P/E", e, "P faster", "E faster"))
-    ev = "fillrandom, " + "; ".join(parts) + "."
-    if not why:
-        return Verdict(HELD if held == 4 else PARTLY if held else NOT_HELD, ev,
-                       "throughput.png", pairs)
-    # only the unpinned-over-pinned half can be judged
+    parts = [direction(f"unpinned faster than P, sync={str(sync).lower()}, {b} "
+                       "(unpinned/P throughput)", cmp(r, (sync, "none"), (sync, "P"), b), ">")
+             for sync in (False, True) for b in BENCHES]
+    if why:
+        parts.append(Part("P faster than E", UNTESTABLE, why))
+    else:
+        parts += [direction(f"P faster than E, sync={str(sync).lower()} (P/E fillrandom "
+                            "throughput)", pe(r, sync)[2], ">") for sync in (False, True)]
     n_p, n = len(cpus(r, "P").split(",")), len(r.environment.get("cpu_types", ""))
-    ev += (f" \"P\" here is {cpus(r, 'P')} of this machine's {n}, so that half is {n_p} "
-           f"core{'s' if n_p > 1 else ''} against all {n}; that P beats E cannot be tested "
-           "here (claim 2).")
-    return Verdict(PARTLY if held else NOT_HELD, ev, "throughput.png", pairs)
+    note = (f"\"P\" here is {cpus(r, 'P')}: four threads on {n_p} of this machine's {n} "
+            "CPUs against all of them unpinned." if why else "")
+    return Verdict.of(parts, "throughput.png", pairs, note)
 
 
 def migrations(free: CellResult, pin: CellResult) -> str:
@@ -241,19 +192,35 @@ def runq(c: CellResult, tail: bool = False) -> str:
     return pct(c.share(("sched_runq",), tail))
 
 
+def not_trusted(*cells: CellResult) -> str:
+    """'not measured: the traced runs of `a`, `b` failed their self-check
+    ...' for the cells whose lens is not trusted, or ''."""
+    bad = [c.name for c in cells if not c.trusted]
+    if not bad:
+        return ""
+    many = len(bad) > 1
+    return ("not measured: the traced run" + ("s" if many else "") + " of "
+            + ", ".join(f"`{n}`" for n in bad)
+            + f" failed {'their' if many else 'its'} self-check (the notes under the table), "
+            f"so {'their' if many else 'its'} components are not the workload's and are not "
+            "given here.")
+
+
 def findings(r: Results) -> list[str]:
     out = []
     on = cell(r, True, "none")
-    if on.writes:
+    if not on.writes:
+        out.append(f"**What makes the sync=true tail.** Not measured: {no_rows(on)}.")
+    elif not on.trusted:
+        out.append("**What makes the sync=true tail.** N" + not_trusted(on)[1:])
+    else:
         name, m, t = top_growth(on)
         out.append(f"**What makes the sync=true tail.** Unpinned, the mean write takes "
                    f"{on.mean_us:.0f} us and the p99 {on.p99_us:.0f} us; the component that "
                    f"grows most from the mean to the slowest 1% is `{name}` ({m:.0f} -> "
                    f"{t:.0f} us). ({traced_note(on)}.)")
-    else:
-        out.append(f"**What makes the sync=true tail.** Not measured: {no_rows(on)}.")
     f = on.extra
-    if f.get("follower_mean_us"):
+    if on.trusted and f.get("follower_mean_us"):
         out.append(f"**Followers wait for the leader's fdatasync.** {f['followers']:,} of "
                    f"{(f['followers'] or 0) + (f['leaders'] or 0):,} writes joined a group "
                    f"another thread led; a follower's mean latency is "
@@ -270,53 +237,126 @@ def findings(r: Results) -> list[str]:
     empty = [c for c in (free, pin) if not c.writes]
     if empty:
         out.append(head + "not measured: " + "; ".join(map(no_rows, empty)) + ".")
-        return out
-    out.append(head + f"`sched_runq` (runnable, waiting for the CPU) is {runq(pin)} of the "
-               f"mean write and {runq(pin, True)} of the p99 tail pinned, against "
-               f"{runq(free)} and {runq(free, True)} unpinned; the queue for the write group "
-               f"is {pct(pin.share(('queue',)))} against {pct(free.share(('queue',)))}. "
-               + migrations(free, pin))
+    elif not (free.trusted and pin.trusted):
+        out.append(head + not_trusted(free, pin))
+    else:
+        out.append(head + f"`sched_runq` (runnable, waiting for the CPU) is {runq(pin)} of "
+                   f"the mean write and {runq(pin, True)} of the p99 tail pinned, against "
+                   f"{runq(free)} and {runq(free, True)} unpinned; the queue for the write "
+                   f"group is {pct(pin.share(('queue',)))} against "
+                   f"{pct(free.share(('queue',)))}. " + migrations(free, pin))
     return out
+
+
+def traced_off(r: Results) -> list[str]:
+    """A sentence for each traced run whose throughput is off its cell's
+    untraced median by TRACED_OFF or more either way (000's unpinned
+    unsynced overwrite ran 1.98x): its rows are of another run than the
+    untraced ones the verdicts rest on."""
+    out = []
+    for c in r.cells:
+        for bench, tr in c.traced_ops.items():
+            s = c.stat("ops_sec", bench)
+            if not s or not s.median or not tr or 1 / TRACED_OFF < tr / s.median < TRACED_OFF:
+                continue
+            where = ("inside the untraced runs' range" if s.lo <= tr <= s.hi else
+                     f"outside all {s.n} untraced runs ({s.lo:,.0f}-{s.hi:,.0f})")
+            trust = ("It failed its self-check too, so no claim rests on its components."
+                     if not c.trusted else
+                     "Its components are this run's, which the untraced ones did not "
+                     "reproduce.")
+            out.append(f"(The traced run of `{c.name}` ran {bench} at {tr:,.0f} ops/s, "
+                       f"{tr / s.median:.2f}x its untraced median and {where}: "
+                       + ("tracing did not slow it, and these runs do not say what made it "
+                          "faster. " if tr > s.median else
+                          "the probes slowed it that much, or something else did; these runs "
+                          "do not say which. ") + f"{trust})")
+    return out
+
+
+def sig(v: float) -> str:
+    """Two significant figures, with thousands separators: 140,391 -> '140,000'."""
+    return f"{float(f'{v:.2g}'):,.0f}" if v >= 10 else f"{v:.2g}"
+
+
+def times(v: float) -> str:
+    """A ratio to two significant figures: '15x', '1.3x'."""
+    return f"{sig(v)}x"
+
+
+def moved(c: Comparison, what: str) -> str:
+    """What a change did to `what`, c being after over before, in a clause."""
+    return {">": f"made {what} {times(c.ratio)} faster",
+            "<": f"made {what} {times(1 / c.ratio) if c.ratio else 'infinitely'} slower",
+            "~": f"left {what} within the noise"}.get(
+        c.sign, f"did to {what} what these runs cannot tell")
+
+
+def irq_cpu(r: Results) -> int | None:
+    """The CPU that takes most of the disk's interrupts, where recorded."""
+    irqs = r.environment.get("block_irqs") or {}
+    if not irqs:
+        return None
+    counts = max(irqs.values(), key=sum)
+    return max(range(len(counts)), key=counts.__getitem__) if sum(counts) else None
 
 
 def answer(r: Results) -> str:
     on, off = cell(r, True, "none"), cell(r, False, "none")
     c = cmp(r, (False, "none"), (True, "none"))
-    lead = {">": "costs most of the throughput" if c.lo >= COLLAPSE else "costs throughput",
-            "<": "did not cost throughput here",
-            "~": "cost no throughput above the noise here"}.get(c.sign)
-    s = ((f"Syncing the WAL on every write {lead}" if lead else
-          "Whether syncing the WAL costs throughput, these runs cannot tell")
-         + f": unpinned fillrandom runs at {ops(off, 'fillrandom')} with sync=false and "
-         f"{ops(on, 'fillrandom')} with sync=true ("
-         + judged("false/true", c, "sync=false faster", "sync=true faster") + ")")
-    if on.writes:
-        s += (f"; in the traced sync=true run the WAL's fdatasync and the queue behind it are "
-              f"{pct(on.share(SYNC_WAIT))} of the {on.mean_us:.0f} us mean write")
-        d = r.diff(off.name, on.name)
-        if d and "delta_mean_ns" in d:
-            delta = d["delta_mean_ns"] / 1e3
-            at = attribution(off, on, delta, delta, "fillrandom")
-            s += (f" (walscope diff: sync=true adds {delta:,.0f} us to the "
-                  f"mean write, {d['residual_ns'] / 1e3:,.1f} us of it unattributed; "
-                  f"{at.gap_text()})")
-    why = types_untestable(r)
-    if not r.has(sync=True, pin="E"):
-        s += ". The E cells were not run, so the core type is not answered here"
+    o = cmp(r, (False, "none"), (True, "none"), "overwrite")
+    fo, fn = sig(off.value("ops_sec", "fillrandom")), sig(on.value("ops_sec", "fillrandom"))
+    if c.sign == ">":
+        s = ("Syncing every write costs most of the throughput" if c.lo >= COLLAPSE
+             else "Syncing every write costs throughput")
+        s += (f": unpinned fillrandom fell from about {fo} writes/s to {fn}, "
+              f"{times(c.ratio)}" + (f" (overwrite: {times(o.ratio)}). " if o.sign == ">"
+                                     else ". "))
+    elif c.sign == "~":
+        s = (f"Syncing every write cost no throughput above this machine's noise "
+             f"(unpinned fillrandom about {fo} writes/s unsynced, {fn} synced). ")
+    elif c.sign == "<":
+        s = (f"Syncing every write did not cost throughput here: unpinned fillrandom ran at "
+             f"about {fn} writes/s synced, {fo} unsynced. ")
     else:
-        ps, pa = pe(r, True)[2], pe(r, False)[2]
-        if why:
-            s += (f". Whether the core type matters cannot be answered on this machine: "
-                  f"{why}. What two cores of one kind differ by here, on fillrandom: ")
-        else:
-            s += (f". The core types as {KERNEL_TYPES[r.environment['cpu_types_source']]} "
-                  "name them, on fillrandom: ")
-        s += (judged("with sync=true P/E", ps, "P faster", "E faster") + "; "
-              + judged("with sync=false P/E", pa, "P faster", "E faster"))
-    u = cmp(r, (False, "none"), (False, "P"))
-    s += (f". Pinning the four threads to P ({cpus(r, 'P')}) rather than leaving them "
-          f"unpinned, sync=false: "
-          + judged("unpinned/P", u, "unpinned faster", "pinned faster") + ".")
+        s = f"What syncing the WAL costs, these runs cannot tell ({c.why}). "
+    if on.writes and on.trusted:
+        named, total = on.lens_part(SYNC_WAIT)
+        s += (f"The traced synced run passed its self-check: the fdatasync and its queue "
+              f"are {pct(named / total)} of its {sig(total)} us mean write. ")
+    elif on.writes:
+        s += ("The traced synced run failed its self-check, so what a synced write waits "
+              "on is not measured here. ")
+    why = types_untestable(r)
+    p_, e_ = (cpus(r, "P"), cpus(r, "E")) if why else ("the P cores", "the E cores")
+    ran_e = r.has(sync=True, pin="E") and r.has(sync=False, pin="E")
+    if not ran_e:
+        s += "The E cells were not run, so the core type is not answered here. "
+    elif why:
+        s += ("The core type cannot be tested here: this VM's cores are alike, so "
+              f"\"P\" and \"E\" only label {p_} and {e_}. ")
+    # E over P, and pinned over unpinned: (synced, unsynced)
+    ep = [compare(e.stat("ops_sec", "fillrandom"), p.stat("ops_sec", "fillrandom"))
+          for p, e, _ in (pe(r, True), pe(r, False))] if ran_e else []
+    pu = [compare(cell(r, sync, "P").stat("ops_sec", "fillrandom"),
+                  cell(r, sync, "none").stat("ops_sec", "fillrandom")) for sync in (True, False)]
+    irq = irq_cpu(r)
+    takes = (", which takes the disk's interrupts," if why and irq is not None
+             and e_ == f"CPU {irq}" else "")
+    move = f"moving the threads from {p_} to {e_}{takes} "
+    pin = f"pinning all four to {p_} alone "
+    s += ("Synced, " + (move + moved(ep[0], "writes") + "; " if ep else "")
+          + pin + moved(pu[0], "them" if ep else "writes") + ". ")
+    if all(x.sign == "~" for x in (*ep[1:], pu[1])):
+        s += "Unsynced, " + ("neither change showed above the noise" if ep else
+                             "pinning stayed within the noise")
+    else:
+        s += ("Unsynced, " + (f"the move {moved(ep[1], 'writes')} and " if ep else "")
+              + "pinning " + moved(pu[1], "them" if ep else "writes"))
+    s += "."
+    if off.writes and not off.trusted:
+        s += (" The unsynced traced runs failed their self-check, so where such a write's "
+              "time goes is not measured.")
     return s
 
 
@@ -362,7 +402,10 @@ STUDY = Study(
           "cores are identical, such as this 2-core VM, they are declared (`--cpu-types "
           "P:0,E:1`): pinning to P means `taskset -c 0`, to E `taskset -c 1`, so those cells "
           "measure one core against another of the same kind, and either against both. "
-          "The seed pinned the whole WSL2 VM to host CPUs instead.",
+          "On this VM, then, a \"P\" cell is all 4 writer threads on 1 vCPU, against 2 vCPUs "
+          "unpinned: claim 4's unpinned-over-P is one core against two, not a choice of "
+          "cores of a type. The seed pinned the whole WSL2 VM (4 processors) to host CPUs "
+          "instead.",
     metrics=[Metric("ops_sec", "ops/s", "{:,.0f}"), Metric("micros_op", "avg us/op", "{:.1f}"),
              Metric("p99_us", "p99 us", "{:.1f}")],
     claims=[
@@ -383,4 +426,5 @@ STUDY = Study(
     flames=lambda r: [r.cell(sync=True, pin="none").name, r.cell(sync=False, pin="P").name],
     seed_says=SEED_SAYS,
     answer=answer,
+    table_notes=traced_off,
 )

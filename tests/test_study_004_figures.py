@@ -2,10 +2,13 @@
 +-5%): each claim held, not held, and untestable where the rule cannot
 tell; its findings (checkpoints in WAL's tail, lock_wait with one client
 and with two); and the studies' figures: leaders beside followers, cell
-labels whole at 1000 px, tpmC for a TPC-C matrix."""
+labels whole at 1000 px, New-Order transactions a minute for a TPC-C-like
+matrix; axes set by what can be read, queues per write, distrusted runs
+marked (issue 45)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from runners.experiments.studies import results, s004
-from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
+from runners.experiments.studies.model import (HELD, NOT_DISTINGUISHABLE, NOT_HELD, PARTLY,
+                                               UNTESTABLE)
 from runners.experiments.studies.results import CellResult, Results, Stat
 from viz import figures, matrix
 
@@ -81,41 +85,62 @@ def tpcc(wal_tpmc: float = 65_000, delete_tpmc: float = 25_000, rounds: int = 5,
 
 
 # --- claim 1: WAL's throughput -------------------------------------------
+# a part per client count (tests/study_rule.py c004_1), the claim's verdict
+# from its parts (model.claim_verdict)
+
+PAIRS = [("journal_mode-delete_clients-1", "journal_mode-wal_clients-1"),
+         ("journal_mode-delete_clients-2", "journal_mode-wal_clients-2")]
+
 
 def test_wal_faster_holds_quoting_the_rule():
     v = s004.wal_faster(tpcc())
     assert v.outcome == HELD
-    assert AA in v.evidence and "above the noise" in v.evidence
-    assert v.pairs == [("journal_mode-delete_clients-1", "journal_mode-wal_clients-1"),
-                       ("journal_mode-delete_clients-2", "journal_mode-wal_clients-2")]
+    assert [p.verdict for p in v.parts] == [HELD, HELD]
+    assert [p.name for p in v.parts] == [
+        f"WAL above DELETE, {n} (WAL/DELETE New-Order transactions per minute)"
+        for n in ("1 client", "2 clients")]
+    assert AA in v.evidence and "2.60x" in v.evidence
+    assert "1 client: WAL 65,000, DELETE 25,000" in v.evidence
+    assert "tpmC" not in v.evidence and "not comparable to TPC-C" in v.evidence
+    assert v.pairs == PAIRS
 
 
-def test_wal_faster_does_not_hold_inside_the_noise():
-    # 3% apart every round: inside the A/A band
+def test_wal_faster_inside_the_noise_is_not_distinguishable():
+    # 3% apart every round: inside the A/A band, which is no evidence either way
     v = s004.wal_faster(tpcc(wal_tpmc=25_750))
-    assert v.outcome == NOT_HELD and "not above the noise" in v.evidence
+    assert v.outcome == NOT_DISTINGUISHABLE and "not above the noise" in v.evidence
+    # DELETE above WAL, called: the claim did not hold
     assert s004.wal_faster(tpcc(wal_tpmc=20_000)).outcome == NOT_HELD
 
 
 def test_wal_faster_partly_when_one_client_count_differs():
-    assert s004.wal_faster(tpcc(two_tpmc=25_100)).outcome == PARTLY
+    v = s004.wal_faster(tpcc(two_tpmc=25_100))
+    assert v.outcome == PARTLY
+    assert [p.verdict for p in v.parts] == [HELD, NOT_DISTINGUISHABLE]
 
 
 def test_wal_faster_untestable_with_too_few_rounds():
     v = s004.wal_faster(tpcc(rounds=3))
     assert v.outcome == UNTESTABLE
-    assert "the rule cannot tell: 3 paired rounds (the rule needs 5)" in v.evidence
+    assert "3 paired rounds (the rule needs 5)" in v.evidence
 
 
 # --- claim 2: the gap is I/O -------------------------------------------------
+# an attribution per client count (tests/study_rule.py c004_2): file I/O's
+# part of the traced DELETE - WAL gap, against the untraced gap where a
+# traced run is not trusted
 
 def test_io_cause_holds_and_names_the_wal_file_once():
     v = s004.io_is_the_cause(tpcc())
     assert v.outcome == HELD, v.evidence
+    assert [p.verdict for p in v.parts] == [HELD, HELD]
     assert AA in v.evidence
-    assert v.pairs == [("journal_mode-delete_clients-1", "journal_mode-wal_clients-1")]
+    assert v.pairs == PAIRS
     # WAL's db_* went to the -wal file's journal_*: the note says how much
     assert "labelled 255 us of it `db_*`" in v.evidence
+    # file I/O 779 us of the 833 us traced gap (1,391 - 558); untraced gap 1300 - 540
+    assert "94% of the traced gap" in v.evidence and "+760 us a new_order" in v.evidence
+    assert "not the workload's" not in v.evidence
 
 
 def test_io_cause_does_not_hold_when_the_gap_is_sql():
@@ -127,18 +152,39 @@ def test_io_cause_does_not_hold_when_the_gap_is_sql():
                                              if k not in ("checkpoint",)},
                                           "sql_exec": 900.0})
             t["mean_us"] = sum(t["components_us"].values())
-    assert s004.io_is_the_cause(r).outcome == NOT_HELD
+    v = s004.io_is_the_cause(r)
+    assert v.outcome == NOT_HELD and [p.verdict for p in v.parts] == [NOT_HELD, NOT_HELD]
 
 
-def test_io_cause_does_not_hold_without_a_gap_above_the_noise():
+def test_io_cause_without_a_gap_above_the_noise_is_not_distinguishable():
     v = s004.io_is_the_cause(tpcc(wal_mean=1290))
-    assert v.outcome == NOT_HELD and "no gap in WAL's favour" in v.evidence
+    assert v.outcome == NOT_DISTINGUISHABLE and "no gap above the noise" in v.evidence
 
 
 def test_io_cause_untestable_without_traced_rows():
     v = s004.io_is_the_cause(tpcc(traced=False))
     assert v.outcome == UNTESTABLE
     assert "ended before its first window opened" in v.evidence
+
+
+def test_io_cause_on_a_traced_run_off_its_untraced_runs_needs_the_untraced_gap():
+    """A traced run whose mean reads >15% off its untraced runs' (the truth
+    note) is not trusted for its microseconds: the traced share stands only
+    where the untraced gap gives the same answer."""
+    r = tpcc(delete_mean=5000)     # untraced gap 4,460 us: file I/O's 779 us is 17% of it
+    w = r.cell(journal_mode="wal", clients=1)
+    assert s004.io_is_the_cause(r).outcome == HELD          # every traced run trusted
+    w.extra["traced_vs_untraced_mean"] = {"new_order": 0.73, "payment": 1.02}
+    assert not s004.txn_trusted(w)
+    v = s004.io_is_the_cause(r)
+    assert [p.verdict for p in v.parts] == [PARTLY, HELD] and v.outcome == PARTLY
+    assert ("the traced run of `journal_mode-wal_clients-1` reads more than 15% off its "
+            "untraced runs' own latency") in v.evidence
+    # where the untraced gap agrees, the traced share stands
+    assert s004.io_is_the_cause(tpcc()).outcome == HELD
+    r2 = tpcc()
+    r2.cell(journal_mode="wal", clients=1).extra["traced_vs_untraced_mean"] = {"new_order": 0.7}
+    assert s004.io_is_the_cause(r2).outcome == HELD
 
 
 # --- findings and the answer ----------------------------------------------------
@@ -247,9 +293,34 @@ def test_stalls_say_why_a_mean_exceeds_its_p99(tmp_path):
 
 def test_answer_is_one_paragraph_from_the_results():
     a = s004.answer(tpcc())
-    assert "\n" not in a and "2.60x the new orders per minute" in a
-    assert "checkpoints" in a and "69% of the traced WAL run's p99 tail" in a
-    assert "the rule cannot tell" in s004.answer(tpcc(rounds=3))
+    assert "\n" not in a and len(a.split()) <= 120
+    assert a.startswith("WAL committed 2.6 times DELETE's New-Order transactions per minute "
+                        "(TPC-C-like, not comparable to TPC-C) with 1 client (about 65,000 "
+                        "against 25,000) and 2.6 times with 2 clients")
+    assert "tpmC" not in a and "[" not in a          # no intervals: rounded figures
+    assert "about 830 us longer in DELETE mode, 94% of it file I/O" in a
+    assert "checkpoints are 69% of the traced WAL run's p99 tail" in a
+    assert "its new_order p99 is 3.5 ms against DELETE's 2.0 ms" in a
+    assert "A second client added no throughput above the noise" in a
+    assert "cannot tell" in s004.answer(tpcc(rounds=3))
+
+
+def test_answer_cites_no_microseconds_of_an_untrusted_traced_run():
+    r = tpcc()
+    r.cell(journal_mode="wal", clients=1).extra["traced_vs_untraced_mean"] = {"new_order": 0.7}
+    a = s004.answer(r)
+    assert "file I/O" not in a and "checkpoints" not in a
+    assert ("the traced runs with 1 client cannot say: the traced run of WAL reads more than "
+            "15% off its untraced runs' own latency") in a
+    assert "p99 is 3.5 ms" in a and len(a.split()) <= 120
+
+
+def test_setup_and_table_name_the_throughput_as_tpcc_like():
+    s = s004.STUDY
+    tpm = "New-Order transactions per minute (TPC-C-like, not comparable to TPC-C)"
+    assert s.metrics[0].column == "tpmC" and s.metrics[0].label == tpm
+    assert tpm in s.setup and "1 warehouse" in s.setup
+    assert "1 and 2 client processes" in s.setup and "20 s per run" in s.setup
 
 
 def test_study_quotes_its_seed():
@@ -329,13 +400,15 @@ def matrix_frame(tpcc_cols: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_throughput_figure_uses_tpmc_for_a_tpcc_matrix():
+def test_throughput_figure_uses_new_orders_a_minute_for_a_tpcc_matrix():
+    """The tpmC column, named as issue 45 asks: TPC-C-like, not TPC-C's."""
     fig = matrix.comparison_figure(matrix_frame(True))
     bars = [t for t in fig.data if t.type == "bar"]
-    assert len(bars) == 1 and bars[0].name == "tpmC untraced"    # one bar a cell
+    assert len(bars) == 1 and bars[0].name == "New-Order txns/min untraced"   # one bar a cell
     assert list(bars[0].x) == [900 * 27 + 1, 2400 * 27 + 1]      # the untraced medians
-    assert "tpmC" in fig.layout.annotations[0].text
-    assert "ops/s" not in fig.layout.annotations[0].text
+    title = fig.layout.annotations[0].text
+    assert "New-Order txns/min (TPC-C-like)" in title and "tpmC" not in title
+    assert "ops/s" not in title
     plain = matrix.comparison_figure(matrix_frame(False))
     assert "ops/s" in plain.layout.annotations[0].text
     assert list([t for t in plain.data if t.type == "bar"][0].x) == [901, 2401]
@@ -409,3 +482,109 @@ def test_throughput_figure_keeps_axis_values_whole_and_rows_on_their_bars():
     assert fig.layout.barmode == "overlay" and all(t.offsetgroup is None for t in bars)
     text = next(t for t in fig.data if t.type == "scatter" and t.mode == "text")
     assert list(text.text) == ["1.00x"] * 3 and min(text.x) > 1001
+
+
+# --- the figures of issue 45: axes set by what can be read, per write, the
+# distrusted marked ---------------------------------------------------------
+
+def txn_run(name: str, own_us: dict[str, float], trusted: bool = True) -> SimpleNamespace:
+    """What types_figure reads of a SQLite Run: transactions by type with
+    their components (sql_exec 600 us, journal_sync_io 400 us: 1 ms each)
+    and the workload's own latency; its self-check's word on its rows."""
+    rows = []
+    for typ, own in own_us.items():
+        rows += [{"txn_type": typ, "sql_exec_adj_ns": 600_000, "journal_sync_io_adj_ns": 400_000,
+                  "app_latency_ns": own * 1e3}] * 4
+    return SimpleNamespace(name=name, writes=pd.DataFrame(rows), step=1,
+                           summary={"self_check": {"trusted": trusted}})
+
+
+def test_types_figure_axis_is_set_by_the_bars_not_a_stalled_mean():
+    """004's types.png ran to 100 ms for a traced own mean of 91 ms beside
+    bars of about 1 ms: such a mark is left out, listed, and the axis
+    follows the bars."""
+    runs = [txn_run("journal_mode-delete_clients-1", {"new_order": 1100, "payment": 1050}),
+            txn_run("journal_mode-delete_clients-2", {"new_order": 1150, "payment": 91_000})]
+    fig = figures.types_figure(runs)
+    mark = next(t for t in fig.data if t.name == "workload's own mean latency")
+    assert sorted(mark.y) == [1050, 1100, 1150]            # the 91 ms mark is not drawn
+    top = fig.layout.yaxis.range[1]
+    assert 1150 <= top < 1.5 * 1150                       # the bars fill the plot
+    [note] = [a.text for a in fig.layout.annotations if "not drawn" in a.text]
+    assert "payment of journal_mode-delete_clients-2: 91 ms" in note
+    assert "its components 1% of it" in note
+
+
+def test_types_figure_marks_an_untrusted_run_and_drops_its_marks():
+    runs = [txn_run("journal_mode-wal_clients-1", {"new_order": 1100}),
+            txn_run("journal_mode-wal_clients-2", {"new_order": 1200}, trusted=False)]
+    fig = figures.types_figure(runs)
+    labels = list(fig.data[0].x[0])
+    assert labels == ["clients=1", "clients=2<br>(untrusted)"]
+    mark = next(t for t in fig.data if t.name == "workload's own mean latency")
+    assert list(mark.y) == [1100]
+    assert "(rows untrusted)" in next(a.text for a in fig.layout.annotations
+                                      if "not drawn" in a.text)
+    # all trusted, every mark within its bars: nothing is listed
+    fig = figures.types_figure(runs[:1])
+    assert not [a for a in fig.layout.annotations if "not drawn" in a.text]
+
+
+def test_groups_figure_queue_is_per_follower_write():
+    """The right panel was ms in total over the run; now the mean follower
+    write's queue (us), its parts adding up to that mean (5 us here)."""
+    r = fake_run("sync-true", 400, 300)
+    r.step = 7                      # a long run read 1 row in 7: a mean does not scale
+    fig = figures.groups_figure([r])
+    q = [t for t in fig.data if t.name.startswith("queue_")]
+    assert [list(t.x) for t in q] == [[3.0], [1.0], [1.0]]
+    assert "us per follower write" in fig.layout.xaxis2.title.text
+    assert "ms total" not in fig.layout.xaxis2.title.text
+
+
+def test_groups_and_breakdown_mark_an_untrusted_run():
+    good, bad = fake_run("sync-true", 400, 300), fake_run("sync-false", 20, 40)
+    bad.summary["self_check"] = {"trusted": False}
+    fig = figures.groups_figure([good, bad])
+    assert list(fig.data[0].y) == ["sync-true", "sync-false (untrusted)"]
+    for r in (good, bad):
+        r.sampled = False
+        r.tail = SimpleNamespace(mean=lambda c: 1000.0)
+    b, _ = figures.breakdown_figure([good, bad])
+    assert list(b.data[0].y) == ["sync-true", "sync-false (untrusted)"]
+
+
+def test_throughput_figure_marks_traced_runs_off_their_untraced_ones():
+    df = matrix_frame(True)
+    df["adj_vs_baseline_mean"] = [0.73 if (c.endswith("wal_clients-1") and k == "traced")
+                                  else 1.0 for c, k in zip(df["cell"], df["kind"])]
+    fig = matrix.comparison_figure(df)
+    bar = next(t for t in fig.data if t.type == "bar")
+    assert list(bar.y) == ["journal_mode=delete", "journal_mode=wal (untrusted)"]
+    fig = matrix.comparison_figure(matrix_frame(True),
+                                   untrusted=["journal_mode-delete_clients-1"])
+    assert list(next(t for t in fig.data if t.type == "bar").y) == [
+        "journal_mode=delete (untrusted)", "journal_mode=wal"]
+
+
+def test_log_axes_label_whole_values_not_minor_digits():
+    """Plotly's own log ticks print '2' and '5' between the powers of ten:
+    every log axis here takes its tickvals and ticktext from viz/axes.py."""
+    rows = [{"cell": f"c{i}", "kind": "baseline", "rep": 0, "benchmark": "fillrandom",
+             "ops_sec": ops, "micros_op": 1e6 / ops, "p99_us": 5e6 / ops}
+            for i, ops in enumerate((1_000.0, 40_000.0, 300_000.0))]
+    fig = matrix.comparison_figure(pd.DataFrame(rows))
+    assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type == "log"
+    for ax in (fig.layout.xaxis, fig.layout.xaxis2):
+        assert ax.tickvals and len(ax.ticktext) == len(ax.tickvals)
+        assert not any(re.fullmatch(r"\d", t) for t in ax.ticktext)
+    assert "1,000" in fig.layout.xaxis.ticktext
+    assert any(t.endswith(" us") or t.endswith(" ms") for t in fig.layout.xaxis2.ticktext)
+    runs = [SimpleNamespace(name=f"r{i}", summary={
+        "throughput": {"ops_per_s": ops},
+        "writes": {"count": 10, "duration_adj": {"mean_ns": 1e9 / ops, "p99_ns": 5e9 / ops}}})
+        for i, ops in enumerate((1_000.0, 40_000.0, 300_000.0))]
+    t = figures.throughput_figure(runs)
+    for ax in (t.layout.xaxis, t.layout.yaxis):
+        assert ax.type == "log" and ax.tickvals
+        assert not any(re.fullmatch(r"\d", x) for x in ax.ticktext)

@@ -532,18 +532,6 @@ CLAIMS: dict[tuple[str, int], Callable[[Study], list[Part]]] = {
 NOISE_AS_VERDICT = ("issue 45, verdicts that depart from the rule: 'not above the noise' "
                     "made a verdict")
 KNOWN: dict[tuple[str, int], str] = {
-    ("000", 4): "issue 45: printed 'partly held' though its P > E part cannot be tested "
-                "(declared labels on identical cores), which makes the claim untestable",
-    ("002", 3): f"{NOISE_AS_VERDICT} (fillrandom's 'same' counted as held); fillseq's SAF is "
-                "higher with the WAL (0.98x beside a band of 1.00, the band defect), so no "
-                "part held",
-    ("003", 3): f"{NOISE_AS_VERDICT} ('held'): tiered/default at every alpha",
-    ("003", 4): "issue 45: 'cannot be tested' from a division by zero; the stored last-level "
-                "share 0.43 -> 0.00 -> 0.00 is called at every alpha",
-    ("003", 5): f"{NOISE_AS_VERDICT} ('partly held', a 10% tolerance the doc does not have): "
-                "no WAF step is above the noise",
-    ("003", 6): f"{NOISE_AS_VERDICT} ('did not hold'): no 5 s/0 s throughput step is called",
-    ("003", 7): f"{NOISE_AS_VERDICT} ('did not hold'): neither WAF nor throughput is called",
 }
 
 

@@ -33,6 +33,11 @@ def us_label(us: float) -> str:
     return f"{_short(us / 1e6)} s"
 
 
+def count_label(v: float) -> str:
+    """A count or rate (ops/s, transactions a minute): 500, 20,000."""
+    return _short(v)
+
+
 def kib_label(kib: float) -> str:
     """A size given in KiB: 512 B, 4 KiB, 1.5 MiB, 2 GiB."""
     if kib < 1:

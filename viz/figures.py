@@ -13,10 +13,25 @@ from plotly.subplots import make_subplots
 
 import engines
 from analysis.components import QUEUE_BEHIND, QUEUE_PARTS
-from viz.axes import log_ticks, size_ticks
-from viz.matrix import add_note, cell_labels
+from viz.axes import count_label, log_ticks, size_ticks
+from viz.matrix import UNTRUSTED, add_note, cell_labels
 from viz.runs import (COLORS, TIMELINE_POINTS, CDF_POINTS, Run, col,  # noqa: F401
                       component_means, components_of)
+
+def rows_trusted(r: Run) -> bool:
+    """Whether the run's self-check trusts its rows' microseconds (a run
+    without one, or written before it, reads as trusted: nothing says
+    otherwise)."""
+    return bool((r.summary.get("self_check") or {}).get("trusted", True))
+
+
+def run_labels(runs: list[Run], sep: str = " ") -> tuple[list[str], str]:
+    """cell_labels of the runs, each whose rows its self-check does not
+    trust marked (untrusted): the figures of single runs draw their rows."""
+    names, note = cell_labels([r.name for r in runs], sep=sep)
+    return [n + (sep + UNTRUSTED.strip() if not rows_trusted(r) else "")
+            for n, r in zip(names, runs)], note
+
 
 def duration_label(us: float) -> str:
     """A bar's total, short: 41 us, 1.9 ms."""
@@ -38,7 +53,7 @@ def breakdown_figure(runs: list[Run]) -> tuple[go.Figure, dict[str, Any]]:
                         subplot_titles=("share of the mean write",
                                         "share of the slowest 1% (their mean, not p99)"))
     data: dict[str, Any] = {}
-    names, note = cell_labels([r.name for r in runs])
+    names, note = run_labels(runs)
     means: dict[str, list[float]] = {}
     tails: dict[str, list[float]] = {}
     comps = components_of(runs)
@@ -118,14 +133,19 @@ def throughput_figure(runs: list[Run]) -> go.Figure | None:
     if len(have) < 3:
         return None
     fig = go.Figure()
+    lat = [r.summary["writes"]["duration_adj"][s] / 1e3 for r in have
+           for s in ("mean_ns", "p99_ns")]
     for stat, sym in (("mean_ns", "circle"), ("p99_ns", "diamond")):
         fig.add_scatter(x=[r.summary["throughput"]["ops_per_s"] for r in have],
                         y=[r.summary["writes"]["duration_adj"][stat] / 1e3 for r in have],
                         text=[r.name for r in have], mode="markers+text",
                         textposition="top center", marker_symbol=sym,
                         name=stat.replace("_ns", ""))
-    fig.update_layout(height=420, xaxis=dict(type="log", title="ops/s (the workload's own)"),
-                      yaxis=dict(type="log", title="write latency, us (compensated)"))
+    ops = [r.summary["throughput"]["ops_per_s"] for r in have]
+    fig.update_layout(height=420, xaxis=dict(type="log", title="ops/s (the workload's own)",
+                                             **log_ticks(ops, count_label)),
+                      yaxis=dict(type="log", title="write latency (compensated)",
+                                 **log_ticks(lat)))
     return fig
 
 
@@ -216,28 +236,65 @@ def cores_figure(runs: list[Run]) -> go.Figure | None:
     return fig
 
 
+# the workload's own mean of a transaction type is drawn against its bar
+# only where the rows' components account for at least this share of it:
+# a mean over ten times the components is a few transactions kept waiting
+# outside the rows (SQLite's busy handler sleeping through another client's
+# lock), and on a shared axis it flattens every bar (issue 45: 91 ms and
+# 12 ms marks over bars of about 1 ms)
+OWN_MEAN_SHARE = 0.1
+# head room above the tallest bar or mark drawn
+TOP = 1.1
+
+
 def types_figure(runs: list[Run]) -> go.Figure | None:
     """SQLite: mean compensated components per transaction type, with the
-    workload's own mean latency for the same transactions beside them."""
+    workload's own mean latency for the same transactions beside them. The
+    axis is set by the bars and by the marks that can be read against them:
+    a mark of a run whose rows the self-check does not trust, or one its
+    bar's components are under OWN_MEAN_SHARE of, is left out and listed
+    above the plot; runs not trusted are labelled so."""
     rows = [(r, t, d) for r in runs if "txn_type" in r.writes
             for t, d in r.writes[r.writes["txn_type"] != ""].groupby("txn_type")]
     if not rows:
         return None
-    labels, note = cell_labels(list(dict.fromkeys(r.name for r, _, _ in rows)), sep="<br>")
-    label_of = dict(zip(dict.fromkeys(r.name for r, _, _ in rows), labels))
+    shown = list({r.name: r for r, _, _ in rows}.values())
+    labels, note = run_labels(shown, sep="<br>")
+    label_of = dict(zip((r.name for r in shown), labels))
     x = [[label_of[r.name] for r, _, _ in rows], [str(t) for _, t, _ in rows]]
     fig = go.Figure()
-    for c in components_of([r for r, _, _ in rows]):
-        fig.add_bar(x=x, y=[float(col(d, c).mean()) / 1e3 for _, _, d in rows],
-                    name=c, marker_color=COLORS[c], legendgroup=c)
-    fig.add_scatter(x=x, y=[float(d["app_latency_ns"].mean()) / 1e3 for _, _, d in rows],
+    comps = components_of([r for r, _, _ in rows])
+    totals = [0.0] * len(rows)
+    for c in comps:
+        ys = [float(col(d, c).mean()) / 1e3 for _, _, d in rows]
+        totals = [t + y for t, y in zip(totals, ys)]
+        fig.add_bar(x=x, y=ys, name=c, marker_color=COLORS[c], legendgroup=c)
+    own = [float(d["app_latency_ns"].mean()) / 1e3 for _, _, d in rows]
+    keep = [rows_trusted(r) and o == o and o * OWN_MEAN_SHARE <= tot
+            for (r, _, _), o, tot in zip(rows, own, totals)]
+    fig.add_scatter(x=[[a for a, k in zip(x[0], keep) if k], [b for b, k in zip(x[1], keep) if k]],
+                    y=[o for o, k in zip(own, keep) if k],
                     mode="markers", marker=dict(symbol="line-ew-open", size=30,
                                                 color="black", line=dict(width=3)),
                     name="workload's own mean latency")
+    left = [f"{t} of {r.name}: {duration_label(o)}"
+            + (" (rows untrusted)" if not rows_trusted(r) else
+               f" (its components {100 * tot / o:.0f}% of it)")
+            for (r, t, _), o, tot, k in zip(rows, own, totals, keep) if not k and o == o]
+    if left:
+        fig.add_annotation(
+            text="workload's own mean not drawn (off the bars' scale, or rows untrusted):<br>"
+                 + "<br>".join(left), showarrow=False, xref="paper", yref="paper", x=0,
+            y=1.0, yshift=8, xanchor="left", yanchor="bottom", align="left",
+            font=dict(size=11))
+        fig.update_layout(margin=dict(t=100 + 15 * (len(left) + 1)))
+    top = max([*totals, *(o for o, k in zip(own, keep) if k), 0.0])
     # every component and the marker in the legend: no gap between the
     # one-bar legend groups, and height for a dozen entries beside the plot
     fig.update_layout(barmode="stack", height=560, yaxis_title="us",
                       legend=dict(tracegroupgap=0))
+    if top > 0:
+        fig.update_yaxes(range=[0, TOP * top])
     add_note(fig, note)
     return fig
 
@@ -265,9 +322,9 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.05)
     fig.update_xaxes(title_text="mean latency, us: leaders and followers", row=1, col=1,
                      title_font_size=13)
-    fig.update_xaxes(title_text="followers' queue, ms total: what the leader did",
+    fig.update_xaxes(title_text="followers' queue, us per follower write: behind what",
                      row=1, col=2, title_font_size=13)
-    names, note = cell_labels([r.name for r in runs])
+    names, note = run_labels(runs)
 
     def mean_us(r: Run, lead: bool) -> float | None:
         if not len(r.writes):
@@ -282,13 +339,16 @@ def groups_figure(runs: list[Run]) -> go.Figure | None:
                     row=1, col=1)
     base = [0.0] * len(runs)
     for part in QUEUE_PARTS:   # stacked by hand: the left pair stays grouped
+        # the mean follower write's queue, by what it waited behind: the
+        # parts add up to the follower's mean queue, on the left's scale
         vals = []
         for r in runs:
             f = r.writes[~r.writes["leader"]] if len(r.writes) else r.writes
-            vals.append(r.step * float(f[f"{part}_ns"].sum()) / 1e6 if len(f) else 0.0)
+            vals.append(float(f[f"{part}_ns"].mean()) / 1e3 if len(f) else 0.0)
         fig.add_bar(y=names, x=vals, base=base, orientation="h", name=part,
                     marker_color=QUEUE_COLORS[part], offsetgroup="queue parts",
-                    hovertemplate=f"{part}: %{{x:.1f}} ms<extra>%{{y}}</extra>",
+                    hovertemplate=f"{part}: %{{x:.1f}} us a follower write"
+                                  "<extra>%{y}</extra>",
                     row=1, col=2)
         base = [b + v for b, v in zip(base, vals)]
     fig.update_layout(barmode="group", height=rows_height(len(runs)), bargap=0.25)
@@ -346,12 +406,15 @@ FIGURES = (
     ("Group commit: leaders and followers",
      "Left: mean latency of the writes that led a group and of those that followed, "
      "side by side (two means: their sum is nothing); "
-     "right: what followers waited behind while queued (the leader's WAL sync, its WAL "
-     "write, or other work).",
+     "right: what the mean follower write waited behind while queued, in us (the "
+     "leader's WAL sync, its WAL write, or other work). A run marked (untrusted) failed "
+     "its self-check: its microseconds are not the workload's.",
      groups_figure),
     ("SQLite transactions by type",
      "Mean latency of each transaction type, split by component; the black bar is the "
-     "workload's own timing of the same transactions.",
+     "workload's own timing of the same transactions, left out (and listed above the "
+     "plot) where the components are under a tenth of it or the run's rows are untrusted, "
+     "so that it does not set the axis.",
      types_figure),
     ("Threads: on-CPU, runnable, blocked",
      "Seconds each role's threads spent on a CPU, waiting for one, and blocked, from "

@@ -7,18 +7,26 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from analysis.selfcheck import TOLERANCE
+from viz.axes import count_label, log_ticks
+
 CAPTION = ("Each cell (a row, named by the axis values that differ between cells) with "
-           "its throughput (left; log scale when cells differ 30-fold; tpmC for a TPC-C "
-           "matrix) and latency (right, log scale) as the workload reported them: bars are "
-           "the median of the untraced repeats, whiskers their range, and the label beside "
-           "a bar the traced run's throughput over that median. Compare cells on the bars; "
-           "the labels show what tracing cost.")
+           "its throughput (left; log scale when cells differ 30-fold; New-Order "
+           "transactions per minute for a TPC-C-like matrix, not TPC-C's tpmC) and latency "
+           "(right, log scale) as the workload reported them: bars are the median of the "
+           "untraced repeats, whiskers their range, and the label beside a bar the traced "
+           "run's throughput over that median. Compare cells on the bars; the labels show "
+           "what tracing cost. A cell marked (untrusted) has a traced run "
+           "whose microseconds are not the workload's: its self-check did not trust them, "
+           "or its mean read more than 15% off the untraced runs'.")
+UNTRUSTED = " (untrusted)"
 SHORT = 24     # names this long or shorter are shown as they are
 KEY = 12       # an axis name longer than this is shortened to its first word(s)
 WRAP = 28      # a name that is no cell's is broken into lines of about this
@@ -156,18 +164,37 @@ def per_cell(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def comparison_figure(df: pd.DataFrame) -> go.Figure | None:
+def off_untraced(df: pd.DataFrame) -> set[str]:
+    """The cells whose traced run's compensated mean, of any transaction
+    type, reads more than TOLERANCE off the untraced runs' own (run_matrix
+    compare_traced's adj_vs_baseline_mean, sqlite_tpcc's matrices): its
+    microseconds are not the workload's."""
+    col = "adj_vs_baseline_mean"
+    if col not in df:
+        return set()
+    off = df[(df["kind"] == "traced") & ((df[col] - 1).abs() > TOLERANCE)]
+    return set(off["cell"])
+
+
+def comparison_figure(df: pd.DataFrame,
+                      untrusted: Iterable[str] = ()) -> go.Figure | None:
     """Cells as rows (the first on top): throughput bars with the untraced
     range, the traced/untraced ratio beside each; the latencies as marks.
-    A TPC-C matrix (a tpmC column) shows tpmC, the unit its tables use:
-    one bar per cell, as every transaction type of a run shares it."""
+    A TPC-C matrix (a tpmC column) shows its New-Order transactions per
+    minute (TPC-C-like, not TPC-C's tpmC), the unit its tables use: one bar
+    per cell, as every transaction type of a run shares it. Cells whose
+    traced run is not trusted (untrusted: by name, e.g. results.json's
+    `trusted`; and those off_untraced finds) are labelled so. Log axes
+    label whole values (viz/axes.py), never plotly's bare "2" and "5"."""
     t = per_cell(df)
     if not len(t):
         return None
     tpcc = "tpmC" in df and df["tpmC"].notna().any()
-    unit = "tpmC" if tpcc else "ops/s"
+    unit = "New-Order txns/min (TPC-C-like)" if tpcc else "ops/s"
     cells = list(dict.fromkeys(t["cell"]))
     labels, note = cell_labels(cells, values=axis_values(df))
+    distrusted = set(untrusted) | off_untraced(df)
+    labels = [lab + UNTRUSTED if c in distrusted else lab for c, lab in zip(cells, labels)]
     label_of = dict(zip(cells, labels))
     t["label"] = t["cell"].map(label_of)
     if not tpcc:
@@ -190,7 +217,7 @@ def comparison_figure(df: pd.DataFrame) -> go.Figure | None:
     if tpcc:
         bars = per_cell_metric(df, "tpmC")
         bars["label"] = bars["cell"].map(label_of)
-        groups = [("tpmC", bars)]
+        groups = [("New-Order txns/min", bars)]
     else:
         bars = t
         groups = [("" if pd.isna(b) else str(b), g)
@@ -235,8 +262,10 @@ def comparison_figure(df: pd.DataFrame) -> go.Figure | None:
                      categoryarray=labels)
     fig.update_yaxes(showticklabels=False, row=1, col=2)
     if log:
-        fig.update_xaxes(type="log", row=1, col=1)
-    fig.update_xaxes(type="log", row=1, col=2)
+        fig.update_xaxes(type="log", row=1, col=1,
+                         **log_ticks([*bars["ops_lo"], *ends], count_label))
+    fig.update_xaxes(type="log", row=1, col=2,
+                     **log_ticks([v for c in ("mean_us", "p99_us") for v in t[c].dropna()]))
     add_note(fig, note)
     return fig
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from analysis.selfcheck import HIGH_MEAN, HIGH_P99, TOLERANCE
 from runners.experiments.studies.model import (HELD, NOT_DISTINGUISHABLE, NOT_HELD, PARTLY,
                                                UNTESTABLE, Part)
-from runners.experiments.studies.results import CellResult, Stat
+from runners.experiments.studies.results import TRUTH_TOLERANCE, CellResult, Stat
 
 
 MIN_ROUNDS = 5        # rounds a comparison needs before it may call a difference
@@ -436,10 +436,6 @@ def beside_untraced(a: CellResult, b: CellResult, traced_us: float,
     return s + (f"; {trust}" if trust else "")
 
 
-# the traced mean may differ from the untraced one by this much before a
-# study says its microseconds are not the workload's (bench/truth.py's
-# tolerance for the mean)
-TRUTH_TOLERANCE = 0.15
 
 
 def truth_note(c: CellResult) -> str:
@@ -465,19 +461,3 @@ def missing_rows(*cells: CellResult) -> str | None:
         return None
     return (f"(Not comparable here: the traced run of {', '.join(empty)} had no write "
             "inside a window; its untraced figures stand.)")
-
-
-# --- the old tally, until every study builds its claims from parts --------
-
-def tally(outcomes: list[str]) -> str:
-    """Deprecated: claim_verdict of parts."""
-    if not outcomes or UNTESTABLE in outcomes:
-        return UNTESTABLE
-    if all(o == HELD for o in outcomes):
-        return HELD
-    return NOT_HELD if all(o == NOT_HELD for o in outcomes) else PARTLY
-
-
-def called(c: Comparison, want: str) -> str:
-    """Deprecated: direction()."""
-    return UNTESTABLE if c.sign == "?" else HELD if c.sign == want else NOT_HELD

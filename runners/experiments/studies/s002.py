@@ -4,18 +4,17 @@ from __future__ import annotations
 from typing import Callable
 
 from analysis import components as K
-from runners.experiments.studies.judge import (Comparison, attributed, attribution,
-                                               beside_untraced, called, compare, ops, pct, tally,
-                                               traced_note, x)
-from runners.experiments.studies.model import (HELD, NOT_HELD, PARTLY, UNTESTABLE, Claim, Metric,
-                                               Study, Verdict)
+from runners.experiments.studies.judge import (Comparison, alike, attribution,
+                                               attribution_part, beside_untraced, compare,
+                                               direction, ops, pct, per_op_us, traced_note, x)
+from runners.experiments.studies.model import (UNTESTABLE, Claim, Metric, Part, Study, Verdict)
 from runners.experiments.studies.results import WAL_PARTS, CellResult, Results
 
 WRITE_BENCHES = ("fillseq", "fillrandom")
 WAL_IO = ("wal_write_io", "wal_sync_io")      # the WAL's write(2)s and syncs
 WAL_BUILD = ("wal_append", "crc")             # building the record, on the CPU
-# "equal" in the seed's table: a difference the rule calls, but under 3%,
-# would not show in its one-decimal WAF (1.7 stands for 1.65-1.75)
+# two runs' flush bytes this close count as the same finished work (the
+# same data flushes to the same bytes with the WAL or without)
 EQUAL = 0.03
 # the share of the gap the WAL's syscalls must carry for claim 4 to hold
 IO_SHARE = 0.5
@@ -40,14 +39,6 @@ def benches(r: Results) -> list[str]:
 def pairs_of(r: Results) -> list[tuple[str, str]]:
     """(WAL off, WAL on) per write benchmark: diff B - A is what the WAL adds."""
     return [(cell(r, True, b).name, cell(r, False, b).name) for b in benches(r)]
-
-
-def same(c: Comparison) -> str:
-    """HELD where two values are equal by the rule (no difference above the
-    noise) or within EQUAL; '?' -> UNTESTABLE."""
-    if c.sign == "?":
-        return UNTESTABLE
-    return HELD if c.sign == "~" or abs(c.ratio - 1) < EQUAL else NOT_HELD
 
 
 def said(c: Comparison) -> str:
@@ -89,10 +80,15 @@ def gap_text(r: Results, a: CellResult, b: CellResult, top: int | None = None) -
             + f"; residual {res:+.2f} us)")
 
 
-def each(r: Results, part: Callable[[Results, str], tuple[str, str]]) -> tuple[str, str]:
-    """A claim judged per write benchmark: (outcome, the parts' evidence)."""
-    judged = [part(r, b) for b in benches(r)]
-    return tally([o for o, _ in judged]), "; ".join(t for _, t in judged)
+def each(r: Results, part: Callable[[Results, str], list[Part]], figure: str | None = None,
+         note: str = "") -> Verdict:
+    """A claim judged per write benchmark: its parts on each, the claim's
+    verdict from them (none ran: cannot be tested)."""
+    parts = [p for b in benches(r) for p in part(r, b)]
+    if not parts:
+        return Verdict(UNTESTABLE, "no write benchmark ran with the WAL both on and off",
+                       figure, pairs_of(r))
+    return Verdict.of(parts, figure, pairs_of(r), note)
 
 
 def no_rows(c: CellResult) -> str:
@@ -100,23 +96,24 @@ def no_rows(c: CellResult) -> str:
             f"({c.no_rows or 'its results.json predates the recorded reason'})")
 
 
+def throughput_parts(r: Results, b: str) -> list[Part]:
+    off, on = cell(r, True, b), cell(r, False, b)
+    t = direction(f"lower throughput with the WAL, {b} (off/on ops/s)",
+                  compare(off.stat("ops_sec", b), on.stat("ops_sec", b)), ">")
+    lat = direction(f"higher latency with the WAL, {b} (off/on avg us/op)",
+                    compare(off.stat("micros_op", b), on.stat("micros_op", b)), "<")
+    mbs = SEED_MBS.get(b)
+    t.evidence += (f"; medians {off.value('ops_sec', b):,.0f} off, {on.value('ops_sec', b):,.0f} "
+                   "on" + (f"; the seed {x(*mbs)}" if mbs else ""))
+    return [t, lat]
+
+
 def wal_costs(r: Results) -> Verdict:
-    parts, outs = [], []
-    for b in benches(r):
-        off, on = cell(r, True, b), cell(r, False, b)
-        t = compare(off.stat("ops_sec"), on.stat("ops_sec"))
-        lat = compare(on.stat("micros_op"), off.stat("micros_op"))
-        outs.append(tally([called(t, ">"), called(lat, ">")]))
-        mbs = SEED_MBS[b]
-        parts.append(f"{b}: WAL off {ops(off)}, on {ops(on)}, off/on {said(t)}; avg "
-                     f"{off.value('micros_op'):.2f} vs {on.value('micros_op'):.2f} us/op, "
-                     f"on/off {said(lat)} (the seed: {mbs[0]} vs {mbs[1]} MB/s, "
-                     f"{x(*mbs)})")
-    return Verdict(tally(outs), "; ".join(parts) + ".", "throughput.png", pairs_of(r))
+    return each(r, throughput_parts, "throughput.png")
 
 
-def alike(a: float, b: float) -> bool:
-    """Equal within EQUAL; unknown (NaN) counts as alike."""
+def close(a: float, b: float) -> bool:
+    """Equal within EQUAL; unknown (NaN) counts as close."""
     return a != a or b != b or abs(a - b) <= EQUAL * max(abs(a), abs(b))
 
 
@@ -129,12 +126,12 @@ def waf_cells(r: Results, b: str) -> tuple[CellResult | None, CellResult | None,
     whose statistics are read after the reads, stand in."""
     off, on = cell(r, True, b), cell(r, False, b)
     f0, f1 = off.value("flush_bytes", b), on.value("flush_bytes", b)
-    if alike(f0, f1):
+    if close(f0, f1):
         return off, on, ""
     later = f"{b},readrandom"
     if r.has(disable_wal=True, benchmarks=later) and r.has(disable_wal=False, benchmarks=later):
         o2, n2 = cell(r, True, later), cell(r, False, later)
-        if alike(o2.value("flush_bytes", b), n2.value("flush_bytes", b)):
+        if close(o2.value("flush_bytes", b), n2.value("flush_bytes", b)):
             return o2, n2, (f" (from the {later} cells: on {b} alone the WAL-off run had "
                             f"flushed {f0 / 1e6:.1f} MB when db_bench read its statistics, "
                             f"the WAL-on run {f1 / 1e6:.1f} MB)")
@@ -144,80 +141,82 @@ def waf_cells(r: Results, b: str) -> tuple[CellResult | None, CellResult | None,
                         "count different amounts of finished work")
 
 
-def waf_text(r: Results, b: str) -> tuple[str, str]:
-    """The SST-only WAF off against on (the claim's part), and the
-    WAL-inclusive one beside it."""
+def waf_parts(r: Results, b: str) -> list[Part]:
+    """The SST-only WAF off against on (the claim's part: the seed's WAF
+    cannot have counted the WAL's bytes), the WAL-inclusive one beside it."""
+    name = f"same WAF with and without the WAL, {b} (off/on, SST bytes only)"
     off, on, note = waf_cells(r, b)
     if off is None or on is None:
-        return UNTESTABLE, f"{b}: {note}"
+        return [Part(name, UNTESTABLE, note)]
     s0, s1 = off.stat("sst_write_amplification", b), on.stat("sst_write_amplification", b)
     if s0 is None or s1 is None or not (s0.median or s1.median):
-        return UNTESTABLE, f"{b}: no flush or compaction happened, so no SST bytes to compare"
-    cmp = compare(s0, s1)
+        return [Part(name, UNTESTABLE, "no flush or compaction happened, so no SST bytes to "
+                     "compare")]
+    p = alike(name, compare(s0, s1))
     w0, w1 = off.value("write_amplification", b), on.value("write_amplification", b)
-    return same(cmp), (
-        f"{b}{note}: without the WAL's bytes (the seed's sense) {s0.median:.2f} with the WAL "
-        f"off, {s1.median:.2f} on, off/on {said(cmp)}; counting them (seed 003's "
-        f"definition) {w0:.2f} -> {w1:.2f}, the WAL's {on.value('wal_bytes', b) / 1e6:.1f} "
-        f"MB over {on.value('bytes_written', b) / 1e6:.1f} MB written (the seed: "
-        f"{SEED_WAF[b][0]:g} either way)")
+    seed = f" (the seed: {SEED_WAF[b][0]:g} either way)" if b in SEED_WAF else ""
+    p.evidence = (f"{s0.median:.2f} off, {s1.median:.2f} on{note}; {p.evidence}; counting the "
+                  f"WAL's bytes (seed 003's definition) {w0:.2f} -> {w1:.2f}{seed}")
+    return [p]
 
 
 def waf_unchanged(r: Results) -> Verdict:
-    out, ev = each(r, waf_text)
-    return Verdict(out, ev + f". Equal: no difference above the noise, or under "
-                   f"{pct(EQUAL)}.", None, pairs_of(r))
+    return each(r, waf_parts)
 
 
-def saf_text(r: Results, b: str) -> tuple[str, str]:
+def flat_band(c: Comparison) -> bool:
+    """The A/A band is 1.00 (the metric never varied between two runs of
+    one cell): any steady difference is called, however small."""
+    return c.band is not None and c.band[1] < 1.005
+
+
+def saf_parts(r: Results, b: str) -> list[Part]:
+    """The seed's SAF, equal off and on or one way (its table's direction)."""
+    seed = SEED_SAF.get(b, (1.0, 1.0))
+    same = seed[0] == seed[1]
+    name = (f"same SAF, {b}" if same else
+            f"{'lower' if seed[1] < seed[0] else 'higher'} SAF with the WAL, {b} (off/on)")
     off, on = cell(r, True, b), cell(r, False, b)
-    s0, s1 = off.stat("space_amplification"), on.stat("space_amplification")
+    s0, s1 = off.stat("space_amplification", b), on.stat("space_amplification", b)
     if s0 is None or s1 is None:
-        return UNTESTABLE, f"{b}: the folder's size was not recorded in these runs"
-    cmp = compare(s0, s1)
-    seed = SEED_SAF[b]
-    out = same(cmp) if seed[0] == seed[1] else called(cmp, ">")
-    sst = [c.value("db_sst_bytes") / c.value("bytes_written") for c in (off, on)]
-    return out, (f"{b}: {s0.median:.2f} with the WAL off, {s1.median:.2f} on (SST files "
-                 f"alone {sst[0]:.2f} and {sst[1]:.2f}), off/on {said(cmp)} (the seed: "
-                 f"{seed[0]:g} and {seed[1]:g})")
+        return [Part(name, UNTESTABLE, "the folder's size was not recorded in these runs")]
+    c = compare(s0, s1)
+    p = alike(name, c) if same else direction(name, c, ">" if seed[0] > seed[1] else "<")
+    flat = (": the A/A pair's SAF never varied, so its band is 1.00 and any steady "
+            "difference counts (docs/matrices.md as written)"
+            if flat_band(c) and c.sign in "<>" else "")
+    p.evidence = (f"{s0.median:.2f} off, {s1.median:.2f} on, the seed {seed[0]:g} and "
+                  f"{seed[1]:g}; {p.evidence}{flat}")
+    return [p]
 
 
 def saf_as_seed(r: Results) -> Verdict:
-    out, ev = each(r, saf_text)
-    return Verdict(out, "SAF here is the bytes the DB folder held when db_bench exited "
-                   "(SST, WAL, MANIFEST, info log) over the bytes written; the seed does not "
-                   "define its SAF, so compare directions, not levels (db_bench's values "
-                   "compress to about half here). " + ev + ".", None, pairs_of(r))
+    return each(r, saf_parts, note="SAF here is the DB folder's bytes when db_bench exited "
+                "over the bytes written; the seed does not define its SAF, so directions "
+                "count, not levels.")
 
 
-def io_part(r: Results, b: str) -> tuple[str, str]:
-    """What of the traced gap (WAL on - off) is the WAL's syscalls."""
+def io_parts(r: Results, b: str) -> list[Part]:
+    """The WAL's syscalls carry half the gap (WAL on - off) or more: the
+    traced rows, against the untraced gap where a traced run failed its
+    self-check (judge.attribution_part)."""
+    name = f"the WAL's write(2)s and syncs carry half its cost or more, {b}"
     off, on = cell(r, True, b), cell(r, False, b)
     if not on.writes or not off.writes:
-        return UNTESTABLE, f"{b}: {no_rows(on if not on.writes else off)}"
-    d, _, _ = gap(r, off, on)
-    moved = sum(v for _, v in d)
+        return [Part(name, UNTESTABLE, no_rows(on if not on.writes else off))]
+    d, total, _ = gap(r, off, on)
     io = sum(v for c, v in d if c in WAL_IO)
     build = sum(v for c, v in d if c in WAL_BUILD)
-    if moved <= 0:
-        return NOT_HELD, (f"{b}: the traced write is not slower with the WAL "
-                          f"({gap_text(r, off, on)})")
-    out = HELD if io >= IO_SHARE * moved else PARTLY if io > build else NOT_HELD
-    at = attribution(off, on, io, moved, b)
-    out, why = attributed(out, at, IO_SHARE, "the syscalls")
-    return out, (f"{b}: the write gains {gap_text(r, off, on)}; the WAL's write(2)s and "
-                 f"syncs are {io:.2f} us ({pct(io / moved)} of it), building the record "
-                 f"{build:.2f} us; {at.text('the syscalls')}{why}")
+    at = attribution(off, on, io, total, b)
+    p = attribution_part(name, at, IO_SHARE,
+                         compare(on.stat("micros_op", b), off.stat("micros_op", b)))
+    p.evidence = (f"the traced write gains {gap_text(r, off, on, top=4)}, the syscalls "
+                  f"{io:+.2f} us, building the record {build:+.2f} us; {p.evidence}")
+    return [p]
 
 
 def wal_is_io(r: Results) -> Verdict:
-    out, ev = each(r, io_part)
-    return Verdict(out, "WAL on - off, mean traced write: " + ev
-                   + ". Held where the syscalls carry half the gap or more, partly where "
-                   "they outweigh building the record; where a traced run failed its "
-                   "self-check, held only if they carry half the untraced gap too "
-                   "(judge.attributed).", "breakdown.png", pairs_of(r))
+    return each(r, io_parts, "breakdown.png")
 
 
 def runq_note(off: CellResult, on: CellResult) -> str:
@@ -302,74 +301,123 @@ def readrandom(r: Results) -> str | None:
             f"{said(compare(a, c))}. Reads do not touch the WAL.")
 
 
-def waf_both(r: Results, b: str) -> str:
-    """WAF off and on, without the WAL's bytes and with them, from the
-    cells that can be compared; where those are not the benchmark's own
-    (waf_cells), which they are, and the benchmark's own beside them, so
-    the figures match the table's rows."""
-    off, on, note = waf_cells(r, b)
-    if off is None or on is None:
-        return f"{b} not comparable ({note})"
-    src = off.values["benchmarks"]
-    own = ""
-    if src != b:
-        o, n = cell(r, True, b), cell(r, False, b)
-        own = (f" (from the {src} cells, whose statistics db_bench read after every flush "
-               f"had finished; the {b} cells' own: {o.value('sst_write_amplification', b):.2f} "
-               f"and {n.value('sst_write_amplification', b):.2f}, read while a flush was "
-               "still running in one of them)")
-    return (f"{b} {off.value('sst_write_amplification', b):.2f} and "
-            f"{on.value('sst_write_amplification', b):.2f} without its bytes, "
-            f"{off.value('write_amplification', b):.2f} and "
-            f"{on.value('write_amplification', b):.2f} with them{own}")
+def listed(xs: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join(xs) if len(xs) < 3 else ", ".join(xs[:-1]) + f" and {xs[-1]}"
 
 
-def largest(r: Results) -> str:
-    """The component that makes most of the traced gap, per benchmark."""
-    tops: dict[str, list[str]] = {}
-    for b in benches(r):
-        off, on = cell(r, True, b), cell(r, False, b)
-        d = gap(r, off, on)[0] if on.writes and off.writes else []
-        if d:
-            c, v = d[0]
-            tops.setdefault(c, []).append(
-                f"{b} {v:+.2f} us: {on.comp_mean_us.get(c, 0):.2f} with the WAL, "
-                f"{off.comp_mean_us.get(c, 0):.2f} without")
-    return "; ".join(f"{c} ({K.meaning(c, 'rocksdb').split(' (')[0]}), on {', '.join(v)}"
-                     for c, v in tops.items())
+def cost_words(r: Results, b: str) -> str:
+    """What the WAL does to one benchmark's throughput, rounded to what the
+    A/A noise (+-10-20% here) supports: one decimal of a factor."""
+    off, on = cell(r, True, b), cell(r, False, b)
+    c = compare(off.stat("ops_sec", b), on.stat("ops_sec", b))
+    if c.sign == "?":
+        return f"slower or not on {b}, these runs cannot tell"
+    if c.sign == "~":
+        return f"no slower than this machine's noise on {b} ({c.ratio:.1f}x)"
+    slow = f"{c.ratio:.1f}x slower" if c.sign == ">" else f"{1 / c.ratio:.1f}x faster"
+    return f"{slow} on {b} ({per_op_us(on, b):.1f} us instead of {per_op_us(off, b):.1f})"
 
 
-def untraced_gap(off: CellResult, on: CellResult, b: str) -> str:
-    """The untraced gap a traced one stands for, in a clause, and whether
-    the traced runs could be trusted."""
-    at = attribution(off, on, 0.0, 0.0, b)
-    return (f"an untraced gap of {at.untraced:+.2f} us/op ({at.source})"
-            + (" (the traced runs failed their self-check: their microseconds are not "
-               "the workload's)" if at.untrusted else ""))
+def where_words(r: Results, bs: list[str]) -> str:
+    """Where the WAL's time sits in a write, from the WAL-on cells' lenses
+    where every one is trusted; otherwise that the split is not trusted."""
+    ons = [cell(r, False, b) for b in bs]
+    if all(c.writes and c.trusted for c in ons):
+        shares = [f"{pct(n / t)}{' of the mean write' if not i else ''} on "
+                  f"{c.values['benchmarks']}"
+                  for i, (c, (n, t)) in enumerate((c, c.lens_part(WAL_IO)) for c in ons) if t]
+        return f"In the traced writes, the WAL's write(2)s and syncs take {listed(shares)}."
+    traced = [c for c in r.cells if c.writes]
+    bad = [c for c in traced if not c.trusted]
+    many = "all" if len(bad) == len(traced) else f"{len(bad)} of the"
+    return (f"Where in a write the time goes these runs cannot say: {many} {len(traced)} "
+            "traced runs failed their self-check, so their split is not trusted.")
+
+
+def waf_words(r: Results, bs: list[str]) -> str:
+    """Write amplification without the WAL's bytes and with them, the
+    benchmarks that can be compared together, then those that cannot."""
+    same, quiet, called, once, more, unflushed, unknown = [], [], [], [], [], [], []
+    for b in bs:
+        off, on, _ = waf_cells(r, b)
+        if off is None or on is None:
+            unflushed.append(b)
+            continue
+        s0, s1 = off.stat("sst_write_amplification", b), on.stat("sst_write_amplification", b)
+        c = compare(s0, s1)
+        if s0 is None or s1 is None or c.sign == "?":
+            unknown.append((b, c.why))
+            continue
+        if c.sign in "<>":
+            called.append(f"is {s1.median:.2f} with the WAL against {s0.median:.2f} on {b}")
+        elif f"{s0.median:.2f}" == f"{s1.median:.2f}":
+            same.append(f"{b} ({s0.median:.2f})")
+        else:
+            quiet.append(f"{b} ({s0.median:.2f} and {s1.median:.2f})")
+        w0, w1 = off.value("write_amplification", b), on.value("write_amplification", b)
+        if abs(w1 - w0 - 1) < 0.05:
+            once.append(f"{w1:.2f}")
+        else:
+            more.append(f"{w1:.2f} against {w0:.2f} on {b}")
+    own = ([f"shows no difference on {listed(same)}"] if same else []) \
+        + ([f"shows no difference above the noise on {listed(quiet)}"] if quiet else []) \
+        + called
+    out = []
+    if own:
+        out.append(f"Without the WAL's bytes, write amplification {listed(own)}; "
+                   + listed(([f"the WAL writes every byte once more "
+                              f"({', '.join(dict.fromkeys(once))})"] if once else [])
+                            + ([f"with them it is {listed(more)}"] if more else [])) + ".")
+    if unflushed:
+        out.append(f"On {listed(unflushed)} it cannot be compared: one run was still flushing "
+                   "when db_bench read its statistics.")
+    if unknown:
+        out.append(f"On {listed([b for b, _ in unknown])} the rule cannot compare it "
+                   f"({unknown[0][1] or 'not recorded'}).")
+    return " ".join(out)
+
+
+def saf_words(r: Results, bs: list[str]) -> str:
+    """Space amplification with and without the WAL, per benchmark (those
+    the rule calls alike grouped)."""
+    out, quiet = [], []
+    for b in bs:
+        s0 = cell(r, True, b).stat("space_amplification", b)
+        s1 = cell(r, False, b).stat("space_amplification", b)
+        if s0 is None or s1 is None:
+            continue
+        c = compare(s0, s1)
+        if c.sign in "<>":
+            out.append(("slightly " if abs(c.ratio - 1) < 0.05 else "")
+                       + f"{'lower' if c.sign == '>' else 'higher'} with the WAL on {b} "
+                       f"({s1.median:.2f} against {s0.median:.2f}"
+                       + (", called only because it never varied between runs"
+                          if flat_band(c) else "") + ")")
+        else:
+            quiet.append(b)
+    if quiet:
+        out.append(f"no different above the noise on {listed(quiet)}")
+    return ("Space amplification is " + listed(out) + ".") if out else ""
 
 
 def answer(r: Results) -> str:
     bs = benches(r)
     if not bs:
         return "These runs have no write benchmark with the WAL both on and off."
-    out = []
-    for b in bs:
-        off, on = cell(r, True, b), cell(r, False, b)
-        t = compare(off.stat("ops_sec"), on.stat("ops_sec"))
-        traced = (f"the traced write gains {gap_text(r, off, on, top=4)}, against "
-                  f"{untraced_gap(off, on, b)}"
-                  if on.writes and off.writes else no_rows(on if not on.writes else off))
-        out.append(f"On {b} RocksDB writes {ops(on)} with the WAL against {ops(off)} "
-                   f"without (off/on {said(t)}); {traced}.")
-    top = largest(r)
-    waf = ", ".join(waf_both(r, b) for b in bs)
-    saf = [f"{b} {cell(r, True, b).value('space_amplification'):.2f} and "
-           f"{cell(r, False, b).value('space_amplification'):.2f}" for b in bs
-           if cell(r, True, b).stat("space_amplification")]
-    return (" ".join(out) + (f" The largest part of the gap is {top}." if top else "")
-            + f" Write amplification, WAL off and on: {waf}"
-            + (f". Space amplification (the DB folder over the bytes written), off and on: "
-               f"{', '.join(saf)}." if saf else "."))
+    seed = [f"{SEED_MBS[b][0] / SEED_MBS[b][1]:.1f}x" for b in bs if b in SEED_MBS]
+    seed_saw = f"; the seed saw {listed(seed)}" if len(seed) == len(bs) else ""
+    unknown = [c for b in bs for c in [compare(cell(r, True, b).stat("ops_sec", b),
+                                               cell(r, False, b).stat("ops_sec", b))]
+               if c.sign == "?"]
+    if len(unknown) == len(bs):
+        head = (f"Whether the WAL slows RocksDB's writes these runs cannot tell "
+                f"({unknown[0].why}){seed_saw}.")
+    else:
+        head = (f"The WAL makes RocksDB's writes {listed([cost_words(r, b) for b in bs])}"
+                f"{seed_saw}.")
+    return " ".join(t for t in (head, where_words(r, bs), waf_words(r, bs),
+                                saf_words(r, bs)) if t)
 
 
 STUDY = Study(

@@ -1,25 +1,21 @@
 """Seed 003: time-aware tiered storage under a Zipfian write load."""
 from __future__ import annotations
 
-import math
 from typing import Callable
 
-from runners.experiments.studies.judge import (Comparison, beside_untraced, compare, ops, ordinal,
-                                               pct, traced_note, untrusted)
-from runners.experiments.studies.model import (HELD, NOT_HELD, UNTESTABLE, Claim, Metric, Study,
-                                               Verdict)
+from runners.experiments.studies.judge import (Comparison, alike, beside_untraced, compare,
+                                               direction, ordinal, pct, traced_note, trend,
+                                               untrusted)
+from runners.experiments.studies.model import (HELD, NOT_DISTINGUISHABLE, NOT_HELD, UNTESTABLE,
+                                               Claim, Metric, Part, Study, Verdict)
 from runners.experiments.studies.results import CellResult, Results, Stat
-from runners.experiments.studies.judge import called, tally
-from runners.experiments.studies.s002 import gap, gap_text, no_rows, said
+from runners.experiments.studies.s002 import gap, gap_text, listed, no_rows
 
 ALPHAS = ("0.5", "0.9", "1.2")
 PRECLUDES = ("0", "2", "5")
 PRESERVE = "5"        # the preclude series keeps time tracking on throughout
 TIERED = ("5", "5")   # the seed's "TATS": preclude = preserve
 Z = "fillzipf"
-# the seed's "no big change" in WAF: within 10% of preclude 0's (it gives
-# no figure; the WAL alone keeps this WAF at 1 or more)
-SMALL = 0.10
 # the seed's throughput as preclude grew, per alpha
 SEED_TPUT = {"0.5": ">", "0.9": "<", "1.2": ">"}
 
@@ -69,116 +65,104 @@ def zero(s: Stat | None) -> bool:
     return s is not None and s.lo == 0 and s.hi == 0
 
 
-def move(later: Stat | None, earlier: Stat | None) -> tuple[str, str]:
-    """The rule's sign and text for later / earlier, where a ratio of zeros
-    says nothing: both 0 in every run is no change, a rise from 0 a rise."""
-    if zero(later) and zero(earlier):
-        return "~", "0 in every run either way"
-    if zero(earlier) and later is not None:
-        return ">", f"up from 0 in every run to {later.median:.2f}"
-    c = compare(later, earlier)
-    return c.sign, said(c)
-
-
 def figure(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
 
 
-def along(cs: list[CellResult], metric: str, want: str) -> tuple[str, str]:
-    """A metric that should move one way (`want`, '>' up or '<' down) from
-    the first cell to the last: the rule calls the whole move, and no step
-    between neighbours goes the other way."""
+def values(cs: list[CellResult], metric: str) -> str:
+    return " -> ".join(figure(c.value(metric, Z)) for c in cs)
+
+
+def trend_of(name: str, cs: list[CellResult], metric: str, want: str) -> Part:
+    """The metric moves one way (want '>' up, '<' down) along the cells cs,
+    in order (judge.trend: the whole range called that way, no step called
+    against it); the evidence leads with the medians."""
     whole = compare(cs[-1].stat(metric, Z), cs[0].stat(metric, Z))
     steps = [compare(hi.stat(metric, Z), lo.stat(metric, Z)) for lo, hi in zip(cs, cs[1:])]
-    name = [c.values["alpha"] for c in cs]
-    text = (f"{' -> '.join(figure(c.value(metric, Z)) for c in cs)} (alpha {name[-1]}/{name[0]} "
-            f"{said(whole)}" + "".join(f"; {b}/{a} {said(c)}" for a, b, c in
-                                       zip(name, name[1:], steps) if len(steps) > 1) + ")")
-    if "?" in [whole.sign, *(c.sign for c in steps)]:
-        return UNTESTABLE, text
-    against = "<" if want == ">" else ">"
-    ok = whole.sign == want and all(c.sign != against for c in steps)
-    return (HELD if ok else NOT_HELD), text
+    p = trend(name, whole, steps, want)
+    p.evidence = f"{values(cs, metric)}; {p.evidence}"
+    return p
 
 
 def skew_faster(r: Results) -> Verdict:
     cs = [default(r, a) for a in alphas(r)]
     if len(cs) < 2:
         return Verdict(UNTESTABLE, "needs two alphas or more")
-    out, text = along(cs, "ops_sec", ">")
-    return Verdict(out, f"Universal compaction without tiering, ops/s at alpha "
-                   f"{', '.join(alphas(r))}: {text}. Held where the whole range is called "
-                   "and no step goes down.", "throughput.png", [(cs[0].name, cs[-1].name)])
+    return Verdict.of([trend_of(f"throughput rises with alpha {', '.join(alphas(r))} (ops/s)",
+                                cs, "ops_sec", ">")],
+                      "throughput.png", [(cs[0].name, cs[-1].name)],
+                      "Universal compaction without tiering.")
 
 
 def skew_smaller(r: Results) -> Verdict:
     cs = [default(r, a) for a in alphas(r)]
     if len(cs) < 2:
         return Verdict(UNTESTABLE, "needs two alphas or more")
-    saf, saf_text = along(cs, "space_amplification", "<")
-    waf, waf_text = along(cs, "write_amplification", "<")
-    return Verdict(tally([saf, waf]), f"Universal compaction without tiering, alpha "
-                   f"{', '.join(alphas(r))}: SAF (the DB folder at the end over the bytes "
-                   f"written) {saf_text}; WAF {waf_text}.", None, [(cs[0].name, cs[-1].name)])
+    al = ", ".join(alphas(r))
+    return Verdict.of([trend_of(f"SAF falls with alpha {al}", cs, "space_amplification", "<"),
+                       trend_of(f"WAF falls with alpha {al}", cs, "write_amplification", "<")],
+                      None, [(cs[0].name, cs[-1].name)],
+                      "Universal compaction without tiering; SAF is the DB folder at the end "
+                      "over the bytes written.")
 
 
-def not_slower(r: Results, a: str) -> tuple[str, str]:
-    d, t = default(r, a), cell(r, a, *TIERED)
-    c = compare(t.stat("ops_sec", Z), d.stat("ops_sec", Z))
-    out = UNTESTABLE if c.sign == "?" else NOT_HELD if c.sign == "<" else HELD
-    return out, (f"alpha {a}: tiered {ops(t, Z)}, default {ops(d, Z)}, tiered/default "
-                 f"{said(c)}")
+def tiered_at(r: Results) -> list[str]:
+    """The alphas whose tiered cell ran."""
+    return [a for a in alphas(r) if r.has(alpha=a, preclude_last_level_data_seconds=TIERED[0],
+                                          preserve_internal_time_seconds=TIERED[1])]
+
+
+def tiering_effect(r: Results, a: str) -> Comparison:
+    """Tiered over default throughput at one alpha."""
+    return compare(cell(r, a, *TIERED).stat("ops_sec", Z), default(r, a).stat("ops_sec", Z))
 
 
 def tiering_costs_nothing(r: Results) -> Verdict:
-    al = [a for a in alphas(r) if r.has(alpha=a, preclude_last_level_data_seconds=TIERED[0],
-                                        preserve_internal_time_seconds=TIERED[1])]
+    al = tiered_at(r)
     if not al:
         return Verdict(UNTESTABLE, "the tiered cells were not run")
-    judged = [not_slower(r, a) for a in al]
-    return Verdict(tally([o for o, _ in judged]),
-                   f"Tiered = preclude and preserve {TIERED[0]} s; default = neither. "
-                   + "; ".join(t for _, t in judged) + ". Held where tiered is not slower "
-                   "above the noise.", "throughput.png",
-                   [(default(r, a).name, cell(r, a, *TIERED).name) for a in al])
+    parts = []
+    for a in al:
+        p = alike(f"tiered as fast as default, alpha {a} (tiered/default ops/s)",
+                  tiering_effect(r, a))
+        p.evidence = (f"{cell(r, a, *TIERED).value('ops_sec', Z):,.0f} against "
+                      f"{default(r, a).value('ops_sec', Z):,.0f}; {p.evidence}")
+        parts.append(p)
+    return Verdict.of(parts, "throughput.png",
+                      [(default(r, a).name, cell(r, a, *TIERED).name) for a in al],
+                      f"Tiered: preclude = preserve = {TIERED[0]} s; default: neither.")
 
 
-def values(cs: list[CellResult], metric: str) -> str:
-    return " -> ".join(f"{c.value(metric, Z):.2f}" for c in cs)
-
-
-def emptied(r: Results, a: str) -> tuple[str, str]:
-    """The last level's stored share falls from preclude 0 to the largest
-    and never rises on the way; the seed's read ratio beside it."""
+def emptied(r: Results, a: str) -> Part:
+    """The last level's stored share falls along preclude; the seed's read
+    ratio beside it."""
     cs = series(r, a)
-    m, seeds = "last_level_stored_ratio", "last_level_byte_ratio"
-    hops = list(zip(cs, cs[1:])) + ([(cs[0], cs[-1])] if len(cs) > 2 else [])
-    moves = [(f"{pre(hi)}/{pre(lo)}", *move(hi.stat(m, Z), lo.stat(m, Z))) for lo, hi in hops]
-    reads = move(cs[-1].stat(seeds, Z), cs[0].stat(seeds, Z))
-    text = (f"alpha {a}: stored {values(cs, m)} ("
-            + "; ".join(f"{k} {t}" for k, _, t in moves) + f"); the seed's read ratio "
-            f"{values(cs, seeds)} ({pre(cs[-1])}/{pre(cs[0])} {reads[1]})")
-    signs = [sg for _, sg, _ in moves]
-    if zero(cs[0].stat(m, Z)):
-        return UNTESTABLE, text + " (the last level held nothing even at preclude 0)"
-    if "?" in signs:
-        return UNTESTABLE, text
-    return (HELD if signs[-1] == "<" and ">" not in signs else NOT_HELD), text
+    p = trend_of(f"fewer last-level bytes the larger preclude, alpha {a} (stored share)", cs,
+                 "last_level_stored_ratio", "<")
+    p.evidence += f"; the seed's read ratio {values(cs, 'last_level_byte_ratio')}"
+    if zero(cs[0].stat("last_level_stored_ratio", Z)):
+        p.evidence += " (the last level held nothing even at preclude 0)"
+    return p
 
 
-def preclude_empties_last_level(r: Results) -> Verdict:
+def per_alpha(r: Results, parts: Callable[[Results, str], list[Part]], figure_: str | None,
+              note: str) -> Verdict:
+    """A claim judged at each alpha with two preclude values or more (at
+    preserve PRESERVE s): its parts there, the claim's verdict from them."""
     al = tiered_alphas(r)
     if not al:
         return Verdict(UNTESTABLE, "needs two preclude values at one alpha")
-    judged = [emptied(r, a) for a in al]
-    return Verdict(tally([o for o, _ in judged]),
-                   f"Share of the stored SST bytes in the last level when the run ended, "
-                   f"preclude {', '.join(pre(c) for c in series(r, al[0]))} at preserve "
-                   f"{PRESERVE} s, and beside it the seed's last_level_byte_ratio (last-level "
-                   "read bytes over all read bytes, over the run): "
-                   + "; ".join(t for _, t in judged) + ". Judged on the stored share, the "
-                   "closer match to the seed's count of SST files in the last level.",
-                   None, preclude_pairs(r, al))
+    return Verdict.of([p for a in al for p in parts(r, a)], figure_, preclude_pairs(r, al),
+                      note)
+
+
+def preclude_empties_last_level(r: Results) -> Verdict:
+    return per_alpha(r, lambda r_, a: [emptied(r_, a)], None,
+                     f"Preclude {', '.join(pre(c) for c in series(r, tiered_alphas(r)[0]))} at "
+                     f"preserve {PRESERVE} s; the stored share is the last level's part of the "
+                     "SST bytes when the run ended, the closer match to the seed's count of "
+                     "last-level files; the seed's ratio is last-level read bytes over all "
+                     "read bytes." if tiered_alphas(r) else "")
 
 
 def waf_steps(r: Results, a: str) -> dict[str, Comparison] | None:
@@ -192,110 +176,54 @@ def waf_steps(r: Results, a: str) -> dict[str, Comparison] | None:
             for lo, hi in ((cs[0], cs[1]), (cs[1], cs[2]), (cs[0], cs[2]))}
 
 
-def magnitude(steps: dict[str, Comparison]) -> float:
-    """The largest move the rule calls, as a fraction; 0 when it calls none."""
-    return max([math.exp(abs(math.log(c.ratio))) - 1 for c in steps.values()
-                if c.sign in "<>" and c.ratio > 0], default=0.0)
-
-
-def humps(steps: dict[str, dict[str, Comparison]]) -> list[str]:
-    """The alphas below the highest (where the seed saw WAF hardly move)
-    whose WAF rises from 0 to 2 s and falls from 2 to 5 s, both called."""
-    al = list(steps)
-    return [a for a in al[:-1] or al
-            if [steps[a]["2 s/0 s"].sign, steps[a]["5 s/2 s"].sign] == [">", "<"]]
-
-
-def large(steps: dict[str, dict[str, Comparison]]) -> list[str]:
-    """Moves from preclude 0 the rule calls and that exceed SMALL."""
-    return [f"alpha {a} {k} {c.ratio:.2f}x" for a, st in steps.items() for k, c in st.items()
-            if k.endswith("/0 s") and c.sign != "~" and abs(c.ratio - 1) > SMALL]
-
-
-def less_at_high(steps: dict[str, dict[str, Comparison]]) -> tuple[str | None, str]:
-    """The move at the highest alpha no larger than at the lowest; None
-    (no part of the verdict) where the rule calls no move at either."""
-    al = list(steps)
-    if len(al) < 2:
-        return UNTESTABLE, f"less at higher alpha: {UNTESTABLE} (one alpha ran)"
-    hi, lo = magnitude(steps[al[-1]]), magnitude(steps[al[0]])
-    if not hi and not lo:
-        return None, (f"no move at alpha {al[0]} or {al[-1]}, so \"less the higher alpha\" "
-                      "says nothing here")
-    out = HELD if hi <= lo else NOT_HELD
-    return out, (f"no larger a move at alpha {al[-1]} ({pct(hi)}) than at {al[0]} "
-                 f"({pct(lo)}), counting the moves the rule calls: {out}")
-
-
 def waf_rises_then_falls(r: Results) -> Verdict:
     steps = {a: st for a in tiered_alphas(r) for st in [waf_steps(r, a)] if st}
     if not steps:
         return Verdict(UNTESTABLE, f"needs preclude {', '.join(PRECLUDES)} s at one alpha "
                        f"(preserve {PRESERVE} s)")
-    hump = humps(steps)
+    parts = []
+    for a, st in steps.items():
+        up, down, whole = st["2 s/0 s"], st["5 s/2 s"], st["5 s/0 s"]
+        parts += [direction(f"WAF rises 0 -> 2 s, alpha {a}", up, ">"),
+                  direction(f"WAF falls 2 -> 5 s, alpha {a}", down, "<"),
+                  alike(f"WAF changes little 0 -> 5 s, alpha {a}", whole)]
+        parts[-3].evidence = f"{values(series(r, a), 'write_amplification')}; " \
+            + parts[-3].evidence
+    # "less the higher alpha" ranks effects across cells: the rule has no
+    # comparison of two ratios; with no WAF change called anywhere there is
+    # none to rank
+    moved = any(c.sign in "<>" for st in steps.values() for c in st.values())
+    parts.append(Part("the change is smaller the higher alpha", UNTESTABLE,
+                      "the rule does not compare effects across cells") if moved else
+                 Part("the change is smaller the higher alpha", NOT_DISTINGUISHABLE,
+                      "no WAF change is above the noise at any alpha, so none to rank"))
+    # the diff tables: the alpha whose WAF rose and fell where one did
+    hump = [a for a, st in steps.items()
+            if (st["2 s/0 s"].sign, st["5 s/2 s"].sign) == (">", "<")]
     cs = series(r, (hump or list(steps))[0])
-    pairs = [(cs[0].name, cs[1].name), (cs[1].name, cs[2].name)]
-    head = (f"WAF (the seed's, WAL included), preclude {', '.join(PRECLUDES)} s at preserve "
-            f"{PRESERVE} s: ")
-    unknown = [c for st in steps.values() for c in st.values() if c.sign == "?"]
-    if unknown:
-        return Verdict(UNTESTABLE, head + "; ".join(
-            f"alpha {a}: {values(series(r, a), 'write_amplification')}" for a in steps)
-            + f"; the rule cannot tell: {unknown[0].text()}.", None, pairs)
-    rows = "; ".join(f"alpha {a}: {values(series(r, a), 'write_amplification')} ("
-                     + "; ".join(f"{k} {said(c)}" for k, c in st.items()) + ")"
-                     for a, st in steps.items())
-    shape = HELD if hump else NOT_HELD
-    big = large(steps)
-    size = NOT_HELD if big else HELD
-    lesser, lesser_text = less_at_high(steps)
-    return Verdict(
-        tally([o for o in (shape, size, lesser) if o is not None]),
-        head + rows + ". Up then down (2 s over 0 and 5 s over 2 both called) at an alpha "
-        f"below the highest: {shape}" + (f" (alpha {', '.join(hump)})" if hump else "")
-        + f"; within {pct(SMALL)} of preclude 0's, or not above the noise, everywhere: "
-        + (f"{size} ({', '.join(big)})" if big else size) + f"; {lesser_text}.",
-        None, pairs)
+    return Verdict.of(parts, None, [(cs[0].name, cs[1].name), (cs[1].name, cs[2].name)],
+                      f"WAF is the seed's (WAL bytes included), at preserve {PRESERVE} s.")
 
 
-def tput(r: Results, a: str) -> tuple[list[str], str]:
-    lo, hi = ends(r, a)
-    c = compare(hi.stat("ops_sec", Z), lo.stat("ops_sec", Z))
+def tput(r: Results, a: str) -> list[Part]:
     want = SEED_TPUT.get(a, ">")
-    return [called(c, want)], (f"alpha {a}: {ops(lo, Z)} at preclude {pre(lo)}, {ops(hi, Z)} "
-                               f"at {pre(hi)}, {pre(hi)}/{pre(lo)} {said(c)} (the seed: "
-                               f"{'up' if want == '>' else 'down'})")
-
-
-def per_alpha(r: Results, judge: Callable[[Results, str], tuple[list[str], str]],
-              lead: str, figure: str | None) -> Verdict:
-    """A claim judged at each alpha with two preclude values: its parts'
-    outcomes tallied, their texts joined."""
-    al = tiered_alphas(r)
-    if not al:
-        return Verdict(UNTESTABLE, "needs two preclude values at one alpha")
-    judged = [judge(r, a) for a in al]
-    return Verdict(tally([o for os, _ in judged for o in os]),
-                   lead + "; ".join(t for _, t in judged) + ".", figure, preclude_pairs(r, al))
+    return [trend_of(f"preclude {'raises' if want == '>' else 'lowers'} throughput, alpha {a}",
+                     series(r, a), "ops_sec", want)]
 
 
 def preclude_throughput(r: Results) -> Verdict:
-    return per_alpha(r, tput, f"preserve {PRESERVE} s: ", "throughput.png")
+    return per_alpha(r, tput, "throughput.png",
+                     f"ops/s at preclude {', '.join(PRECLUDES)} s, preserve {PRESERVE} s.")
 
 
-def hypothesis(r: Results, a: str) -> tuple[list[str], str]:
-    lo, hi = ends(r, a)
-    w = compare(hi.stat("write_amplification", Z), lo.stat("write_amplification", Z))
-    t = compare(hi.stat("ops_sec", Z), lo.stat("ops_sec", Z))
-    return [called(w, "<"), called(t, ">")], (
-        f"alpha {a}, preclude {pre(lo)} -> {pre(hi)}: WAF "
-        f"{lo.value('write_amplification', Z):.2f} -> {hi.value('write_amplification', Z):.2f}"
-        f" ({said(w)}), throughput {said(t)}")
+def hypothesis(r: Results, a: str) -> list[Part]:
+    cs = series(r, a)
+    return [trend_of(f"preclude lowers WAF, alpha {a}", cs, "write_amplification", "<"),
+            trend_of(f"preclude raises throughput, alpha {a}", cs, "ops_sec", ">")]
 
 
 def preclude_lowers_waf(r: Results) -> Verdict:
-    return per_alpha(r, hypothesis, f"preserve {PRESERVE} s; held where WAF falls and "
-                     "throughput rises, both above the noise: ", None)
+    return per_alpha(r, hypothesis, None, f"Preserve {PRESERVE} s.")
 
 
 def overlap(a: str, c: CellResult) -> str | None:
@@ -381,43 +309,104 @@ def trust(r: Results) -> str | None:
             "runs.")
 
 
+def run_seconds(r: Results, c: CellResult) -> float:
+    """How long a cell's untraced runs wrote: the writes over the median
+    throughput (NaN where either is missing)."""
+    n = float((r.environment.get("fixed") or {}).get("writes") or "nan")
+    return n / c.value("ops_sec", Z)
+
+
+def spread(xs: list[float]) -> str:
+    """'43-58%' (or '43%' where they round alike) of shares."""
+    lo, hi = pct(min(xs)), pct(max(xs))
+    return lo if lo == hi else f"{lo[:-1]}-{hi}"
+
+
+def where_words(r: Results, tal: list[str]) -> tuple[bool, str]:
+    """What preclude did to the last level, and whether the rule held it at
+    every alpha."""
+    parts = [emptied(r, a) for a in tal]
+    later = [c for a in tal for c in series(r, a)[1:]]
+    first = [series(r, a)[0].value("last_level_stored_ratio", Z) for a in tal]
+    held = all(p.verdict == HELD for p in parts)
+    secs = [run_seconds(r, series(r, a)[0]) for a in tal]
+    runs = (f" (runs of about {sum(secs) / len(secs):.0f} s)" if all(s == s for s in secs)
+            else "")
+    pres = " or ".join(pre(c) for c in series(r, tal[0])[1:])
+    if held and all(c.value("last_level_stored_ratio", Z) == 0 for c in later):
+        return True, (f"with preclude at {pres}{runs}, the cold last level ended empty at "
+                      f"every alpha, against {spread(first)} of the stored bytes without it")
+    if held:
+        return True, (f"preclude at {pres}{runs} left less in the cold last level at every "
+                      f"alpha than the {spread(first)} of the stored bytes without it")
+    verb = {HELD: "held", NOT_HELD: "did not hold", NOT_DISTINGUISHABLE: "was not "
+            "distinguishable", UNTESTABLE: "could not be tested"}
+    found = {p.verdict for p in parts}
+    if len(found) == 1 and len(tal) > 1:
+        v = found.pop()
+        said = f"{verb.get(v, v)} at {'every' if v in (HELD, NOT_HELD) else 'any'} alpha"
+    else:
+        said = listed([f"{verb.get(p.verdict, p.verdict)} at alpha {a}"
+                       for p, a in zip(parts, tal)])
+    return False, f"the seed's finding that preclude empties the cold last level {said}"
+
+
 def answer(r: Results) -> str:
     al = alphas(r)
     if not al:
         return "These runs have no cell without tiering to compare against."
+    tal, ta = tiered_alphas(r), tiered_at(r)
     out = []
+    # tiering against none: throughput
+    costs = {a: tiering_effect(r, a) for a in ta}
+    quiet = bool(costs) and all(c.sign == "~" for c in costs.values())
+    # along preclude: WAF and throughput
+    waf = [p for a in tal for p in hypothesis(r, a)]
+    still = bool(waf) and all(p.verdict == NOT_DISTINGUISHABLE for p in waf)
+    placed, where = where_words(r, tal) if tal else (False, "")
+    if placed and quiet and still:
+        out.append("Here time-aware tiering changed where data ends up and nothing else "
+                   f"above the noise: {where}.")
+    elif where:
+        out.append(f"{where[0].upper()}{where[1:]}.")
+    if costs:
+        band = next((c.band for c in costs.values() if c.band), None)
+        worst = max(abs(c.ratio - 1) for c in costs.values() if c.sign != "?") \
+            if any(c.sign != "?" for c in costs.values()) else None
+        if all(c.sign == "?" for c in costs.values()):
+            out.append("Whether tiering costs throughput these runs cannot tell.")
+        elif quiet and band and worst is not None:
+            out.append(f"Tiering (preclude = preserve = {TIERED[0]} s) wrote within "
+                       f"{pct(max(worst, 0.01))} of plain universal compaction's "
+                       f"throughput, inside this machine's {pct(band[1] - 1)} noise.")
+        else:
+            said = {"~": "not above the noise", "?": "cannot tell", ">": "faster",
+                    "<": "slower"}
+            out.append("Tiering against plain universal compaction, throughput: " + "; ".join(
+                f"alpha {a} " + (f"{c.ratio:.2f}x ({said[c.sign]})" if c.sign != "?" else
+                                 said["?"]) for a, c in costs.items()) + ".")
+    if tal:
+        same = all(len({f"{c.value('write_amplification', Z):.2f}" for c in series(r, a)}) == 1
+                   for a in tal)
+        if still and same:
+            out.append("Neither WAF nor throughput moved with preclude above the noise (WAF "
+                       "read the same to two decimals).")
+        elif still:
+            out.append("Neither WAF nor throughput moved with preclude above the noise.")
     if len(al) >= 2:
         lo, hi = default(r, al[0]), default(r, al[-1])
-        out.append(f"Without tiering, alpha {al[-1]} writes {ops(hi, Z)} against "
-                   f"{ops(lo, Z)} at {al[0]} ({al[-1]}/{al[0]} "
-                   f"{said(compare(hi.stat('ops_sec', Z), lo.stat('ops_sec', Z)))}), with a "
-                   f"WAF of {hi.value('write_amplification', Z):.2f} against "
-                   f"{lo.value('write_amplification', Z):.2f}"
-                   + (f" and an SAF of {hi.value('space_amplification', Z):.2f} against "
-                      f"{lo.value('space_amplification', Z):.2f}"
-                      if hi.stat("space_amplification", Z) else "") + ".")
-    ta = [a for a in al if r.has(alpha=a, preclude_last_level_data_seconds=TIERED[0],
-                                 preserve_internal_time_seconds=TIERED[1])]
-    if ta:
-        out.append(f"Tiering (preclude = preserve = {TIERED[0]} s) against none, "
-                   "throughput: " + "; ".join(
-                       f"alpha {a} " + said(compare(cell(r, a, *TIERED).stat("ops_sec", Z),
-                                                    default(r, a).stat("ops_sec", Z)))
-                       for a in ta) + ".")
-    tal = tiered_alphas(r)
-    if tal:
-        pres = ", ".join(pre(c) for c in series(r, tal[0]))
-        out.append(f"Over preclude {pres} at preserve {PRESERVE} s, the last level's share "
-                   "of the stored bytes goes " + "; ".join(
-                       f"{values(series(r, a), 'last_level_stored_ratio')} at alpha {a}"
-                       for a in tal) + " (the seed's read ratio " + "; ".join(
-                       values(series(r, a), "last_level_byte_ratio") for a in tal)
-                   + "), WAF " + "; ".join(values(series(r, a), "write_amplification")
-                                          for a in tal)
-                   + ", and throughput, largest preclude over none: " + "; ".join(
-                       f"alpha {a} " + said(compare(ends(r, a)[1].stat("ops_sec", Z),
-                                                    ends(r, a)[0].stat("ops_sec", Z)))
-                       for a in tal) + ".")
+        c = compare(hi.stat("ops_sec", Z), lo.stat("ops_sec", Z))
+        w = compare(hi.stat("write_amplification", Z), lo.stat("write_amplification", Z))
+        if c.sign in "<>":
+            out.append(f"Skew {'mattered more' if quiet and still else 'mattered too'}: "
+                       f"alpha {al[-1]} wrote {c.ratio:.1f}x as fast as {al[0]}"
+                       + (f", with a WAF of {hi.value('write_amplification', Z):.1f} against "
+                          f"{lo.value('write_amplification', Z):.1f}" if w.sign in "<>"
+                          else "") + ".")
+    traced = [c for c in r.cells if c.writes]
+    if traced and not any(c.trusted for c in traced):
+        out.append("Every traced run failed its self-check, so how flush and compaction I/O "
+                   "lands on writes is not answered.")
     return " ".join(out)
 
 
@@ -458,10 +447,15 @@ STUDY = Study(
     setup="runners/workloads/zipf_writer (db_bench 7.8 has neither a Zipfian key chooser nor the "
           "tiering options): Puts of 100 B values over 200,000 keys with Zipf alpha 0.5, "
           "0.9 and 1.2, then 20,000 Gets; universal compaction, 4 MiB write buffer, "
-          "last_level_temperature=cold on the same disk. The seed ran for minutes and set "
-          "preclude = preserve from 0 to 120 s; here the load is 600,000 writes (seconds), "
-          "so the times are scaled to 0, 2 and 5 s, and preserve is 0 or 5 s "
-          "independently. \"Tiered\" is preclude = preserve = 5 s, \"default\" neither; the "
+          "last_level_temperature=cold on the same disk. The seed set preclude = preserve to "
+          "0, 20, 50, 80 and 100% of its run (0/20/50/80/120 s at alpha 0.5, 0/15/40/65/120 "
+          "at 0.9, 0/10/25/40/120 at 1.2). Here the load is 600,000 writes, runs of about "
+          "3 s (2.7-3.3 s), and preclude is 0, 2 or 5 s: 2 s is already 60-75% of a run and "
+          "5 s past its end, so every alpha's last level is empty from 2 s on, where the "
+          "seed's emptied step by step (alpha 0.5 still had last-level files at 20%, 1.2 "
+          "until 80%). The seed's 20% step is missing here: preclude was not scaled in "
+          "proportion to the run. Preserve is 0 or 5 s independently. "
+          "\"Tiered\" is preclude = preserve = 5 s, \"default\" neither; the "
           f"claims on preclude compare 0, 2 and 5 s at preserve {PRESERVE} s, so that only "
           "preclude moves. WAF is the seed's (WAL bytes included), with the SST-only WAF "
           "beside it; the last-level ratio is the seed's (read bytes), with the share of "

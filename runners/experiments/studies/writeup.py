@@ -28,7 +28,8 @@ def pictures(study: Study, res: Results, matrix_dir: Path, out: Path) -> list[st
     made = []
     df = matrix.read(matrix_dir)
     if df is not None:
-        f = matrix.comparison_figure(df)
+        f = matrix.comparison_figure(df, untrusted=[c.name for c in res.cells
+                                                    if c.writes and not c.trusted])
         if f is not None:
             export.write_png(f, out / "throughput.png", PNG_WIDTH, None,
                              title="throughput and latency per cell (untraced medians)")

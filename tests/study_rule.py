@@ -50,15 +50,19 @@ Where the doc is silent, this is how it is read here:
   claimed direction and no adjacent step is called against it; did not
   hold when any of them is called against it; otherwise not
   distinguishable; cannot be tested when any of them cannot tell.
-- A share of one run's write ("the sync dominates"): judged on that traced
-  run's components only if its self-check passed; the untraced runs cannot
-  split a write, so an untrusted run leaves the part "cannot be tested here".
+- A share of one run's write ("the sync dominates"): judged on the cell's
+  answering lens only if it is trusted; the untraced runs cannot split a
+  write, so an untrusted lens leaves the part "cannot be tested here". A
+  cell traced in five rounds or more: the median interval of the rounds'
+  shares against the claimed share.
 - Attribution: the doc says only when "held" stands after a failed
   self-check. Read both ways here: with a failed self-check, the verdict
   the traced gap gives (held or did not hold) stands only if the untraced
   gap gives the same; where they disagree the part is "partly held". The
   claimed share is the claim's ("the cause is": half or more).
-- The A/A figure is the pair's per-round ratios' [lo, hi] for the metric,
+- The A/A figure is the family's pairs' per-round ratios' [lo, hi] for the
+  metric (two families: the union of their ranges), as each cell's stored
+  figure has it; before families, the one pair's,
   as results.json stores it; no A/A figure (empty) is "no A/A pair".
 - Claims of several parts (the doc has none; issue 45 asks for "a verdict
   per part, untestable parts named, the claim's verdict from its parts"):
@@ -229,11 +233,18 @@ def attribution_part(named_traced: float, traced_gap: float, untraced_gap: float
     return traced_lens if traced_lens == untraced_lens else PARTLY
 
 
-def composition_part(named: float, total: float, share: float, trusted: bool) -> str:
-    """A part that claims named components are at least `share` of one traced
-    run's mean write."""
+def composition_part(named: float, total: float, share: float, trusted: bool,
+                     rounds: Sequence[float] = ()) -> str:
+    """A part that claims named components are at least `share` of a cell's
+    traced mean write; rounds: each traced round's share, where the cell was
+    traced in five rounds or more (the doc: their median's interval at or
+    above the share holds, wholly below does not, across it is not
+    distinguishable)."""
     if not trusted:
         return UNTESTABLE
+    if len(rounds) >= MIN_ROUNDS:
+        lo, hi = median_interval(rounds)   # type: ignore[misc]
+        return HELD if lo >= share else NOT_HELD if hi < share else NOT_DISTINGUISHABLE
     return _share_verdict(named, total, share)
 
 

@@ -34,6 +34,9 @@ num = 10
     ("repeats = -1\n" + GOOD, ":1: repeats: must be between"),
     ("name = [", "not valid TOML"),
     (GOOD.replace("sync = [true, false]", 'sync = [true]\npin = ["X"]'), "axes.pin"),
+    (GOOD + "[fixed_by.sync.maybe]\nnum = 5\n", "fixed_by.sync.maybe: must be a table"),
+    (GOOD + "[fixed_by.sync.false]\nother = 5\n", "fixed_by.sync.false.other: is not a fixed"),
+    ("traced_rounds = 3\n" + GOOD, "traced_rounds: must be between 1 and repeats"),
 ])
 def test_scenario_errors_name_file_key_line(tmp_path, text, message):
     f = tmp_path / "bad.toml"
@@ -219,3 +222,11 @@ def test_tiered_zipf_matrix(tmp_path):
     # nothing written in the last minute may reach the last level
     assert by.loc[("baseline", "60"), "last_level_stored_ratio"] == 0
     assert by.loc[("baseline", "0"), "last_level_stored_ratio"] > 0
+
+
+def test_fixed_by_sizes_one_axis_value_apart(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(GOOD + "[fixed_by.sync.false]\nnum = 2000\n")
+    sc = load(f)
+    by = {c.values["sync"]: " ".join(sc.argv(c, "/d")) for c in sc.cells()}
+    assert "--num=10 " in by[True] and "--num=2000 " in by[False]

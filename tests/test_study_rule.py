@@ -166,6 +166,15 @@ def test_a_share_of_an_untrusted_write_cannot_be_tested():
     assert composition_part(80, 100, 0.5, False) == UNTESTABLE
 
 
+def test_a_share_over_five_traced_rounds_is_judged_by_its_interval():
+    assert composition_part(0, 0, 0.5, True, [0.6, 0.7, 0.55, 0.8, 0.65]) == HELD
+    assert composition_part(0, 0, 0.5, True, [0.2, 0.3, 0.25, 0.4, 0.45]) == NOT_HELD
+    assert composition_part(0, 0, 0.5, True, [0.4, 0.7, 0.55, 0.8, 0.65]) == \
+        NOT_DISTINGUISHABLE
+    # four rounds: the one share the medians give
+    assert composition_part(60, 100, 0.5, True, [0.2, 0.7, 0.55, 0.8]) == HELD
+
+
 def test_a_claim_with_an_untestable_part_cannot_be_tested_and_names_it():
     """000 claim 4's shape: one part held, one not distinguishable, P > E
     untestable on two identical cores."""
@@ -206,12 +215,21 @@ class Study:
     def metric(self, cell: str, bench: str, metric: str) -> dict[str, Any]:
         return self.cells[cell]["metrics"][bench][metric]
 
-    def compare(self, a: str, b: str, bench: str, metric: str) -> Comparison:
-        """a over b, the band from the A/A cell's figure for the same metric."""
+    def band(self, a: str, b: str, bench: str, metric: str) -> list[float]:
+        """The A/A figure the doc judges a against b by: with families
+        (environment `aa_cells`), each cell's stored band is its family's,
+        and two families meet at the union of their ranges; before
+        families, the one A/A cell's figure for the same metric."""
+        if self.env.get("aa_cells"):
+            got = [x for c in (a, b) if (x := self.metric(c, bench, metric).get("aa"))]
+            return [min(x[0] for x in got), max(x[1] for x in got)] if got else []
         aa_cell = self.cells.get(self.env.get("aa_cell", ""), self.cells[a])
-        aa = aa_cell["metrics"].get(bench, self.cells[a]["metrics"][bench])[metric].get("aa")
+        return aa_cell["metrics"].get(bench, self.cells[a]["metrics"][bench])[metric].get("aa")
+
+    def compare(self, a: str, b: str, bench: str, metric: str) -> Comparison:
+        """a over b against their A/A band (band())."""
         return compare(self.metric(a, bench, metric)["rounds"],
-                       self.metric(b, bench, metric)["rounds"], aa)
+                       self.metric(b, bench, metric)["rounds"], self.band(a, b, bench, metric))
 
     def median(self, cell: str, bench: str, metric: str) -> float:
         return statistics.median(x for x in self.metric(cell, bench, metric)["rounds"]
@@ -231,6 +249,17 @@ class Study:
         c = self.cells[cell]
         comps = c.get("lens_comp_us", c["comp_mean_us"])
         return sum(comps.get(n, 0.0) for n in names), c.get("lens_mean_us", c["mean_us"])
+
+    def rounds(self, cell: str, names: tuple[str, ...]) -> list[float]:
+        """Each traced round's share of its mean write held by the named
+        components (empty: traced once)."""
+        return [sum(r["comp_us"].get(n, 0.0) for n in names) / r["mean_us"]
+                for r in self.cells[cell].get("rounds", []) if r["mean_us"]]
+
+    def composition(self, cell: str, names: tuple[str, ...], share: float) -> str:
+        named, total = self.share(cell, names)
+        return composition_part(named, total, share, self.trusted(cell),
+                                self.rounds(cell, names))
 
     def core_types_declared(self) -> bool:
         return self.env.get("cpu_types_source") == "declared"
@@ -270,10 +299,8 @@ def c000_1(s: Study) -> list[Part]:
                   direction_part(s.compare(s000("false", "none"), s000("true", "none"),
                                            b, "ops_sec"), "above"))
              for b in ("fillrandom", "overwrite")]
-    named, total = s.share(s000("true", "none"), SYNC_AND_QUEUE)
     parts.append(Part("the sync dominates the sync=true write",
-                      composition_part(named, total, DOMINATES,
-                                       s.trusted(s000("true", "none")))))
+                      s.composition(s000("true", "none"), SYNC_AND_QUEUE, DOMINATES)))
     return parts
 
 
@@ -285,16 +312,14 @@ def core_type_part(s: Study, sync: str, claim: Callable[[Comparison], str]) -> P
 
 
 def c000_2(s: Study) -> list[Part]:
-    named, total = s.share(s000("true", "none"), SYNC_AND_QUEUE)
     return [Part("the disk (sync) is the bottleneck",
-                 composition_part(named, total, DOMINATES, s.trusted(s000("true", "none")))),
+                 s.composition(s000("true", "none"), SYNC_AND_QUEUE, DOMINATES)),
             core_type_part(s, "true", alike_part)]
 
 
 def c000_3(s: Study) -> list[Part]:
-    named, total = s.share(s000("false", "none"), CPU_AND_SCHED)
     return [Part("CPU and scheduling dominate",
-                 composition_part(named, total, DOMINATES, s.trusted(s000("false", "none")))),
+                 s.composition(s000("false", "none"), CPU_AND_SCHED, DOMINATES)),
             core_type_part(s, "false", differ_part)]
 
 
@@ -332,7 +357,10 @@ def seq_over_random(s: Study, mwf: str) -> Comparison:
     """Two cells on two benchmarks: each its own benchmark's figures."""
     a = s.metric(s001(mwf, "fillseq", "false"), "fillseq", "ops_sec")
     b = s.metric(s001(mwf, "fillrandom", "false"), "fillrandom", "ops_sec")
-    aa = s.metric(s.env["aa_cell"], "fillseq", "ops_sec")["aa"]
+    if s.env.get("aa_cells"):   # each cell's stored band is its family's
+        aa = [min(a["aa"][0], b["aa"][0]), max(a["aa"][1], b["aa"][1])]
+    else:
+        aa = s.metric(s.env["aa_cell"], "fillseq", "ops_sec")["aa"]
     return compare(a["rounds"], b["rounds"], aa)
 
 
@@ -348,10 +376,8 @@ def c001_3(s: Study) -> list[Part]:
     parts = []
     for b in ("fillseq", "fillrandom"):
         for m in ("true", "false"):
-            named, total = s.share(s001(m, b, "true"), SYNC_AND_QUEUE)
             parts.append(Part(f"the sync dominates, {b}, manual_wal_flush={m}",
-                              composition_part(named, total, DOMINATES,
-                                               s.trusted(s001(m, b, "true")))))
+                              s.composition(s001(m, b, "true"), SYNC_AND_QUEUE, DOMINATES)))
         parts.append(Part(f"no effect of the option, {b}", alike_part(option_effect(s, b, "true"))))
     return parts
 

@@ -133,3 +133,46 @@ def test_the_disks_interrupt_cpus_are_recorded():
             "NMI:          0          0   Non-maskable interrupts\n")
     assert block_irq_cpus(text) == {"virtio1-req.0": [0, 32401191], "nvme0q0": [12, 3]}
     assert block_irq_cpus("") == {}
+
+
+def test_traced_rounds_from_the_middle_out():
+    from runners.experiments.run_matrix import traced_in
+    assert traced_in(5, 1) == [2] and traced_in(5, 3) == [1, 2, 3]
+    assert traced_in(5, 5) == [0, 1, 2, 3, 4] and traced_in(0, 1) == [0]
+    units = schedule(CELLS, 5, seed=1, traced_rounds=5)[1:]
+    traced = [u for u in units if u.kind == TRACED]
+    assert len(traced) == 5 * len(CELLS)
+    # every traced run its own unit (and folder); the middle round's is rep 0
+    assert len({(u.cell.name, u.rep) for u in traced}) == len(traced)
+    assert {u.rep for u in traced} == {0, 1, 2, 3, 4}
+
+
+def test_a_cell_traced_in_rounds_takes_their_medians_and_all_their_trust(tmp_path):
+    import json
+
+    from runners.experiments.studies.judge import composition
+    from runners.experiments.studies.model import HELD, NOT_DISTINGUISHABLE, UNTESTABLE
+    from runners.experiments.studies.results import CellResult, traced_rounds
+    runs = []
+    for i, (mean, sync, trusted) in enumerate([(200, 150, True), (220, 120, True),
+                                               (180, 150, True), (210, 100, True),
+                                               (190, 140, True)]):
+        d = tmp_path / f"traced{i}"
+        d.mkdir()
+        (d / "summary.json").write_text(json.dumps({"headline": {
+            "lens": "rows", "trusted": trusted, "mean_ns": mean * 1e3,
+            "components": {"wal_sync_io": sync * 1e3, "memtable": (mean - sync) * 1e3}}}))
+        runs.append((d.name, d))
+    cr = CellResult("c", {})
+    traced_rounds(cr, runs, {})
+    assert cr.lens_mean_us == 200 and cr.lens_mean_range == [180, 220] and cr.trusted
+    shares = cr.round_shares(("wal_sync_io",))
+    assert len(shares) == 5
+    # 100/210 = 0.48 in one round: the interval crosses one half
+    part = composition("sync", 0, 0, 0.5, cr.trusted, cr.lens, shares)
+    assert part.verdict == NOT_DISTINGUISHABLE and "over 5 traced rounds" in part.evidence
+    assert composition("sync", 0, 0, 0.4, cr.trusted, cr.lens, shares).verdict == HELD
+    # one round the workload's own clock disowns: the cell is not trusted
+    traced_rounds(cr, runs, {"traced3": {"new_order": 0.7}})
+    assert not cr.trusted
+    assert composition("sync", 0, 0, 0.4, cr.trusted, cr.lens, shares).verdict == UNTESTABLE

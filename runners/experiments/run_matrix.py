@@ -189,22 +189,35 @@ class Unit:
 BASELINE, AA, TRACED, WARMUP = "baseline", "aa", "traced", "warmup"
 
 
+def traced_in(repeats: int, traced_rounds: int) -> list[int]:
+    """The rounds with a traced run of every cell: the middle one, then
+    outwards (traced_rounds of them)."""
+    n = max(repeats, 1)
+    mid = repeats // 2
+    order = sorted(range(n), key=lambda r: (abs(r - mid), r))
+    return sorted(order[:max(1, min(traced_rounds, n))])
+
+
 def schedule(cells: list[Cell], repeats: int, seed: int,
-             aa: list[Cell] | None = None) -> list[Unit]:
+             aa: list[Cell] | None = None, traced_rounds: int = 1) -> list[Unit]:
     """Every run of the matrix, in the order they run: `repeats` rounds, each
     running every cell's baseline once plus the A/A cells' second runs
     (aa: by default cells[0]), shuffled within the round; the traced runs
-    join the middle round, so the baselines of every cell sandwich them.
-    Machine drift over minutes then lands on every cell alike instead of on
+    join the middle round (traced_rounds > 1: that many rounds from the
+    middle out), so the baselines of every cell sandwich them. Machine
+    drift over minutes then lands on every cell alike instead of on
     whichever ran last, and the A/A pairs measure it."""
     aa = aa if aa is not None else cells[:1]
+    traced = traced_in(repeats, traced_rounds)
     rng = random.Random(seed)
     # one untraced run first, kept out of every figure: a matrix's very
     # first run meets cold caches (study 001's read 0.77 of the next)
     units: list[Unit] = [Unit(cells[0], WARMUP, 0)] if repeats else []
-    mid = repeats // 2
     for r in range(max(repeats, 1)):
-        rnd = [Unit(c, TRACED, 0) for c in cells] if r == mid else []
+        # the middle round's traced run is rep 0 (its folder is "traced", as
+        # a matrix of one traced round has it); the others' are their round
+        rep = 0 if r == repeats // 2 else r + 1 if r < repeats // 2 else r
+        rnd = [Unit(c, TRACED, rep) for c in cells] if r in traced else []
         if repeats:
             rnd += [Unit(c, BASELINE, r) for c in cells] + [Unit(c, AA, r) for c in aa]
         rng.shuffle(rnd)
@@ -237,7 +250,8 @@ class Runner:
         cdir = self.out / u.cell.name
         cdir.mkdir(exist_ok=True)
         started = time.time()
-        rows = self.traced(u.cell, cdir) if u.kind == TRACED else self.untraced(u, cdir)
+        rows = self.traced(u.cell, cdir, u.rep) if u.kind == TRACED else \
+            self.untraced(u, cdir)
         for r in rows:
             r.update(seq=seq, started_s=started)
         self.unit_file(u).write_text(json.dumps(rows, default=str, indent=1))
@@ -256,16 +270,19 @@ class Runner:
         return (tpcc_rows(u.cell, u.kind, u.rep, logs, sizes) if self.tpcc else
                 rows_for(u.cell, u.kind, u.rep, text, sizes))
 
-    def traced(self, cell: Cell, cdir: Path) -> list[dict]:
+    def traced(self, cell: Cell, cdir: Path, rep: int = 0) -> list[dict]:
+        """A traced run: rep 0 (the middle round's) into <cell>/traced, any
+        other round's into <cell>/traced<rep>."""
         db = cdir / "db-traced"
-        for d in (db, cdir / "traced"):
+        folder = cdir / ("traced" if rep == 0 else f"traced{rep}")
+        for d in (db, folder):
             shutil.rmtree(d, ignore_errors=True)
         db.mkdir()
         chown_tree(db, self.run_as)
         topo = self.topo
         res = trace(TraceOptions(
             command=pin_prefix(cell, topo) + self.sc.argv(cell, str(db), str(self.cache)),
-            output=cdir / "traced", cwd=str(ROOT), mode=self.sc.mode,
+            output=folder, cwd=str(ROOT), mode=self.sc.mode,
             cpu_types=None if topo.source != "declared"
             else ",".join(f"{t}:{i}" for i, t in enumerate(topo.types) if t in "PE"),
             user=self.run_as.name, echo=False, print_table=False,
@@ -280,8 +297,9 @@ class Runner:
                  **{f"mean_{c}_ns": v["mean_ns"] for c, v in s["components"].items()},
                  "lost_events": sum(s["lost_events"].values()), **sizes}
         if self.tpcc:
-            return tpcc_rows(cell, TRACED, 0, res.run_dir, extra, s.get("by_type"))
-        return rows_for(cell, TRACED, 0, RunFolder(res.run_dir).command_log.read_text(), extra)
+            return tpcc_rows(cell, TRACED, rep, res.run_dir, extra, s.get("by_type"))
+        return rows_for(cell, TRACED, rep, RunFolder(res.run_dir).command_log.read_text(),
+                        extra)
 
     def finish(self, cell: Cell) -> list[dict]:
         """The cell's rows from its units, with the traced/untraced ratios;
@@ -316,7 +334,7 @@ def compare_traced(rows: list[dict], tpcc: bool) -> None:
     base = [r["ops_sec"] for r in rows if r["kind"] == BASELINE and r.get("ops_sec")]
     traced_ops = [r["ops_sec"] for r in rows if r["kind"] == TRACED and r.get("ops_sec")]
     if base and traced_ops:
-        ratio = traced_ops[0] / statistics.median(base)
+        ratio = statistics.median(traced_ops) / statistics.median(base)
         for r in rows:
             r["overhead_ratio"] = ratio
 
@@ -338,7 +356,8 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
     seed = order_seed(sc) if seed is None else seed
     runner = Runner(sc, out, topo, run_as)
     families = sc.aa_cells()
-    units = schedule(cells, sc.repeats, seed, [c for fam in families.values() for c in fam])
+    units = schedule(cells, sc.repeats, seed, [c for fam in families.values() for c in fam],
+                     sc.traced_rounds)
     todo = [(i, u) for i, u in enumerate(units) if not runner.done(u)]
     env_json = out / "environment.json"
     machine = environment(out, topo)
@@ -350,7 +369,9 @@ def run(sc: Scenario, out: Path, cpu_types: str | None = None, user: str | None 
     env_json.write_text(json.dumps(
         {**machine, "scenario": str(sc.path), "command": sc.command,
          "mode": sc.mode, "repeats": sc.repeats, "fixed": sc.fixed, "axes": sc.axes,
+         "fixed_by": sc.fixed_by,
          "order_seed": seed, "aa_cell": cells[0].name, "aa_by": sc.aa_by,
+         "traced_rounds": sc.traced_rounds,
          "aa_cells": {f: [c.name for c in fam] for f, fam in families.items()},
          "families": {c.name: sc.family(c) for c in cells}},
         indent=1, default=str))

@@ -8,11 +8,15 @@ A scenario file:
     mode = "writes"        # trace mode of the traced run (full, writes, sample)
     aa_by = "sync"         # the A/A pairs: two cells of each value of this axis
                            # run twice a round (default: two cells in all)
+    traced_rounds = 5      # rounds with a traced run of every cell (default 1:
+                           # the middle round), at most repeats
     [axes]                 # every combination is a cell
     sync = [true, false]
     pin = ["P", "E", "none"]
     [fixed]                # placeholders with one value
     num = 20000
+    [fixed_by.sync.false]  # fixed values for the cells of one axis value
+    num = 200000           # (unsynced writes are 30x faster: runs of a length)
 
 Placeholders in `command` must be axes, fixed values, `{db}` (the run's
 database folder, fresh per run), `{cache}` (one folder per matrix, kept
@@ -37,14 +41,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 TOP_KEYS = {"name": str, "description": str, "command": str, "repeats": int,
-            "mode": str, "axes": dict, "fixed": dict, "timeout_s": int, "aa_by": str}
+            "mode": str, "axes": dict, "fixed": dict, "timeout_s": int, "aa_by": str,
+            "traced_rounds": int, "fixed_by": dict}
 REQUIRED = ("name", "command", "axes")
 KNOWN_AXES = {"sync", "threads", "pin", "disable_wal", "manual_wal_flush",
               "benchmarks", "num", "value_size", "key_size", "alpha",
               "preclude_last_level_data_seconds", "preserve_internal_time_seconds",
               "enable_pipelined_write", "batch_size", "journal_mode", "synchronous",
               "clients", "warehouses", "scale", "kill_after_s", "writes", "keys",
-              "last_level_temperature"}
+              "last_level_temperature", "tier_s", "duration_s"}
 SCALARS = (bool, int, float, str)
 # A/A pairs a family's noise band is made from (docs/matrices.md)
 AA_PAIRS = 2
@@ -83,6 +88,17 @@ class Scenario:
     description: str = ""
     timeout_s: int = 1800
     aa_by: str = ""     # the axis whose values are the A/A families ("" : one)
+    traced_rounds: int = 1   # rounds with a traced run of each cell
+    # axis -> value (as a cell names it) -> fixed values for those cells
+    fixed_by: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def fixed_for(self, cell: Cell) -> dict[str, Any]:
+        """The fixed values fixed_by gives this cell."""
+        out: dict[str, Any] = {}
+        for axis, by_value in self.fixed_by.items():
+            v = cell.values.get(axis)
+            out.update(by_value.get(str(v).lower() if isinstance(v, bool) else str(v), {}))
+        return out
 
     def family(self, cell: Cell) -> str:
         """The cell's A/A family: its value of aa_by ("all" without one)."""
@@ -108,8 +124,8 @@ class Scenario:
                 for combo in itertools.product(*(self.axes[k] for k in keys))]
 
     def argv(self, cell: Cell, db: str, cache: str = "") -> list[str]:
-        vals = {**self.fixed, **cell.values, "db": db, "cache": cache,
-                "root": str(ROOT)}
+        vals = {**self.fixed, **self.fixed_for(cell), **cell.values, "db": db,
+                "cache": cache, "root": str(ROOT)}
         vals = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in vals.items()}
         return self.command.format(**vals).split()
 
@@ -177,5 +193,20 @@ def load(path: str | Path) -> Scenario:
     aa_by = raw.get("aa_by", "")
     if aa_by and aa_by not in axes:
         raise err("aa_by", f"must name an axis ({', '.join(axes)})")
+    fixed_by = raw.get("fixed_by", {})
+    for axis, by_value in fixed_by.items():
+        if axis not in axes:
+            raise err(f"fixed_by.{axis}", "must name an axis")
+        names = {str(x).lower() if isinstance(x, bool) else str(x) for x in axes[axis]}
+        for v, table in by_value.items():
+            if v not in names or not isinstance(table, dict):
+                raise err(f"fixed_by.{axis}.{v}", f"must be a table for one of {sorted(names)}")
+            for k in table:
+                if k not in fixed:
+                    raise err(f"fixed_by.{axis}.{v}.{k}", "is not a fixed value")
+    traced_rounds = raw.get("traced_rounds", 1)
+    if not 1 <= traced_rounds <= max(repeats, 1):
+        raise err("traced_rounds", f"must be between 1 and repeats ({max(repeats, 1)})")
     return Scenario(path, raw["name"], raw["command"], axes, fixed, repeats, mode,
-                    raw.get("description", ""), raw.get("timeout_s", 1800), aa_by)
+                    raw.get("description", ""), raw.get("timeout_s", 1800), aa_by,
+                    traced_rounds, fixed_by)

@@ -56,7 +56,12 @@ def scenario_for(study: Study, quick: bool) -> Scenario:
     return dataclasses.replace(
         sc, fixed={**sc.fixed, **over.get("fixed", {})},
         axes={**sc.axes, **over.get("axes", {})},
-        repeats=over.get("repeats", sc.repeats), mode=study.mode or modes.DEFAULT)
+        fixed_by={**sc.fixed_by, **over.get("fixed_by", {})},
+        repeats=over.get("repeats", sc.repeats), mode=study.mode or modes.DEFAULT,
+        # a full study traces every round: its traced figures get intervals
+        # from repeats, as the untraced ones do
+        traced_rounds=over.get("traced_rounds",
+                               1 if quick else over.get("repeats", sc.repeats)))
 
 
 def begin_runs(work: Path, commit: str) -> dict:

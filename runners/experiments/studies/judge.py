@@ -89,7 +89,9 @@ def compare(a: Stat | None, b: Stat | None) -> Comparison:
         return Comparison("?", why="no untraced runs")
     q = [ratio(x, y) for x, y in zip(a.rounds, b.rounds)
          if x == x and y == y]   # NaN: a round without one of the two
-    band = symmetric(a.aa or b.aa)
+    # two families: the wider of their bands (the union of the ranges)
+    aa = [min(a.aa[0], b.aa[0]), max(a.aa[1], b.aa[1])] if a.aa and b.aa else a.aa or b.aa
+    band = symmetric(aa)
     if len(q) < MIN_ROUNDS:
         return Comparison("?", rounds=len(q), why=f"{len(q)} paired rounds "
                           f"(the rule needs {MIN_ROUNDS})")
@@ -167,13 +169,22 @@ def trend(name: str, whole: Comparison, steps: list[Comparison], want: str) -> P
 
 
 def composition(name: str, named: float, total: float, share: float, trusted: bool,
-                lens: str = "rows") -> Part:
-    """Named components are at least `share` of one traced run's mean write,
+                lens: str = "rows", rounds: list[float] | None = None) -> Part:
+    """Named components are at least `share` of one cell's traced mean write,
     read from its lens; untraced runs cannot split a write, so without a
-    trusted lens the part cannot be tested."""
+    trusted lens the part cannot be tested. Traced in MIN_ROUNDS rounds or
+    more (rounds: each round's share), the share's median interval across
+    them decides: held when it lies at or above `share`, did not hold when
+    below, otherwise not distinguishable; traced once, its one share."""
     if not trusted:
         return Part(name, UNTESTABLE, "neither lens of its traced run is trusted, and "
                     "untraced runs cannot split a write")
+    if rounds and len(rounds) >= MIN_ROUNDS:
+        lo, hi = median_interval(rounds)
+        ev = (f"{pct(statistics.median(rounds))} [{pct(lo)}-{pct(hi)}] of the mean write over "
+              f"{len(rounds)} traced rounds, {lens} lens; the claim needs {pct(share)}")
+        verdict = HELD if lo >= share else NOT_HELD if hi < share else NOT_DISTINGUISHABLE
+        return Part(name, verdict, ev)
     got = named / total if total else 0.0
     return Part(name, HELD if got >= share else NOT_HELD,
                 f"{pct(got)} of the mean write, {lens} lens; the claim needs {pct(share)}")

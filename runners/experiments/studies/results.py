@@ -72,6 +72,11 @@ class CellResult:
     trusted: bool = False
     lens_mean_us: float = 0.0
     lens_comp_us: dict[str, float] = field(default_factory=dict)
+    # traced in several rounds: each round's headline ({"run_dir", "lens",
+    # "trusted", "mean_us", "comp_us"}); the lens figures above are their
+    # medians, lens_mean_range the means' [min, max]
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    lens_mean_range: list[float] = field(default_factory=list)
 
     def stat(self, metric: str, benchmark: str | None = None) -> Stat | None:
         per = self.metrics.get(benchmark) if benchmark else \
@@ -81,6 +86,12 @@ class CellResult:
     def value(self, metric: str, benchmark: str | None = None) -> float:
         s = self.stat(metric, benchmark)
         return s.median if s else float("nan")
+
+    def round_shares(self, comps: tuple[str, ...]) -> list[float]:
+        """The named components' share of each traced round's mean write
+        (each from its own lens); empty for a cell traced once."""
+        return [sum(r["comp_us"].get(c, 0.0) for c in comps) / r["mean_us"]
+                for r in self.rounds if r["mean_us"]]
 
     def lens_part(self, comps: tuple[str, ...]) -> tuple[float, float]:
         """The named components' microseconds in the mean write of the cell's
@@ -171,16 +182,22 @@ def by_round(runs: pd.DataFrame, metric: str) -> list[float]:
     return [float(vals.get(r, np.nan)) for r in range(int(runs["rep"].max()) + 1)]
 
 
-def aa_bands(df: pd.DataFrame, cells: list[str]) -> dict[str, dict[str, list[float]]]:
+def aa_bands(df: pd.DataFrame, cells: list[str], pooled: bool = False
+             ) -> dict[str, dict[str, list[float]]]:
     """Per benchmark and metric, the A/A band of these A/A cells (one family's
     pairs): min and max over every pair and round of a cell's baseline over
-    its second untraced run of the same round."""
+    its second untraced run of the same round. pooled: one band per metric
+    over every benchmark the pairs ran (key "all"), so that a family whose
+    two A/A cells run different benchmarks (study 001) still has two pairs
+    behind each band: a ratio of two runs of one cell is noise whatever the
+    benchmark."""
     ratios: dict[str, dict[str, list[float]]] = {}
     for cell in cells:
         g = df[df["cell"] == cell]
         for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
             base, aa = gb[gb["kind"] == "baseline"], gb[gb["kind"] == "aa"]
-            per = ratios.setdefault("all" if pd.isna(bench) else str(bench), {})
+            key = "all" if pooled or pd.isna(bench) else str(bench)
+            per = ratios.setdefault(key, {})
             for m in METRICS:
                 a, b = by_round(base, m), by_round(aa, m)
                 per.setdefault(m, []).extend(
@@ -202,7 +219,8 @@ def family_bands(df: pd.DataFrame, env: dict[str, Any]
     families has one, its aa_cell's."""
     if env.get("aa_cells"):
         families = dict(env.get("families") or {})
-        return families, {f: aa_bands(df, cells) for f, cells in env["aa_cells"].items()}
+        return families, {f: aa_bands(df, cells, pooled=True)
+                          for f, cells in env["aa_cells"].items()}
     if env.get("aa_cell"):
         return {}, {"all": aa_bands(df, [env["aa_cell"]])}
     return {}, {}
@@ -363,6 +381,41 @@ def sst_overlap(w: pd.DataFrame, bg: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def traced_rounds(cr: CellResult, runs: list[tuple[str, Path]],
+                  truth_by_run: dict[str, dict[str, float]]) -> None:
+    """A cell traced in several rounds: each round's headline (its lens, its
+    trust, its mean write and components) in cr.rounds, and the cell's lens
+    figures their medians across the rounds, with the mean's range: an
+    interval from repeats, not from the writes of one run. Trusted only
+    where every round is (the lens each took, the workload's own clock)."""
+    got = []
+    for name, path in runs:
+        f = RunFolder(path)
+        if not f.summary_json.exists():
+            continue
+        h = headline_of(json.loads(f.summary_json.read_text()))
+        if not h:
+            continue
+        got.append({"run_dir": name, "lens": str(h["lens"]),
+                    "trusted": bool(h.get("trusted"))
+                    and not off_its_truth(truth_by_run.get(name, {})),
+                    "mean_us": float(h["mean_ns"]) / 1e3,
+                    "comp_us": {c: float(v) / 1e3
+                                for c, v in (h.get("components") or {}).items()}})
+    if not got:
+        return
+    cr.rounds = got
+    lenses = [r["lens"] for r in got]
+    cr.lens = max(set(lenses), key=lenses.count)
+    cr.trusted = all(r["trusted"] for r in got)
+    means = [r["mean_us"] for r in got]
+    cr.lens_mean_us = statistics.median(means)
+    cr.lens_mean_range = [min(means), max(means)]
+    comps = {c for r in got for c in r["comp_us"]}
+    cr.lens_comp_us = {c: statistics.median(r["comp_us"].get(c, 0.0) for r in got)
+                       for c in sorted(comps)}
+
+
 def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
     df = pd.read_parquet(matrix_dir / "matrix.parquet")
     if {"flush_bytes", "compaction_bytes", "bytes_written"} <= set(df.columns):
@@ -384,6 +437,7 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
         bands = by_family.get(family, {})
         fallback = next(iter(bands.values()), {})
         truth_ratio: dict[str, float] = {}
+        truth_by_run: dict[str, dict[str, float]] = {}
         for bench, gb in g.groupby("benchmark", sort=False, dropna=False):
             key = "all" if pd.isna(bench) else str(bench)
             base = gb[gb["kind"] == "baseline"]
@@ -393,16 +447,21 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
                    if st is not None}
             cr.metrics[key] = per
             tr = gb[gb["kind"] == "traced"]
-            if len(tr) and "ops_sec" in tr and not pd.isna(tr["ops_sec"].iloc[0]):
-                cr.traced_ops[key] = float(tr["ops_sec"].iloc[0])
+            if len(tr) and "ops_sec" in tr and tr["ops_sec"].notna().any():
+                cr.traced_ops[key] = float(tr["ops_sec"].median())
             # the compensated traced latency over the untraced runs' own
             # (sqlite_tpcc's clock): external truth for the traced rows
             if len(tr) and "adj_vs_baseline_mean" in tr \
-                    and not pd.isna(tr["adj_vs_baseline_mean"].iloc[0]):
-                truth_ratio[key] = float(tr["adj_vs_baseline_mean"].iloc[0])
-        runs = g["run_dir"].dropna() if "run_dir" in g else []
-        if len(runs):
-            cr.run_dir = str(runs.iloc[0])
+                    and tr["adj_vs_baseline_mean"].notna().any():
+                truth_ratio[key] = float(tr["adj_vs_baseline_mean"].median())
+                for d, r in zip(tr.get("run_dir", []), tr["adj_vs_baseline_mean"]):
+                    if isinstance(d, str) and r == r:
+                        truth_by_run.setdefault(d, {})[key] = float(r)
+        runs = list(dict.fromkeys(g["run_dir"].dropna())) if "run_dir" in g else []
+        if runs:
+            # the middle round's traced run (its folder "traced") answers for
+            # the rows, the pictures and walscope diff
+            cr.run_dir = str(next((r for r in runs if Path(r).name == "traced"), runs[0]))
             path = matrix_dir / cr.run_dir
             if RunFolder(path).writes_parquet.exists():
                 attribution(cr, Run(path, cr.name))
@@ -412,6 +471,8 @@ def collect(study: str, quick: bool, matrix_dir: Path) -> Results:
             cr.extra["traced_vs_untraced_mean"] = truth_ratio
             # the workload's own clock outranks any self-check
             cr.trusted = cr.trusted and not off_its_truth(truth_ratio)
+        if len(runs) > 1:
+            traced_rounds(cr, [(str(r), matrix_dir / str(r)) for r in runs], truth_by_run)
         if (st := stalls(matrix_dir / cr.name)) is not None:
             cr.extra["stalls"] = st
         cells.append(cr)

@@ -444,7 +444,7 @@ STUDY = Study(
               "explains the cost from a diagram of `DBImpl::WriteToWAL`, which ends in "
               "write/pwrite, and a graph of the time spent writing the WAL: the WAL is I/O, "
               "and I/O is expensive.",
-    setup="db_bench 7.8, 1 thread, 400,000 operations per benchmark: fillseq, fillrandom, "
+    setup="db_bench 7.8, 1 thread, 800,000 operations per benchmark: fillseq, fillrandom, "
           "and fillseq followed by readrandom, each with the WAL on and off. A 4 MiB write "
           "buffer (RocksDB's default is 64 MiB) makes this many writes flush and compact, "
           "as the seed's runs did (its WAF is 1.7-2). From --statistics: WAF without the "
@@ -466,7 +466,7 @@ STUDY = Study(
     ],
     findings=findings,
     answer=answer,
-    full={"fixed": {"num": 400000, "write_buffer_size": 4 << 20}, "repeats": 5},
+    full={"fixed": {"num": 800000, "write_buffer_size": 4 << 20}, "repeats": 5},
     quick={"fixed": {"num": 50000}, "repeats": 1,
            "axes": {"disable_wal": [True, False], "benchmarks": ["fillrandom"]}},
     flames=lambda r: [cell(r, False, "fillrandom").name, cell(r, True, "fillrandom").name],

@@ -12,34 +12,32 @@ from runners.experiments.studies.results import CellResult, Results, Stat
 from runners.experiments.studies.s002 import gap, gap_text, listed, no_rows
 
 ALPHAS = ("0.5", "0.9", "1.2")
-PRECLUDES = ("0", "2", "5")
-PRESERVE = "5"        # the preclude series keeps time tracking on throughout
-TIERED = ("5", "5")   # the seed's "TATS": preclude = preserve
+# tier_s: preclude_last_level_data_seconds = preserve_internal_time_seconds
+# (the seed keeps them equal), 0, 20 and 50% of a 10 s run
+TIERS = ("0", "2", "5")
+DEFAULT = "0"         # plain universal compaction: no time tracking, no preclude
+TIERED = "5"          # the seed's "TATS": preclude = preserve, here 50% of the run
 Z = "fillzipf"
 # the seed's throughput as preclude grew, per alpha
 SEED_TPUT = {"0.5": ">", "0.9": "<", "1.2": ">"}
 
 
-def cell(r: Results, alpha: str, preclude: str, preserve: str) -> CellResult:
-    return r.cell(alpha=alpha, preclude_last_level_data_seconds=preclude,
-                  preserve_internal_time_seconds=preserve)
+def cell(r: Results, alpha: str, tier: str) -> CellResult:
+    return r.cell(alpha=alpha, tier_s=tier)
 
 
 def alphas(r: Results) -> list[str]:
-    return [a for a in ALPHAS if r.has(alpha=a, preclude_last_level_data_seconds="0",
-                                       preserve_internal_time_seconds="0")]
+    return [a for a in ALPHAS if r.has(alpha=a, tier_s=DEFAULT)]
 
 
 def default(r: Results, a: str) -> CellResult:
     """Plain universal compaction: no time tracking, no preclude."""
-    return cell(r, a, "0", "0")
+    return cell(r, a, DEFAULT)
 
 
 def series(r: Results, a: str) -> list[CellResult]:
-    """preclude 0, 2, 5 s at preserve 5 s, those that ran."""
-    return [cell(r, a, p, PRESERVE) for p in PRECLUDES
-            if r.has(alpha=a, preclude_last_level_data_seconds=p,
-                     preserve_internal_time_seconds=PRESERVE)]
+    """preclude = preserve 0, 2, 5 s, those that ran."""
+    return [cell(r, a, t) for t in TIERS if r.has(alpha=a, tier_s=t)]
 
 
 def tiered_alphas(r: Results) -> list[str]:
@@ -58,7 +56,19 @@ def preclude_pairs(r: Results, al: list[str]) -> list[tuple[str, str]]:
 
 
 def pre(c: CellResult) -> str:
-    return f"{c.values['preclude_last_level_data_seconds']} s"
+    return f"{c.values['tier_s']} s"
+
+
+def duration(r: Results) -> float:
+    """How long each run wrote (the scenario's duration_s; NaN if unknown)."""
+    return float((r.environment.get("fixed") or {}).get("duration_s") or "nan")
+
+
+def share(r: Results, tier: str) -> str:
+    """tier_s as a share of the run ('50%'; '' where the run's length is
+    unknown)."""
+    d = duration(r)
+    return pct(float(tier) / d) if d == d and d > 0 else ""
 
 
 def zero(s: Stat | None) -> bool:
@@ -108,13 +118,12 @@ def skew_smaller(r: Results) -> Verdict:
 
 def tiered_at(r: Results) -> list[str]:
     """The alphas whose tiered cell ran."""
-    return [a for a in alphas(r) if r.has(alpha=a, preclude_last_level_data_seconds=TIERED[0],
-                                          preserve_internal_time_seconds=TIERED[1])]
+    return [a for a in alphas(r) if r.has(alpha=a, tier_s=TIERED)]
 
 
 def tiering_effect(r: Results, a: str) -> Comparison:
     """Tiered over default throughput at one alpha."""
-    return compare(cell(r, a, *TIERED).stat("ops_sec", Z), default(r, a).stat("ops_sec", Z))
+    return compare(cell(r, a, TIERED).stat("ops_sec", Z), default(r, a).stat("ops_sec", Z))
 
 
 def tiering_costs_nothing(r: Results) -> Verdict:
@@ -125,12 +134,14 @@ def tiering_costs_nothing(r: Results) -> Verdict:
     for a in al:
         p = alike(f"tiered as fast as default, alpha {a} (tiered/default ops/s)",
                   tiering_effect(r, a))
-        p.evidence = (f"{cell(r, a, *TIERED).value('ops_sec', Z):,.0f} against "
+        p.evidence = (f"{cell(r, a, TIERED).value('ops_sec', Z):,.0f} against "
                       f"{default(r, a).value('ops_sec', Z):,.0f}; {p.evidence}")
         parts.append(p)
     return Verdict.of(parts, "throughput.png",
-                      [(default(r, a).name, cell(r, a, *TIERED).name) for a in al],
-                      f"Tiered: preclude = preserve = {TIERED[0]} s; default: neither.")
+                      [(default(r, a).name, cell(r, a, TIERED).name) for a in al],
+                      f"Tiered: preclude = preserve = {TIERED} s"
+                      + (f" ({share(r, TIERED)} of the run)" if share(r, TIERED) else "")
+                      + "; default: neither.")
 
 
 def emptied(r: Results, a: str) -> Part:
@@ -147,8 +158,8 @@ def emptied(r: Results, a: str) -> Part:
 
 def per_alpha(r: Results, parts: Callable[[Results, str], list[Part]], figure_: str | None,
               note: str) -> Verdict:
-    """A claim judged at each alpha with two preclude values or more (at
-    preserve PRESERVE s): its parts there, the claim's verdict from them."""
+    """A claim judged at each alpha with two tier_s values or more
+    (preclude = preserve): its parts there, the claim's verdict from them."""
     al = tiered_alphas(r)
     if not al:
         return Verdict(UNTESTABLE, "needs two preclude values at one alpha")
@@ -158,18 +169,18 @@ def per_alpha(r: Results, parts: Callable[[Results, str], list[Part]], figure_: 
 
 def preclude_empties_last_level(r: Results) -> Verdict:
     return per_alpha(r, lambda r_, a: [emptied(r_, a)], None,
-                     f"Preclude {', '.join(pre(c) for c in series(r, tiered_alphas(r)[0]))} at "
-                     f"preserve {PRESERVE} s; the stored share is the last level's part of the "
+                     f"Preclude = preserve "
+                     f"{', '.join(pre(c) for c in series(r, tiered_alphas(r)[0]))}; the stored share is the last level's part of the "
                      "SST bytes when the run ended, the closer match to the seed's count of "
                      "last-level files; the seed's ratio is last-level read bytes over all "
                      "read bytes." if tiered_alphas(r) else "")
 
 
 def waf_steps(r: Results, a: str) -> dict[str, Comparison] | None:
-    """WAF at preclude 2 s over 0, 5 over 2 and 5 over 0 (preserve 5 s);
-    None where the three did not run."""
+    """WAF at preclude = preserve 2 s over 0, 5 over 2 and 5 over 0; None
+    where the three did not run."""
     cs = series(r, a)
-    if [c.values["preclude_last_level_data_seconds"] for c in cs] != list(PRECLUDES):
+    if [str(c.values["tier_s"]) for c in cs] != list(TIERS):
         return None
     w = "write_amplification"
     return {f"{pre(hi)}/{pre(lo)}": compare(hi.stat(w, Z), lo.stat(w, Z))
@@ -179,8 +190,8 @@ def waf_steps(r: Results, a: str) -> dict[str, Comparison] | None:
 def waf_rises_then_falls(r: Results) -> Verdict:
     steps = {a: st for a in tiered_alphas(r) for st in [waf_steps(r, a)] if st}
     if not steps:
-        return Verdict(UNTESTABLE, f"needs preclude {', '.join(PRECLUDES)} s at one alpha "
-                       f"(preserve {PRESERVE} s)")
+        return Verdict(UNTESTABLE, f"needs preclude = preserve {', '.join(TIERS)} s at one "
+                       "alpha")
     parts = []
     for a, st in steps.items():
         up, down, whole = st["2 s/0 s"], st["5 s/2 s"], st["5 s/0 s"]
@@ -202,7 +213,7 @@ def waf_rises_then_falls(r: Results) -> Verdict:
             if (st["2 s/0 s"].sign, st["5 s/2 s"].sign) == (">", "<")]
     cs = series(r, (hump or list(steps))[0])
     return Verdict.of(parts, None, [(cs[0].name, cs[1].name), (cs[1].name, cs[2].name)],
-                      f"WAF is the seed's (WAL bytes included), at preserve {PRESERVE} s.")
+                      "WAF is the seed's (WAL bytes included); preclude = preserve.")
 
 
 def tput(r: Results, a: str) -> list[Part]:
@@ -213,7 +224,7 @@ def tput(r: Results, a: str) -> list[Part]:
 
 def preclude_throughput(r: Results) -> Verdict:
     return per_alpha(r, tput, "throughput.png",
-                     f"ops/s at preclude {', '.join(PRECLUDES)} s, preserve {PRESERVE} s.")
+                     f"ops/s at preclude = preserve {', '.join(TIERS)} s.")
 
 
 def hypothesis(r: Results, a: str) -> list[Part]:
@@ -223,7 +234,7 @@ def hypothesis(r: Results, a: str) -> list[Part]:
 
 
 def preclude_lowers_waf(r: Results) -> Verdict:
-    return per_alpha(r, hypothesis, None, f"Preserve {PRESERVE} s.")
+    return per_alpha(r, hypothesis, None, "Preclude = preserve.")
 
 
 def overlap(a: str, c: CellResult) -> str | None:
@@ -253,7 +264,7 @@ def traced_gaps(r: Results) -> str | None:
                      f"{gaps(r, default(r, al[0]), default(r, al[-1]))}")
     for x in tiered_alphas(r):
         a, b = ends(r, x)
-        lines.append(f"alpha {x}, preclude {pre(a)} -> {pre(b)} {gaps(r, a, b)}")
+        lines.append(f"alpha {x}, preclude = preserve {pre(a)} -> {pre(b)} {gaps(r, a, b)}")
     if not lines:
         return None
     return ("**What moves the traced write** (B - A of the mean, by component, each beside "
@@ -309,13 +320,6 @@ def trust(r: Results) -> str | None:
             "runs.")
 
 
-def run_seconds(r: Results, c: CellResult) -> float:
-    """How long a cell's untraced runs wrote: the writes over the median
-    throughput (NaN where either is missing)."""
-    n = float((r.environment.get("fixed") or {}).get("writes") or "nan")
-    return n / c.value("ops_sec", Z)
-
-
 def spread(xs: list[float]) -> str:
     """'43-58%' (or '43%' where they round alike) of shares."""
     lo, hi = pct(min(xs)), pct(max(xs))
@@ -329,15 +333,16 @@ def where_words(r: Results, tal: list[str]) -> tuple[bool, str]:
     later = [c for a in tal for c in series(r, a)[1:]]
     first = [series(r, a)[0].value("last_level_stored_ratio", Z) for a in tal]
     held = all(p.verdict == HELD for p in parts)
-    secs = [run_seconds(r, series(r, a)[0]) for a in tal]
-    runs = (f" (runs of about {sum(secs) / len(secs):.0f} s)" if all(s == s for s in secs)
+    later_tiers = [str(c.values["tier_s"]) for c in series(r, tal[0])[1:]]
+    shares = [share(r, t) for t in later_tiers]
+    runs = (f" ({' or '.join(shares)} of the {duration(r):g} s of writes)" if all(shares)
             else "")
-    pres = " or ".join(pre(c) for c in series(r, tal[0])[1:])
+    pres = "preclude = preserve at " + " or ".join(f"{t} s" for t in later_tiers)
     if held and all(c.value("last_level_stored_ratio", Z) == 0 for c in later):
-        return True, (f"with preclude at {pres}{runs}, the cold last level ended empty at "
+        return True, (f"with {pres}{runs}, the cold last level ended empty at "
                       f"every alpha, against {spread(first)} of the stored bytes without it")
     if held:
-        return True, (f"preclude at {pres}{runs} left less in the cold last level at every "
+        return True, (f"{pres}{runs} left less in the cold last level at every "
                       f"alpha than the {spread(first)} of the stored bytes without it")
     verb = {HELD: "held", NOT_HELD: "did not hold", NOT_DISTINGUISHABLE: "was not "
             "distinguishable", UNTESTABLE: "could not be tested"}
@@ -376,7 +381,7 @@ def answer(r: Results) -> str:
         if all(c.sign == "?" for c in costs.values()):
             out.append("Whether tiering costs throughput these runs cannot tell.")
         elif quiet and band and worst is not None:
-            out.append(f"Tiering (preclude = preserve = {TIERED[0]} s) wrote within "
+            out.append(f"Tiering (preclude = preserve = {TIERED} s) wrote within "
                        f"{pct(max(worst, 0.01))} of plain universal compaction's "
                        f"throughput, inside this machine's {pct(band[1] - 1)} noise.")
         else:
@@ -449,21 +454,18 @@ STUDY = Study(
           "0.9 and 1.2, then 20,000 Gets; universal compaction, 4 MiB write buffer, "
           "last_level_temperature=cold on the same disk. The seed set preclude = preserve to "
           "0, 20, 50, 80 and 100% of its run (0/20/50/80/120 s at alpha 0.5, 0/15/40/65/120 "
-          "at 0.9, 0/10/25/40/120 at 1.2). Here the load is 600,000 writes, runs of about "
-          "3 s (2.7-3.3 s), and preclude is 0, 2 or 5 s: 2 s is already 60-75% of a run and "
-          "5 s past its end, so every alpha's last level is empty from 2 s on, where the "
-          "seed's emptied step by step (alpha 0.5 still had last-level files at 20%, 1.2 "
-          "until 80%). The seed's 20% step is missing here: preclude was not scaled in "
-          "proportion to the run. Preserve is 0 or 5 s independently. "
-          "\"Tiered\" is preclude = preserve = 5 s, \"default\" neither; the "
-          f"claims on preclude compare 0, 2 and 5 s at preserve {PRESERVE} s, so that only "
-          "preclude moves. WAF is the seed's (WAL bytes included), with the SST-only WAF "
-          "beside it; the last-level ratio is the seed's (read bytes), with the share of "
-          "stored SST bytes in the last level at the end beside it; SAF is the DB folder's "
-          "size at the end over the bytes written. Traced in full mode, not the default "
-          "window mode: the question is how flush and compaction I/O lands on writes, "
-          "which needs every write and every background write(2), not 2% of them (the "
-          "traced/untraced column shows what that costs).",
+          "at 0.9, 0/10/25/40/120 at 1.2). Here every run writes for 10 s (a time, not a "
+          "count of Puts, so a slower run, a traced one among them, spans the same time and "
+          "fewer Puts), and tier_s sets preclude = preserve to 0, 2 or 5 s: 0, 20 and 50% of "
+          "the run. The seed's 80 and 100% steps are left out to keep the study's run time. "
+          "\"Default\" is tier_s 0 (no time tracking, no preclude), \"tiered\" tier_s 5 s "
+          "(50% of the run); the claims on preclude follow tier_s 0 -> 2 -> 5 s. WAF is the "
+          "seed's (WAL bytes included), with the SST-only WAF beside it; the last-level ratio "
+          "is the seed's (read bytes), with the share of stored SST bytes in the last level "
+          "at the end beside it; SAF is the DB folder's size at the end over the bytes "
+          "written. Traced in trace_wal's default mode, like the other studies: every write "
+          "while that costs at most the throughput budget, windows of them when not (the "
+          "traced/untraced column shows what tracing cost).",
     metrics=[Metric("ops_sec", "ops/s", "{:,.0f}"), Metric("micros_op", "avg us/op", "{:.2f}"),
              Metric("p99_us", "p99 us", "{:.1f}"),
              Metric("write_amplification", "WAF", "{:.2f}"),
@@ -490,10 +492,8 @@ STUDY = Study(
     findings=findings,
     answer=answer,
     full={"repeats": 5},
-    mode="full",
-    quick={"fixed": {"keys": 20000, "writes": 100000}, "repeats": 1,
-           "axes": {"alpha": [0.9], "preclude_last_level_data_seconds": [0, 5],
-                    "preserve_internal_time_seconds": [0, 5]}},
+    quick={"fixed": {"duration_s": 2}, "repeats": 1,
+           "axes": {"alpha": [1.2], "tier_s": [0, 2]}},
     flames=lambda r: [default(r, alphas(r)[0]).name,
                       default(r, alphas(r)[-1]).name] if alphas(r) else [],
 )

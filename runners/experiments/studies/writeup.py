@@ -136,9 +136,14 @@ def rule_text(env: dict[str, Any]) -> str:
     else:
         aa = (f"`{env['aa_cell']}` ran twice a round untraced, the A/A pair that "
               "measures this machine's noise, one band for every cell")
+    k = int(env.get("traced_rounds") or 1)
+    traced = ("the traced runs in the middle round" if k <= 1 else
+              f"every cell traced as well in {k} of the rounds (its traced figures are the "
+              "medians across them, with their ranges: intervals from repeats, at the "
+              "price of a traced run for each untraced one)")
     return (f"Each cell ran {n} times untraced, in {n} rounds: every cell once a round, "
-            f"in a shuffled order (seed {env.get('order_seed')}), the traced runs in the "
-            f"middle round; {aa}. The table gives the untraced medians "
+            f"in a shuffled order (seed {env.get('order_seed')}), {traced}; {aa}. "
+            "The table gives the untraced medians "
             "and [ranges]; \"traced/untraced\" is the traced run's throughput over the "
             "untraced median. A difference between two cells counts only when the "
             f"interval of their per-round ratio (its median's distribution-free interval, "

@@ -11,6 +11,10 @@
  * "last_level_byte_ratio" lines (bytes read from / stored in the last level).
  *
  * The write thread calls DB::Put, so walscope traces it like db_bench.
+ * It writes --writes=N Puts, or for --duration_s=S seconds (the two are
+ * exclusive): a fixed time keeps preclude/preserve a fixed share of the
+ * run whatever the machine's (or the tracer's) speed; the fillzipf line
+ * then counts the Puts actually done.
  */
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -36,6 +40,8 @@ struct Args {
 	double alpha = 0.9;
 	long keys = 100000;
 	long writes = 200000;
+	bool writes_given = false;
+	double duration_s = 0;	/* > 0: write for this long instead of `writes` */
 	long reads = 20000;
 	int value_size = 100;
 	unsigned long preclude = 0;	/* preclude_last_level_data_seconds */
@@ -49,7 +55,7 @@ struct Args {
 [[noreturn]] void usage(const char *why)
 {
 	fprintf(stderr, "zipf_writer: %s\n"
-		"usage: zipf_writer --db=DIR [--alpha=0.9] [--keys=N] [--writes=N]\n"
+		"usage: zipf_writer --db=DIR [--alpha=0.9] [--keys=N] [--writes=N | --duration_s=S]\n"
 		"  [--reads=N] [--value_size=B] [--preclude_last_level_data_seconds=S]\n"
 		"  [--preserve_internal_time_seconds=S] [--last_level_temperature=hot|warm|cold|unknown]\n"
 		"  [--sync=true|false] [--seed=N] [--write_buffer_size=B]\n", why);
@@ -84,8 +90,13 @@ Args parse(int argc, char **argv)
 			a.alpha = strtod(v, nullptr);
 		} else if (flag(s, "--keys", &v))
 			a.keys = num("keys", v, 1, 1e9);
-		else if (flag(s, "--writes", &v))
+		else if (flag(s, "--writes", &v)) {
 			a.writes = num("writes", v, 1, 1e10);
+			a.writes_given = true;
+		} else if (flag(s, "--duration_s", &v)) {
+			num("duration_s", v, 0.001, 1e6);
+			a.duration_s = strtod(v, nullptr);
+		}
 		else if (flag(s, "--reads", &v))
 			a.reads = num("reads", v, 0, 1e10);
 		else if (flag(s, "--value_size", &v))
@@ -107,6 +118,12 @@ Args parse(int argc, char **argv)
 	}
 	if (a.db.empty())
 		usage("--db is required");
+	if (a.writes_given && a.duration_s > 0) {
+		/* one line: which of the two to drop */
+		fprintf(stderr, "zipf_writer: --writes and --duration_s are exclusive: "
+			"give one (a count of Puts or seconds of them)\n");
+		exit(2);
+	}
 	return a;
 }
 
@@ -211,8 +228,12 @@ int main(int argc, char **argv)
 	}
 	printf("RocksDB:    version %d.%d.%d\n", ROCKSDB_MAJOR, ROCKSDB_MINOR,
 	       ROCKSDB_PATCH);
-	printf("Zipf:       alpha %.2f over %ld keys, %ld writes, %ld reads, value %d B\n",
-	       a.alpha, a.keys, a.writes, a.reads, a.value_size);
+	if (a.duration_s > 0)
+		printf("Zipf:       alpha %.2f over %ld keys, writes for %.3f s, %ld reads, "
+		       "value %d B\n", a.alpha, a.keys, a.duration_s, a.reads, a.value_size);
+	else
+		printf("Zipf:       alpha %.2f over %ld keys, %ld writes, %ld reads, value %d B\n",
+		       a.alpha, a.keys, a.writes, a.reads, a.value_size);
 	fflush(stdout);
 
 	Zipf z(a.keys, a.alpha, a.seed);
@@ -220,18 +241,23 @@ int main(int argc, char **argv)
 	wo.sync = a.sync;
 	std::string value(a.value_size, 'v');
 	std::vector<double> lat;
-	lat.reserve(a.writes);
+	bool timed = a.duration_s > 0;
+	lat.reserve(timed ? 1 << 20 : a.writes);
 	double t0 = now_us();
-	for (long i = 0; i < a.writes; i++) {
+	double deadline = t0 + a.duration_s * 1e6;
+	for (long i = 0; timed || i < a.writes; i++) {
 		std::string k = key_of(z.next());
 		snprintf(&value[0], value.size(), "%016ld", i);
 		double b = now_us();
 		s = db->Put(wo, k, value);
-		lat.push_back(now_us() - b);
+		double e = now_us();
+		lat.push_back(e - b);
 		if (!s.ok()) {
 			fprintf(stderr, "zipf_writer: put: %s\n", s.ToString().c_str());
 			return 1;
 		}
+		if (timed && e >= deadline)
+			break;
 	}
 	report("fillzipf", lat, (now_us() - t0) / 1e6);
 

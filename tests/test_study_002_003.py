@@ -6,14 +6,17 @@ and the answers: at most 120 words, component figures only from trusted
 lenses."""
 from __future__ import annotations
 
+import subprocess
 from typing import Callable
 
 import pytest
 
+from runners.experiments import scenario
 from runners.experiments.studies import STUDIES, s002, s003
 from runners.experiments.studies.model import (HELD, NOT_DISTINGUISHABLE, NOT_HELD, PARTLY,
                                                UNTESTABLE, Verdict)
 from runners.experiments.studies.results import CellResult, Results, Stat
+from tests.conftest import ROOT
 
 AA = [0.95, 1.05]
 
@@ -226,46 +229,44 @@ def test_002_metrics_as_the_seed_and_seed_003_define_them():
 
 
 # --- 003 -------------------------------------------------------------------
+# cells: alpha x tier_s (preclude = preserve = tier_s seconds, of 10 s runs)
 
-Vals = Callable[[str, str, str], float]
+Vals = Callable[[str, str], float]
 
 
-def zipf(ops: Vals = lambda a, p, s: 200_000.0, waf: Vals = lambda a, p, s: 1.3,
-         stored: Vals = lambda a, p, s: 0.5 if p == "0" else 0.0,
-         reads: Vals = lambda a, p, s: 0.2, saf: Vals = lambda a, p, s: 0.1,
-         rounds: int = 5, precludes: tuple[str, ...] = s003.PRECLUDES,
+def zipf(ops: Vals = lambda a, t: 200_000.0, waf: Vals = lambda a, t: 1.3,
+         stored: Vals = lambda a, t: 0.5 if t == "0" else 0.0,
+         reads: Vals = lambda a, t: 0.2, saf: Vals = lambda a, t: 0.1,
+         rounds: int = 5, tiers: tuple[str, ...] = s003.TIERS,
          trusted: bool = False) -> Results:
     cells = []
     for a in s003.ALPHAS:
-        for p in precludes:
-            for s in ("0", "5"):
-                m = {"ops_sec": stat(ops(a, p, s), rounds),
-                     "write_amplification": stat(waf(a, p, s), rounds),
-                     "sst_write_amplification": stat(waf(a, p, s) - 1, rounds),
-                     "last_level_stored_ratio": stat(stored(a, p, s), rounds),
-                     "last_level_byte_ratio": stat(reads(a, p, s), rounds),
-                     "space_amplification": stat(saf(a, p, s), rounds)}
-                comps = {"wal_write_io": 1.4, "memtable": 2.0, "other": 0.6}
-                cells.append(CellResult(
-                    name=f"a{a}-p{p}-s{s}",
-                    values={"alpha": a, "preclude_last_level_data_seconds": p,
-                            "preserve_internal_time_seconds": s},
-                    metrics={"fillzipf": m}, writes=1000, mean_us=4.0, comp_mean_us=comps,
-                    trusted=trusted, lens_mean_us=4.0, lens_comp_us=dict(comps)))
-    return Results("003", False, {"fixed": {"writes": 600_000}}, cells)
+        for t in tiers:
+            m = {"ops_sec": stat(ops(a, t), rounds),
+                 "write_amplification": stat(waf(a, t), rounds),
+                 "sst_write_amplification": stat(waf(a, t) - 1, rounds),
+                 "last_level_stored_ratio": stat(stored(a, t), rounds),
+                 "last_level_byte_ratio": stat(reads(a, t), rounds),
+                 "space_amplification": stat(saf(a, t), rounds)}
+            comps = {"wal_write_io": 1.4, "memtable": 2.0, "other": 0.6}
+            cells.append(CellResult(
+                name=f"a{a}-t{t}", values={"alpha": a, "tier_s": t},
+                metrics={"fillzipf": m}, writes=1000, mean_us=4.0, comp_mean_us=comps,
+                trusted=trusted, lens_mean_us=4.0, lens_comp_us=dict(comps)))
+    return Results("003", False, {"fixed": {"duration_s": 10}}, cells)
 
 
 def test_003_skew():
     # 4% a step, inside the A/A band; 8% over the range, above it
     rising = {"0.5": 200_000.0, "0.9": 208_000.0, "1.2": 216_000.0}
-    assert s003.skew_faster(zipf(ops=lambda a, p, s: rising[a])).outcome == HELD
+    assert s003.skew_faster(zipf(ops=lambda a, t: rising[a])).outcome == HELD
     assert s003.skew_faster(zipf()).outcome == NOT_DISTINGUISHABLE     # flat: within noise
     dip = {"0.5": 200_000.0, "0.9": 150_000.0, "1.2": 230_000.0}     # down, then up
-    assert s003.skew_faster(zipf(ops=lambda a, p, s: dip[a])).outcome == NOT_HELD
+    assert s003.skew_faster(zipf(ops=lambda a, t: dip[a])).outcome == NOT_HELD
     falling = {"0.5": 216_000.0, "0.9": 208_000.0, "1.2": 200_000.0}
-    assert s003.skew_faster(zipf(ops=lambda a, p, s: falling[a])).outcome == NOT_HELD
-    assert s003.skew_faster(zipf(ops=lambda a, p, s: rising[a], rounds=3)).outcome == UNTESTABLE
-    assert s003.skew_faster(zipf()).pairs == [("a0.5-p0-s0", "a1.2-p0-s0")]
+    assert s003.skew_faster(zipf(ops=lambda a, t: falling[a])).outcome == NOT_HELD
+    assert s003.skew_faster(zipf(ops=lambda a, t: rising[a], rounds=3)).outcome == UNTESTABLE
+    assert s003.skew_faster(zipf()).pairs == [("a0.5-t0", "a1.2-t0")]
 
 
 def test_003_skew_shrinks_the_db():
@@ -275,20 +276,22 @@ def test_003_skew_shrinks_the_db():
     def decide(s_: Vals, w_: Vals, rounds: int = 5) -> str:
         return s003.skew_smaller(zipf(saf=s_, waf=w_, rounds=rounds)).outcome
 
-    assert decide(lambda a, p, s: saf[a], lambda a, p, s: waf[a]) == HELD
-    assert decide(lambda a, p, s: saf[a], lambda a, p, s: 1.3) == PARTLY
-    assert decide(lambda a, p, s: 0.1, lambda a, p, s: 1.3) == NOT_DISTINGUISHABLE
-    assert decide(lambda a, p, s: 0.3 - saf[a], lambda a, p, s: 1.3) == NOT_HELD
-    assert decide(lambda a, p, s: saf[a], lambda a, p, s: waf[a], 3) == UNTESTABLE
+    assert decide(lambda a, t: saf[a], lambda a, t: waf[a]) == HELD
+    assert decide(lambda a, t: saf[a], lambda a, t: 1.3) == PARTLY
+    assert decide(lambda a, t: 0.1, lambda a, t: 1.3) == NOT_DISTINGUISHABLE
+    assert decide(lambda a, t: 0.3 - saf[a], lambda a, t: 1.3) == NOT_HELD
+    assert decide(lambda a, t: saf[a], lambda a, t: waf[a], 3) == UNTESTABLE
 
 
 def test_003_tiering():
     # as fast: the rule cannot show it, only fail to find a gap
     v = s003.tiering_costs_nothing(zipf())
     assert v.outcome == NOT_DISTINGUISHABLE and len(v.parts) == 3
-    slow = zipf(ops=lambda a, p, s: 150_000.0 if (p, s) == ("5", "5") else 200_000.0)
+    assert v.pairs == [(f"a{a}-t0", f"a{a}-t5") for a in s003.ALPHAS]
+    assert "preclude = preserve = 5 s (50% of the run)" in v.evidence
+    slow = zipf(ops=lambda a, t: 150_000.0 if t == "5" else 200_000.0)
     assert s003.tiering_costs_nothing(slow).outcome == NOT_HELD
-    one = zipf(ops=lambda a, p, s: 150_000.0 if (a, p, s) == ("0.9", "5", "5") else 200_000.0)
+    one = zipf(ops=lambda a, t: 150_000.0 if (a, t) == ("0.9", "5") else 200_000.0)
     assert s003.tiering_costs_nothing(one).outcome == NOT_HELD   # did not hold + not dist.
     assert s003.tiering_costs_nothing(zipf(rounds=3)).outcome == UNTESTABLE
 
@@ -298,12 +301,12 @@ def test_003_last_level():
     v = s003.preclude_empties_last_level(zipf())
     assert v.outcome == HELD and set(parts(v).values()) == {HELD}
     assert "the seed's read ratio" in v.evidence and "0.50 -> 0.00 -> 0.00" in v.evidence
-    assert s003.preclude_empties_last_level(zipf(stored=lambda a, p, s: 0.5)).outcome \
+    assert s003.preclude_empties_last_level(zipf(stored=lambda a, t: 0.5)).outcome \
         == NOT_DISTINGUISHABLE
     # emptied at 2 s, back at 5 s: a rise from 0 is a rise
-    back = zipf(stored=lambda a, p, s: 0.0 if p == "2" else 0.5)
+    back = zipf(stored=lambda a, t: 0.0 if t == "2" else 0.5)
     assert s003.preclude_empties_last_level(back).outcome == NOT_HELD
-    empty = s003.preclude_empties_last_level(zipf(stored=lambda a, p, s: 0.0))
+    empty = s003.preclude_empties_last_level(zipf(stored=lambda a, t: 0.0))
     assert empty.outcome == NOT_DISTINGUISHABLE and "held nothing even at preclude 0" in \
         empty.evidence
     assert s003.preclude_empties_last_level(zipf(rounds=3)).outcome == UNTESTABLE
@@ -312,8 +315,8 @@ def test_003_last_level():
 def test_003_waf_finding():
     hump = {"0": 1.40, "2": 1.50, "5": 1.40}
 
-    def seedlike(a: str, p: str, s: str) -> float:
-        return hump[p] if a == "0.5" else 1.3 if a == "0.9" else 1.1
+    def seedlike(a: str, t: str) -> float:
+        return hump[t] if a == "0.5" else 1.3 if a == "0.9" else 1.1
 
     v = s003.waf_rises_then_falls(zipf(waf=seedlike))
     ps = parts(v)
@@ -324,10 +327,10 @@ def test_003_waf_finding():
     # "less the higher alpha" ranks effects across cells, which the rule cannot
     assert ps["the change is smaller the higher alpha"] == UNTESTABLE
     assert v.outcome == UNTESTABLE and "does not compare effects across cells" in v.evidence
-    assert v.pairs == [("a0.5-p0-s5", "a0.5-p2-s5"), ("a0.5-p2-s5", "a0.5-p5-s5")]
+    assert v.pairs == [("a0.5-t0", "a0.5-t2"), ("a0.5-t2", "a0.5-t5")]
 
-    def falling(a: str, p: str, s: str) -> float:   # no hump, a large change
-        return 1.4 - 0.1 * s003.PRECLUDES.index(p)
+    def falling(a: str, t: str) -> float:   # no hump, a large change
+        return 1.4 - 0.1 * s003.TIERS.index(t)
 
     ps = parts(s003.waf_rises_then_falls(zipf(waf=falling)))
     assert ps["WAF rises 0 -> 2 s, alpha 1.2"] == NOT_HELD
@@ -336,23 +339,23 @@ def test_003_waf_finding():
     flat = s003.waf_rises_then_falls(zipf())
     assert flat.outcome == NOT_DISTINGUISHABLE and "none to rank" in flat.evidence
     assert s003.waf_rises_then_falls(zipf(waf=seedlike, rounds=3)).outcome == UNTESTABLE
-    two = s003.waf_rises_then_falls(zipf(precludes=("0", "5")))
-    assert two.outcome == UNTESTABLE and "needs preclude 0, 2, 5 s" in two.evidence
+    two = s003.waf_rises_then_falls(zipf(tiers=("0", "5")))
+    assert two.outcome == UNTESTABLE and "needs preclude = preserve 0, 2, 5 s" in two.evidence
 
 
 def test_003_throughput_and_the_hypothesis():
     seed = {"0.5": 1.2, "0.9": 0.8, "1.2": 1.2}
-    tp = zipf(ops=lambda a, p, s: 200_000.0 * (seed[a] if p == "5" else 1.0))
+    tp = zipf(ops=lambda a, t: 200_000.0 * (seed[a] if t == "5" else 1.0))
     assert s003.preclude_throughput(tp).outcome == HELD
     assert s003.preclude_throughput(zipf()).outcome == NOT_DISTINGUISHABLE
-    against = zipf(ops=lambda a, p, s: 200_000.0 * (1 / seed[a] if p == "5" else 1.0))
+    against = zipf(ops=lambda a, t: 200_000.0 * (1 / seed[a] if t == "5" else 1.0))
     assert s003.preclude_throughput(against).outcome == NOT_HELD
-    hyp = zipf(ops=lambda a, p, s: 240_000.0 if p == "5" else 200_000.0,
-               waf=lambda a, p, s: 1.1 if p == "5" else 1.4)
+    hyp = zipf(ops=lambda a, t: 240_000.0 if t == "5" else 200_000.0,
+               waf=lambda a, t: 1.1 if t == "5" else 1.4)
     assert s003.preclude_lowers_waf(hyp).outcome == HELD
     assert s003.preclude_lowers_waf(tp).outcome == PARTLY    # faster at two alphas, WAF flat
     assert s003.preclude_lowers_waf(zipf()).outcome == NOT_DISTINGUISHABLE
-    slower = zipf(ops=lambda a, p, s: 160_000.0 if p == "5" else 200_000.0)
+    slower = zipf(ops=lambda a, t: 160_000.0 if t == "5" else 200_000.0)
     assert s003.preclude_lowers_waf(slower).outcome == NOT_HELD
     assert s003.preclude_lowers_waf(zipf(rounds=3)).outcome == UNTESTABLE
 
@@ -377,37 +380,75 @@ def test_003_texts():
     fs = s003.findings(r)
     assert any("does not tell where the data ended up" in f for f in fs)
     assert any("What moves the traced write" in f for f in fs)
+    assert any("preclude = preserve 0 s -> 5 s" in f for f in fs)
     cols = [m.column for m in s003.STUDY.metrics]
     assert cols.index("last_level_byte_ratio") < cols.index("last_level_stored_ratio")
-    # the seed's preclude in proportion to its run, and what scaling lost here
+    # the seed's preclude in proportion to its run, and the same shares here
     setup = s003.STUDY.setup
     assert "0, 20, 50, 80 and 100% of its run" in setup and "0/20/50/80/120 s" in setup
-    assert "20% step is missing" in setup
+    assert "writes for 10 s" in setup and "0, 20 and 50% of the run" in setup
+    assert "80 and 100% steps are left out" in setup
+    assert "default mode" in setup and "full mode" not in setup
+
+
+def test_003_study_is_traced_in_the_default_mode_and_keeps_preclude_equal_to_preserve():
+    assert s003.STUDY.mode is None                    # trace_wal's default mode
+    sc = scenario.load(scenario.SCENARIOS / s003.STUDY.scenario)
+    assert sc.axes == {"alpha": [0.5, 0.9, 1.2], "tier_s": [0, 2, 5]}
+    assert sc.fixed["duration_s"] == 10 and "writes" not in sc.fixed
+    for c in sc.cells():
+        argv = sc.argv(c, "/tmp/db")
+        t = c.values["tier_s"]
+        assert f"--preclude_last_level_data_seconds={t}" in argv
+        assert f"--preserve_internal_time_seconds={t}" in argv
+        assert "--duration_s=10" in argv and not any(a.startswith("--writes") for a in argv)
+    # the quick variant: a subset of the scenario's cells
+    q = s003.STUDY.quick
+    assert q["axes"] == {"alpha": [1.2], "tier_s": [0, 2]} and q["fixed"] == {"duration_s": 2}
+
+
+ZIPF_WRITER = ROOT / ".output" / "zipf_writer"
+
+
+@pytest.mark.skipif(not ZIPF_WRITER.exists(), reason="zipf_writer not built "
+                    "(make .output/zipf_writer)")
+def test_003_zipf_writer_refuses_a_count_and_a_duration(tmp_path):
+    db = tmp_path / "db"
+    p = subprocess.run([str(ZIPF_WRITER), f"--db={db}", "--writes=10", "--duration_s=1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and not p.stdout
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert "--writes" in lines[0] and "--duration_s" in lines[0] and "exclusive" in lines[0]
+    assert not db.exists()                  # refused before it opened a database
 
 
 def test_003_answer_concludes():
     a = s003.STUDY.answer(zipf())
     assert words(a) <= 120
     assert a.startswith("Here time-aware tiering changed where data ends up and nothing else "
-                        "above the noise: with preclude at 2 s or 5 s (runs of about 3 s), the "
-                        "cold last level ended empty at every alpha, against 50% of the stored "
-                        "bytes without it.")
+                        "above the noise: with preclude = preserve at 2 s or 5 s (20% or 50% "
+                        "of the 10 s of writes), the cold last level ended empty at every "
+                        "alpha, against 50% of the stored bytes without it.")
     assert "Tiering (preclude = preserve = 5 s) wrote within 1% of plain" in a
     assert "Every traced run failed its self-check" in a
     assert "Every traced run" not in s003.STUDY.answer(zipf(trusted=True))
     # skew that moves throughput is said; tiering that costs is not called "nothing else"
     rising = {"0.5": 200_000.0, "0.9": 208_000.0, "1.2": 216_000.0}
-    a = s003.STUDY.answer(zipf(ops=lambda a, p, s: rising[a] * (0.8 if (p, s) == ("5", "5")
-                                                                   else 1.0)))
+    a = s003.STUDY.answer(zipf(ops=lambda a, t: rising[a] * (0.8 if t == "5" else 1.0)))
     assert words(a) <= 120 and "nothing else" not in a
     assert "alpha 0.5 0.80x (slower)" in a
     # the last level not emptied: the answer says what the rule found instead
-    a = s003.STUDY.answer(zipf(stored=lambda a, p, s: 0.5))
+    a = s003.STUDY.answer(zipf(stored=lambda a, t: 0.5))
     assert a.startswith("The seed's finding that preclude empties the cold last level was "
                         "not distinguishable at any alpha.")
-    back = zipf(stored=lambda a, p, s: 0.5 if p == "0" or (a, p) == ("0.9", "5") else 0.0)
+    back = zipf(stored=lambda a, t: 0.5 if t == "0" or (a, t) == ("0.9", "5") else 0.0)
     assert "held at alpha 0.5, did not hold at alpha 0.9 and held at alpha 1.2" in \
         s003.STUDY.answer(back)
     a = s003.STUDY.answer(zipf(rounds=3))
     assert "could not be tested at any alpha" in a and "nan" not in a
     assert "Whether tiering costs throughput these runs cannot tell." in a
+    # a run of unknown length: the tiers' shares are left out, not guessed
+    r = zipf()
+    r.environment = {}
+    assert "with preclude = preserve at 2 s or 5 s, the cold" in s003.STUDY.answer(r)

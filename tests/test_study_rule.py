@@ -434,45 +434,63 @@ def c002_4(s: Study) -> list[Part]:
     return parts
 
 
-# 003: alpha x preclude x preserve, universal compaction; fillzipf
+# 003: alpha x tier_s (preclude = preserve = tier_s seconds of a 10 s run),
+# universal compaction; fillzipf.  "default" is tier_s 0, "tiered" 5.
 ALPHAS = ("0.5", "0.9", "1.2")
+TIERS = ("0", "2", "5")
 
 
-def s003(alpha: str, preclude: str, preserve: str) -> str:
-    return (f"alpha-{alpha}_preclude_last_level_data_seconds-{preclude}"
-            f"_preserve_internal_time_seconds-{preserve}")
+def s003(alpha: str, tier: str) -> str:
+    return f"alpha-{alpha}_tier_s-{tier}"
 
 
 def by_preclude(alpha: str) -> list[str]:
-    return [s003(alpha, p, "5") for p in ("0", "2", "5")]
+    """tier_s 0 -> 2 -> 5 s (preclude and preserve move together)."""
+    return [s003(alpha, t) for t in TIERS]
 
 
+def tiered(c003: Callable[[Study], list[Part]]) -> Callable[[Study], list[Part]]:
+    """A 003 reading, skipped while results.json holds the cells from before
+    tier_s (alpha x preclude x preserve, issue 45) until the study is rerun."""
+    def read(s: Study) -> list[Part]:
+        if "tier_s" not in (s.env.get("axes") or {}):
+            pytest.skip("studies/003-tiered-zipf/results.json has no tier_s axis: its cells "
+                        "are from before issue 45's rescaling; rerun study 003")
+        return c003(s)
+    return read
+
+
+@tiered
 def c003_1(s: Study) -> list[Part]:
     return [Part("throughput rises with alpha",
-                 trend(s, [s003(a, "0", "0") for a in ALPHAS], "fillzipf", "ops_sec", "above"))]
+                 trend(s, [s003(a, "0") for a in ALPHAS], "fillzipf", "ops_sec", "above"))]
 
 
+@tiered
 def c003_2(s: Study) -> list[Part]:
-    levels = [s003(a, "0", "0") for a in ALPHAS]
+    levels = [s003(a, "0") for a in ALPHAS]
     return [Part("SAF falls with alpha",
                  trend(s, levels, "fillzipf", "space_amplification", "below")),
             Part("WAF falls with alpha",
                  trend(s, levels, "fillzipf", "write_amplification", "below"))]
 
 
+@tiered
 def c003_3(s: Study) -> list[Part]:
     return [Part(f"tiered as fast as default, alpha {a}",
-                 alike_part(s.compare(s003(a, "5", "5"), s003(a, "0", "0"),
+                 alike_part(s.compare(s003(a, "5"), s003(a, "0"),
                                       "fillzipf", "ops_sec")))
             for a in ALPHAS]
 
 
+@tiered
 def c003_4(s: Study) -> list[Part]:
     return [Part(f"fewer last-level bytes with preclude, alpha {a}",
                  trend(s, by_preclude(a), "fillzipf", "last_level_stored_ratio", "below"))
             for a in ALPHAS]
 
 
+@tiered
 def c003_5(s: Study) -> list[Part]:
     parts = []
     moved = False
@@ -494,6 +512,7 @@ def c003_5(s: Study) -> list[Part]:
     return parts
 
 
+@tiered
 def c003_6(s: Study) -> list[Part]:
     expect: dict[str, Direction] = {"0.5": "above", "0.9": "below", "1.2": "above"}
     return [Part(f"preclude moves throughput {expect[a]}, alpha {a}",
@@ -501,6 +520,7 @@ def c003_6(s: Study) -> list[Part]:
             for a in ALPHAS]
 
 
+@tiered
 def c003_7(s: Study) -> list[Part]:
     parts = []
     for a in ALPHAS:

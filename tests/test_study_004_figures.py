@@ -320,7 +320,7 @@ def test_setup_and_table_name_the_throughput_as_tpcc_like():
     tpm = "New-Order transactions per minute (TPC-C-like, not comparable to TPC-C)"
     assert s.metrics[0].column == "tpmC" and s.metrics[0].label == tpm
     assert tpm in s.setup and "1 warehouse" in s.setup
-    assert "1 and 2 client processes" in s.setup and "20 s per run" in s.setup
+    assert "1 and 2 client processes" in s.setup and "10 s per run" in s.setup
 
 
 def test_study_quotes_its_seed():

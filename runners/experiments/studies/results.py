@@ -95,7 +95,12 @@ class CellResult:
 
     def lens_part(self, comps: tuple[str, ...]) -> tuple[float, float]:
         """The named components' microseconds in the mean write of the cell's
-        answering lens (the headline's), and that mean."""
+        answering lens (the headline's), and that mean; traced in rounds,
+        the median round's share of the median mean (so that part / mean is
+        the share judge.composition judges)."""
+        shares = self.round_shares(comps)
+        if shares:
+            return statistics.median(shares) * self.lens_mean_us, self.lens_mean_us
         return sum(self.lens_comp_us.get(c, 0.0) for c in comps), self.lens_mean_us
 
     def share(self, comps: tuple[str, ...], tail: bool = False) -> float:

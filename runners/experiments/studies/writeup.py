@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import statistics
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -176,8 +177,25 @@ def gap_sections(vs: list[Verdict], res: Results) -> str:
         else:
             out.append("```text\n" + d["text"].rstrip() + "\n```")
             out.append("Beside it: " + beside_untraced(by_name[a], by_name[b],
-                                                       d["delta_mean_ns"] / 1e3) + ".")
+                                                       d["delta_mean_ns"] / 1e3) + "."
+                       + rounds_beside(by_name[a], by_name[b]))
     return "\n\n".join(out) if out else "No claim compares two traced cells."
+
+
+def rounds_beside(a: Any, b: Any) -> str:
+    """The diff above is of one traced round's pair (its intervals come from
+    the writes of those two runs); across the rounds each cell was traced
+    in, the mean write of each, median [range]: the spread a repeat gives."""
+    if len(a.rounds) < 2 or len(b.rounds) < 2:
+        return ""
+
+    def spread(c: Any) -> str:
+        m = [r["mean_us"] for r in c.rounds]
+        return (f"{statistics.median(m):,.1f} us [{min(m):,.1f}-{max(m):,.1f}] "
+                f"({c.lens} lens{'' if c.trusted else ', not trusted'})")
+    return (f" The table is one traced round's pair; across {len(a.rounds)} and "
+            f"{len(b.rounds)} traced rounds the mean write of A was {spread(a)}, of B "
+            f"{spread(b)}.")
 
 
 def environment_lines(env: dict[str, Any]) -> str:

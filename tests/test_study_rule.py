@@ -402,11 +402,33 @@ FLUSH_RUNNING = ("a flush was still running in one of the two runs when db_bench
                  "statistics, so their WAF count different work (the README)")
 
 
+FLUSHED_ALIKE = 0.03   # the README's "the same data flushes to the same bytes"
+
+
+def waf_comparable(s: Study, b: str) -> tuple[str, str] | None:
+    """The README's method: two runs' WAF count the same finished work only
+    where their flush bytes (medians) agree; where they do not, a flush was
+    still running in one when db_bench read its statistics, and the cells
+    with readrandom after the writes (statistics read later) stand in, if
+    theirs agree; else none."""
+    def agree(off: str, on: str) -> bool:
+        f0, f1 = s.median(off, b, "flush_bytes"), s.median(on, b, "flush_bytes")
+        return abs(f0 - f1) <= FLUSHED_ALIKE * max(abs(f0), abs(f1))
+    for bench in (b, f"{b}readrandom"):
+        off, on = s002("true", bench), s002("false", bench)
+        if off in s.cells and on in s.cells and agree(off, on):
+            return off, on
+    return None
+
+
 def c002_2(s: Study) -> list[Part]:
-    cells = s002("true", "fillseqreadrandom"), s002("false", "fillseqreadrandom")
-    return [Part("same WAF, fillseq",
-                 alike_part(s.compare(*cells, "fillseq", "sst_write_amplification"))),
-            Part("same WAF, fillrandom", UNTESTABLE, FLUSH_RUNNING)]
+    parts = []
+    for b in ("fillseq", "fillrandom"):
+        cells = waf_comparable(s, b)
+        parts.append(Part(f"same WAF, {b}", UNTESTABLE, FLUSH_RUNNING) if cells is None else
+                     Part(f"same WAF, {b}",
+                          alike_part(s.compare(*cells, b, "sst_write_amplification"))))
+    return parts
 
 
 def c002_3(s: Study) -> list[Part]:

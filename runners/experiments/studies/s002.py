@@ -314,7 +314,9 @@ def cost_words(r: Results, b: str) -> str:
     if c.sign == "?":
         return f"slower or not on {b}, these runs cannot tell"
     if c.sign == "~":
-        return f"no slower than this machine's noise on {b} ({c.ratio:.1f}x)"
+        way = f"{c.ratio:.1f}x slower" if c.ratio >= 1 else f"{1 / c.ratio:.1f}x faster"
+        return (f"{way} on {b} in the median round, but not beyond what two runs of one "
+                "cell differ by here")
     slow = f"{c.ratio:.1f}x slower" if c.sign == ">" else f"{1 / c.ratio:.1f}x faster"
     return f"{slow} on {b} ({per_op_us(on, b):.1f} us instead of {per_op_us(off, b):.1f})"
 

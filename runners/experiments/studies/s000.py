@@ -322,8 +322,13 @@ def answer(r: Results) -> str:
         s = f"What syncing the WAL costs, these runs cannot tell ({c.why}). "
     if on.writes and on.trusted:
         named, total = on.lens_part(SYNC_WAIT)
-        s += (f"The traced synced run passed its self-check: the fdatasync and its queue "
-              f"are {pct(named / total)} of its {sig(total)} us mean write. ")
+        s += (f"In the traced runs the fdatasync and its queue are {pct(named / total)} of "
+              f"a {sig(total)} us synced write")
+        if off.writes and off.trusted:
+            n2, t2 = off.lens_part(ON_CPU + ("sched_runq",))
+            s += (f"; on-CPU work and waiting for a CPU {pct(n2 / t2)} of a {sig(t2)} us "
+                  "unsynced one")
+        s += ". "
     elif on.writes:
         s += ("The traced synced run failed its self-check, so what a synced write waits "
               "on is not measured here. ")
@@ -333,8 +338,8 @@ def answer(r: Results) -> str:
     if not ran_e:
         s += "The E cells were not run, so the core type is not answered here. "
     elif why:
-        s += ("The core type cannot be tested here: this VM's cores are alike, so "
-              f"\"P\" and \"E\" only label {p_} and {e_}. ")
+        s += (f"The core type cannot be tested: this VM's cores are alike (\"P\" is {p_}, "
+              f"\"E\" {e_}). ")
     # E over P, and pinned over unpinned: (synced, unsynced)
     ep = [compare(e.stat("ops_sec", "fillrandom"), p.stat("ops_sec", "fillrandom"))
           for p, e, _ in (pe(r, True), pe(r, False))] if ran_e else []

@@ -342,8 +342,13 @@ def where_words(r: Results, tal: list[str]) -> tuple[bool, str]:
         return True, (f"with {pres}{runs}, the cold last level ended empty at "
                       f"every alpha, against {spread(first)} of the stored bytes without it")
     if held:
-        return True, (f"{pres}{runs} left less in the cold last level at every "
-                      f"alpha than the {spread(first)} of the stored bytes without it")
+        last = [series(r, a)[-1].value("last_level_stored_ratio", Z) for a in tal]
+        return True, (f"the longer preclude = preserve, the less ends in the cold last "
+                      f"level, at every alpha: at {later_tiers[-1]} s"
+                      + (f" ({shares[-1]} of the {duration(r):g} s of writes)"
+                         if shares[-1] else "")
+                      + f" it held {spread(last)} of the stored bytes, against "
+                      f"{spread(first)} without it")
     verb = {HELD: "held", NOT_HELD: "did not hold", NOT_DISTINGUISHABLE: "was not "
             "distinguishable", UNTESTABLE: "could not be tested"}
     found = {p.verdict for p in parts}
@@ -354,6 +359,25 @@ def where_words(r: Results, tal: list[str]) -> tuple[bool, str]:
         said = listed([f"{verb.get(p.verdict, p.verdict)} at alpha {a}"
                        for p, a in zip(parts, tal)])
     return False, f"the seed's finding that preclude empties the cold last level {said}"
+
+
+def waf_moves(r: Results, tal: list[str]) -> str:
+    """Where WAF moved along preclude above the noise, against the seed's
+    expectation that it falls, in a sentence."""
+    moved = []
+    for a in tal:
+        cs = series(r, a)
+        for x, y in zip(cs, cs[1:]):
+            w = compare(y.stat("write_amplification", Z), x.stat("write_amplification", Z))
+            if w.sign in "<>":
+                moved.append(f"{'rose' if w.sign == '>' else 'fell'} from "
+                             f"{x.value('write_amplification', Z):.1f} to "
+                             f"{y.value('write_amplification', Z):.1f} at alpha {a} "
+                             f"({x.values['tier_s']} to {y.values['tier_s']} s)")
+    if not moved:
+        return "WAF did not move with preclude above the noise."
+    return ("WAF did not fall with preclude as the seed expected: it " + "; ".join(moved)
+            + ", and elsewhere moved no more than the noise.")
 
 
 def answer(r: Results) -> str:
@@ -398,6 +422,8 @@ def answer(r: Results) -> str:
                        "read the same to two decimals).")
         elif still:
             out.append("Neither WAF nor throughput moved with preclude above the noise.")
+        else:
+            out.append(waf_moves(r, tal))
     if len(al) >= 2:
         lo, hi = default(r, al[0]), default(r, al[-1])
         c = compare(hi.stat("ops_sec", Z), lo.stat("ops_sec", Z))

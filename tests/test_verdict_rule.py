@@ -176,3 +176,16 @@ def test_a_cell_traced_in_rounds_takes_their_medians_and_all_their_trust(tmp_pat
     traced_rounds(cr, runs, {"traced3": {"new_order": 0.7}})
     assert not cr.trusted
     assert composition("sync", 0, 0, 0.4, cr.trusted, cr.lens, shares).verdict == UNTESTABLE
+
+
+def test_a_traced_sqlite_run_is_held_to_the_untraced_run_of_its_round():
+    from runners.experiments.run_matrix import compare_traced, traced_rep
+    rows = [{"kind": BASELINE, "rep": r, "benchmark": "new_order", "mean_us": m,
+             "p50_us": m, "ops_sec": 1.0} for r, m in enumerate([100, 100, 130, 100, 100])]
+    # round 2 ran slow, untraced and traced alike: its traced run reads 1.0
+    rows.append({"kind": TRACED, "rep": traced_rep(2, 5), "benchmark": "new_order",
+                 "traced_adj_mean_us": 130.0, "traced_adj_p50_us": 130.0, "ops_sec": 1.0})
+    rows.append({"kind": TRACED, "rep": traced_rep(4, 5), "benchmark": "new_order",
+                 "traced_adj_mean_us": 100.0, "traced_adj_p50_us": 100.0, "ops_sec": 1.0})
+    compare_traced(rows, tpcc=True, repeats=5)
+    assert [r["adj_vs_baseline_mean"] for r in rows if r["kind"] == TRACED] == [1.0, 1.0]

@@ -198,6 +198,20 @@ def traced_in(repeats: int, traced_rounds: int) -> list[int]:
     return sorted(order[:max(1, min(traced_rounds, n))])
 
 
+def traced_rep(r: int, repeats: int) -> int:
+    """The rep of round r's traced run: the middle round's is 0 (its folder
+    is "traced", as a matrix of one traced round has it), the others' their
+    round + 1 before the middle and their round after it."""
+    mid = repeats // 2
+    return 0 if r == mid else r + 1 if r < mid else r
+
+
+def traced_round(rep: int, repeats: int) -> int:
+    """The round a traced run of this rep ran in (traced_rep's inverse)."""
+    mid = repeats // 2
+    return mid if rep == 0 else rep - 1 if rep <= mid else rep
+
+
 def schedule(cells: list[Cell], repeats: int, seed: int,
              aa: list[Cell] | None = None, traced_rounds: int = 1) -> list[Unit]:
     """Every run of the matrix, in the order they run: `repeats` rounds, each
@@ -214,9 +228,7 @@ def schedule(cells: list[Cell], repeats: int, seed: int,
     # first run meets cold caches (study 001's read 0.77 of the next)
     units: list[Unit] = [Unit(cells[0], WARMUP, 0)] if repeats else []
     for r in range(max(repeats, 1)):
-        # the middle round's traced run is rep 0 (its folder is "traced", as
-        # a matrix of one traced round has it); the others' are their round
-        rep = 0 if r == repeats // 2 else r + 1 if r < repeats // 2 else r
+        rep = traced_rep(r, repeats)
         rnd = [Unit(c, TRACED, rep) for c in cells] if r in traced else []
         if repeats:
             rnd += [Unit(c, BASELINE, r) for c in cells] + [Unit(c, AA, r) for c in aa]
@@ -309,28 +321,33 @@ class Runner:
         for f in sorted(cdir.glob("*.json")):
             if f.name != "cell.json":
                 rows += json.loads(f.read_text())
-        compare_traced(rows, self.tpcc)
+        compare_traced(rows, self.tpcc, self.sc.repeats)
         (cdir / "cell.json").write_text(json.dumps({"values": cell.values, "rows": rows},
                                                    default=str, indent=1))
         return rows
 
 
-def compare_traced(rows: list[dict], tpcc: bool) -> None:
-    """Each row of a cell gets the traced run against the median of the
-    cell's baselines (not the A/A runs): throughput, and for sqlite_tpcc the
-    compensated traced latency against the untraced runs' own (mean, and
-    p50, which lock-wait outliers spare)."""
+def compare_traced(rows: list[dict], tpcc: bool, repeats: int = 1) -> None:
+    """Each row of a cell gets the traced runs against the cell's baselines
+    (not the A/A runs): throughput, the medians'; and for sqlite_tpcc each
+    traced run's compensated latency against the untraced run of its own
+    round (mean, and p50, which lock-wait outliers spare), as the verdict
+    rule pairs runs: the VM's drift over minutes moved a traced run 0.8-1.3x
+    off the median of five rounds, every type alike (study 004). A round
+    without its baseline falls back to the median."""
     if tpcc:
         for stat, traced_col in (("mean_us", "traced_adj_mean_us"),
                                  ("p50_us", "traced_adj_p50_us")):
-            base: dict[str, list[float]] = {}
+            base: dict[str, dict[int, float]] = {}
             for r in rows:
                 if r["kind"] == BASELINE:
-                    base.setdefault(r["benchmark"], []).append(r[stat])
+                    base.setdefault(r["benchmark"], {})[int(r["rep"])] = r[stat]
             for r in rows:
-                b = base.get(r["benchmark"], [])
+                b = base.get(r["benchmark"], {})
                 if r["kind"] == TRACED and r.get(traced_col) and b:
-                    r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / statistics.median(b)
+                    own = b.get(traced_round(int(r["rep"]), repeats))
+                    ref = own if own else statistics.median(b.values())
+                    r[f"adj_vs_baseline_{stat[:-3]}"] = r[traced_col] / ref
     base = [r["ops_sec"] for r in rows if r["kind"] == BASELINE and r.get("ops_sec")]
     traced_ops = [r["ops_sec"] for r in rows if r["kind"] == TRACED and r.get("ops_sec")]
     if base and traced_ops:

@@ -321,8 +321,13 @@ def trust_note(c: CellResult) -> str:
     why = distrust(c)
     if why is None:
         return ""
-    return (f"(The traced run of `{c.name}` failed its self-check: {why}: its microseconds "
-            "are not the workload's.)")
+    if c.trusted and c.lens != "rows":
+        then = (f"its mean write and components come from the {c.lens} lens, which is "
+                "trusted")
+    else:
+        then = "no lens of it is trusted, so no claim reads its components"
+    return (f"(The traced rows of `{c.name}` failed their self-check: {why}: their "
+            f"per-write microseconds and p99 are not the workload's; {then}.)")
 
 
 def untrusted(*cells: CellResult) -> list[str]:

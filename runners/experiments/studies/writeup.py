@@ -99,7 +99,7 @@ def fmt(metric_fmt: str, s: Any) -> str:
 def table(study: Study, res: Results) -> str:
     axes = list(res.cells[0].values) if res.cells else []
     head = axes + ["benchmark"] + [m.label for m in study.metrics] + \
-        ["traced/untraced", "mean / p99 (traced, us)"]
+        ["traced/untraced", "traced mean write, us [rounds' range] (lens) / p99"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in res.cells:
         for i, (bench, per) in enumerate(c.metrics.items()):
@@ -109,7 +109,7 @@ def table(study: Study, res: Results) -> str:
             row.append(f"{tr / base.median:.2f}" if base and tr and base.median else "-")
             # the traced run's rows are all its writes, whatever benchmark
             # made them: printed once, on the cell's first row
-            traced = (f"{c.mean_us:,.1f} / {c.p99_us:,.1f}" if c.writes else "no rows")
+            traced = traced_cell(c) if c.writes else "no rows"
             row.append(traced + (" (all its benchmarks)" if len(c.metrics) > 1 else "")
                        if i == 0 else "")
             lines.append("| " + " | ".join(row) + " |")
@@ -119,6 +119,18 @@ def table(study: Study, res: Results) -> str:
     notes += [n for c in res.cells if (n := truth_note(c))]
     notes += study.table_notes(res) if study.table_notes else []
     return "\n".join(lines + ([""] + notes if notes else []))
+
+
+def traced_cell(c: Any) -> str:
+    """The traced mean write of the cell's lens, with its rounds' range where
+    it was traced in several, the lens (and "not trusted"), and the rows' p99
+    where their self-check trusts them (a percentile needs each write's own
+    time), else "-"."""
+    rng = (f" [{c.lens_mean_range[0]:,.1f}-{c.lens_mean_range[1]:,.1f}]"
+           if len(c.lens_mean_range) == 2 else "")
+    rows_ok = bool((c.extra.get("self_check") or {}).get("trusted"))
+    return (f"{c.lens_mean_us:,.1f}{rng} ({c.lens}{'' if c.trusted else ', not trusted'}) / "
+            + (f"{c.p99_us:,.1f}" if rows_ok else "-"))
 
 
 def rule_text(env: dict[str, Any]) -> str:

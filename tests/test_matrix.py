@@ -65,12 +65,14 @@ def test_smoke_matrix_end_to_end(tmp_path):
                        timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     df = pd.read_parquet(out / "matrix.parquet")
-    # one round: each cell's baseline, the A/A cell's second run, the traced runs
+    # one round: each cell's baseline, the A/A cells' second runs (two
+    # pairs in the one family), the traced runs
     assert set(df["kind"]) == {"warmup", "baseline", "aa", "traced"}
     env = json.loads((out / "environment.json").read_text())
-    assert df.loc[df["kind"] == "aa", "cell"].tolist() == [env["aa_cell"]] == ["sync-true"]
-    assert len(df) == 6 and (df["ops_sec"] > 0).all() and (df["p99_us"] > 0).all()
-    assert sorted(df["seq"]) == list(range(6))   # each run once, in the schedule's order
+    assert sorted(df.loc[df["kind"] == "aa", "cell"]) == sorted(env["aa_cells"]["all"]) == \
+        ["sync-false", "sync-true"]
+    assert len(df) == 7 and (df["ops_sec"] > 0).all() and (df["p99_us"] > 0).all()
+    assert sorted(df["seq"]) == list(range(7))   # each run once, in the schedule's order
     assert df.loc[df["seq"] == 0, "kind"].tolist() == ["warmup"]
     for _, r in df.iterrows():  # parsed numbers equal what db_bench printed
         cell = out / r["cell"]
@@ -94,7 +96,7 @@ def test_smoke_matrix_end_to_end(tmp_path):
     (out / "environment.json").write_text(json.dumps(env))
     p2 = subprocess.run(RUN_MATRIX + [str(SCENARIOS / "smoke.toml"),
                                       "-o", str(out)], capture_output=True, text=True, timeout=300)
-    assert p2.returncode == 0 and "6 of 6 runs done earlier" in p2.stderr
+    assert p2.returncode == 0 and "7 of 7 runs done earlier" in p2.stderr
     again = json.loads((out / "environment.json").read_text())
     assert again["block_irqs"] == {"began": "as the first run saw them"}
     assert again["repeats"] != "stale"
@@ -212,7 +214,8 @@ def test_tiered_zipf_matrix(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     df = pd.read_parquet(out / "matrix.parquet")
     fill = df[df["benchmark"] == "fillzipf"]
-    assert len(fill) == 6 and (fill["ops_sec"] > 0).all()   # warm-up, 2 baselines, A/A, 2 traced
+    # warm-up, 2 baselines, 2 A/A (two pairs in the one family), 2 traced
+    assert len(fill) == 7 and (fill["ops_sec"] > 0).all()
     assert (fill["operations"] == 20000).all()
     traced = fill[fill["kind"] == "traced"]
     assert (traced["traced_writes"] == 20000).all()       # one WriteImpl per Put

@@ -164,7 +164,7 @@ def test_a_cell_traced_in_rounds_takes_their_medians_and_all_their_trust(tmp_pat
             "components": {"wal_sync_io": sync * 1e3, "memtable": (mean - sync) * 1e3}}}))
         runs.append((d.name, d))
     cr = CellResult("c", {})
-    traced_rounds(cr, runs, {})
+    traced_rounds(cr, runs)
     assert cr.lens_mean_us == 200 and cr.lens_mean_range == [180, 220] and cr.trusted
     shares = cr.round_shares(("wal_sync_io",))
     assert len(shares) == 5
@@ -172,8 +172,12 @@ def test_a_cell_traced_in_rounds_takes_their_medians_and_all_their_trust(tmp_pat
     part = composition("sync", 0, 0, 0.5, cr.trusted, cr.lens, shares)
     assert part.verdict == NOT_DISTINGUISHABLE and "over 5 traced rounds" in part.evidence
     assert composition("sync", 0, 0, 0.4, cr.trusted, cr.lens, shares).verdict == HELD
-    # one round the workload's own clock disowns: the cell is not trusted
-    traced_rounds(cr, runs, {"traced3": {"new_order": 0.7}})
+    # one round whose lens is not trusted: the cell is not
+    d = tmp_path / "traced3" / "summary.json"
+    h = json.loads(d.read_text())
+    h["headline"]["trusted"] = False
+    d.write_text(json.dumps(h))
+    traced_rounds(cr, runs)
     assert not cr.trusted
     assert composition("sync", 0, 0, 0.4, cr.trusted, cr.lens, shares).verdict == UNTESTABLE
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analysis.selfcheck import HIGH_MEAN, HIGH_P99, TOLERANCE
 from runners.experiments.studies.model import (HELD, NOT_DISTINGUISHABLE, NOT_HELD, PARTLY,
                                                UNTESTABLE, Part)
 from runners.experiments.studies.results import TRUTH_TOLERANCE, CellResult, Stat
+from runners.experiments.studies.results import judge_ratio as ratio
 
 
 MIN_ROUNDS = 5        # rounds a comparison needs before it may call a difference
@@ -70,15 +71,6 @@ def symmetric(aa: list[float]) -> tuple[float, float] | None:
         return None
     m = max(max(aa), 1 / min(aa), 1.0)
     return 1 / m, m
-
-
-def ratio(a: float, b: float) -> float:
-    """a / b, zeros read as what they are: two zeros are equal (1), a value
-    over zero is unbounded, zero over a value is 0 (003's stored last-level
-    share falls 0.43 -> 0.00: a drop, not a division by zero)."""
-    if b == 0:
-        return 1.0 if a == 0 else math.inf
-    return a / b
 
 
 def compare(a: Stat | None, b: Stat | None) -> Comparison:
@@ -368,6 +360,11 @@ class Attribution:
     untraced: float
     source: str              # per_op_source of the untraced gap
     untrusted: list[str]     # cells whose traced run failed its self-check
+    # how the untraced gap is written: its unit and decimals (SQLite: "us a
+    # new_order", 0), and why each untrusted cell is (default: its self-check)
+    unit: str = "us/op"
+    digits: int = 2
+    why: dict[str, str] = field(default_factory=dict)
 
     def untraced_share(self) -> float:
         return self.part / self.untraced if self.untraced == self.untraced and self.untraced \
@@ -381,10 +378,16 @@ class Attribution:
         if self.untraced != self.untraced:
             s = "the untraced gap is not recorded"
         else:
-            s = (f"the untraced gap is {self.untraced:+.2f} us/op ({self.source}, medians)"
+            s = (f"the untraced gap is {self.untraced:+,.{self.digits}f} {self.unit} "
+                 f"({self.source}, medians)"
                  + (f": the traced gap is {of(self.traced, self.untraced)}"
                     if self.untraced and share else ""))
-        if self.untrusted:
+        if any(n in self.why for n in self.untrusted):   # reasons of their own
+            s += ("; " + "; ".join(f"the traced run of `{n}` "
+                                   f"{self.why.get(n, 'failed its self-check')}"
+                                   for n in self.untrusted)
+                  + " (the notes under the table): its microseconds are not the workload's")
+        elif self.untrusted:
             many = len(self.untrusted) > 1
             s += (f"; the traced run{'s' if many else ''} of "
                   + ", ".join(f"`{n}`" for n in self.untrusted)

@@ -212,7 +212,10 @@ def aa_bands(df: pd.DataFrame, cells: list[str], pooled: bool = False
 
 
 def judge_ratio(a: float, b: float) -> float:
-    """a / b as the verdict rule reads it (two zeros equal)."""
+    """a / b as the verdict rule reads it (judge.ratio), zeros read as what
+    they are: two zeros are equal (1), a value over zero is unbounded, zero
+    over a value is 0 (003's stored last-level share falls 0.43 -> 0.00: a
+    drop, not a division by zero)."""
     if b == 0:
         return 1.0 if a == 0 else float("inf")
     return a / b

@@ -109,26 +109,14 @@ class TxnGap(Attribution):
     run failed its self-check or reads off its untraced runs (txn_trusted)."""
 
     def __init__(self, d: CellResult, w: CellResult, part: float, traced: float) -> None:
+        bad = [c for c in (d, w) if not txn_trusted(c)]
         super().__init__(part, traced, d.value("mean_us", TXN) - w.value("mean_us", TXN),
-                         f"{TXN} mean latency, untraced medians",
-                         [c.name for c in (d, w) if not txn_trusted(c)])
-        self.why = {c.name: distrust_why(c) for c in (d, w) if not txn_trusted(c)}
+                         f"{TXN} mean latency", [c.name for c in bad],
+                         unit=f"us a {TXN}", digits=0,
+                         why={c.name: distrust_why(c) for c in bad})
 
     def text(self, part: str = "file I/O") -> str:
         return super().text(part)
-
-    def gap_text(self, share: bool = True) -> str:
-        if self.untraced != self.untraced:
-            s = "the untraced gap is not recorded"
-        else:
-            s = (f"the untraced gap is {self.untraced:+,.0f} us a {TXN} ({self.source})"
-                 + (f": the traced gap is {of(self.traced, self.untraced)}"
-                    if self.untraced and share else ""))
-        if self.untrusted:
-            s += ("; " + "; ".join(f"the traced run of `{n}` {self.why[n]}"
-                                   for n in self.untrusted)
-                  + " (the notes under the table): its microseconds are not the workload's")
-        return s
 
 
 def wal_faster(r: Results) -> Verdict:

@@ -5,7 +5,8 @@
 
 For each workload, untraced runs that time themselves (db_bench
 --histogram: each Put; the SQLite TPC-C-like driver: each transaction, by
-its own clock) are interleaved, in a shuffled order each round, with
+its own clock; pgbench: each transaction's -l log less its BEGIN's -r
+latency, the span of a walscope row) are interleaved, in a shuffled order each round, with
 traced runs in each mode.  Each traced run's compensated latencies (mean,
 p50, p99 of summary.json writes.duration_adj) are set against the median
 of the untraced runs; the untraced runs against their own median are the
@@ -55,6 +56,9 @@ WORKLOADS = {   # db_bench fillrandom, ~1-2 s untraced; the SQLite driver 4 s
     # two writers that take turns at the database lock (study 004's cell
     # read 51x in the default mode)
     "sqlite-delete-2c": ["--journal-mode=delete", "--clients=2", "--duration=4"],
+    # pgbench's TPC-B on a throwaway cluster (the README's PostgreSQL line);
+    # -r: each statement's latency, -l: each transaction's
+    "pgbench-c4": ["-c", "4", "-t", "500", "-r", "-l"],
 }
 TWO_CORE = list(WORKLOADS)
 WORKLOADS.update(MANY_CORE)
@@ -67,6 +71,9 @@ def command(wl: str, db: Path, own: bool = False) -> list[str]:
     """The workload; own: the SQLite driver's results file beside the
     database (traced, it goes to the run folder, where walscope reads it)."""
     args = WORKLOADS[wl]
+    if wl.startswith("pgbench"):
+        return ["python3", "-m", "runners.workloads.postgres", "bench",
+                *(["-o", f"{db}/pgbench-result.json"] if own else []), "--", *args]
     if wl.startswith("sqlite"):
         return ["python3", "-m", "runners.workloads.sqlite_tpcc", f"--db={db}/tpcc.db",
                 f"--template-dir={db}-template", "--synchronous=full", "--warehouses=1",
@@ -99,6 +106,37 @@ def driver_latencies(path: Path) -> dict[str, float]:
             "mean_all": statistics.fmean(int(r["latency_ns"]) for r in rows)}
 
 
+def pgbench_latencies(result: Path) -> dict[str, float]:
+    """pgbench's own clock of each transaction (-l), less its BEGIN's
+    latency (-r): the span a walscope row has.  pgbench times a
+    transaction from sending BEGIN to END's reply; the server's
+    transaction starts when BEGIN arrives and its row ends at the
+    commit, so BEGIN's round trip (its mean, from -r) is taken off
+    every transaction, and END's reply (one way) is left in: the truth
+    is within one one-way trip above the row's span (~25 us here)."""
+    r = json.loads(result.read_text())
+    out = r["pgbench"]["stdout"]
+    begin = re.search(r"^\s*([\d.]+)\s+\d+\s+BEGIN;", out, re.M)
+    if not begin:
+        raise SystemExit(f"truth: {result} has no BEGIN latency (pgbench -r)")
+    begin_ns = float(begin.group(1)) * 1e6
+    lat: list[float] = []
+    for log in r.get("pgbench_logs") or []:
+        for line in Path(log).read_text().splitlines():
+            f = line.split()
+            if len(f) >= 3 and f[2].isdigit():   # skipped/failed: not digits
+                lat.append(int(f[2]) * 1e3 - begin_ns)
+        shutil.rmtree(Path(log).parent, ignore_errors=True)
+    if not lat:
+        raise SystemExit(f"truth: {result} lists no per-transaction log (pgbench -l)")
+    lat.sort()
+    mean = statistics.fmean(lat)
+    return {"mean": mean, "p50": lat[len(lat) // 2],
+            "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))], "mean_all": mean,
+            "begin_ns": begin_ns, "t0_ns": r["pgbench"]["t0_ns"],
+            "t1_ns": r["pgbench"]["t1_ns"]}
+
+
 def untraced(wl: str, tmp: Path) -> dict[str, float]:
     db = fresh(tmp / "db")
     p = subprocess.run(command(wl, db, own=True), capture_output=True, text=True,
@@ -107,6 +145,8 @@ def untraced(wl: str, tmp: Path) -> dict[str, float]:
         raise SystemExit(f"truth: {wl} failed: {p.stderr[-500:]}")
     if wl.startswith("sqlite"):
         return driver_latencies(db / "own.csv")
+    if wl.startswith("pgbench"):
+        return pgbench_latencies(db / "pgbench-result.json")
     h = db_bench_histogram(p.stdout)
     return {**h, "mean_all": h["mean"]}
 
@@ -150,11 +190,28 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
                        "p99": out["p99"] if lens == "rows" else None}
     if not wl.startswith("sqlite") and lens == "untouched":
         out["headline"]["mean"] = h.get("mean_ns")
-    if not wl.startswith("sqlite"):   # the traced db_bench's own histogram
+    if wl.startswith("pgbench"):
+        out.update(pgbench_phase(rd))
+        out["mean_all"] = out["mean"]
+    elif not wl.startswith("sqlite"):   # the traced db_bench's own histogram
         own = (rd / "command.log").read_text(errors="replace")
         out["traced_own_mean"] = db_bench_histogram(own)["mean"] \
             if "Average:" in own else None
     return out
+
+
+def pgbench_phase(rd: Path) -> dict[str, Any]:
+    """What of a traced pgbench run is pgbench's own: its clock of the
+    same run (span-matched, traced_own_mean) and the rows that began
+    while pgbench ran (phase_mean: the set-up's transactions, pgbench
+    -i's and the runner's, are rows too and the headline holds them)."""
+    own = pgbench_latencies(rd / "pgbench-result.json")
+    import pandas as pd   # the venv's; the untraced arms need none
+    w = pd.read_parquet(rd / "writes.parquet", columns=["start_ns", "dur_adj_ns"])
+    inside = w[(w.start_ns >= own["t0_ns"]) & (w.start_ns <= own["t1_ns"])]
+    return {"traced_own_mean": own["mean"], "phase_rows": len(inside),
+            "phase_mean": float(inside.dur_adj_ns.mean()) if len(inside) else None,
+            "rows_outside": len(w) - len(inside)}
 
 
 def fresh(path: Path) -> Path:
@@ -175,9 +232,11 @@ LENSES = ("untouched", "headline")
 def ratios(rs: list[dict[str, Any]], ref: dict[str, float]) -> dict[str, Any]:
     """Each statistic of the runs over the reference: median and range."""
     out = {}
-    for k in (*STATS, "mean_all", "in_write_all"):
-        # the in-write mean is held to the untraced mean of every transaction
-        base = ref.get("mean_all") if k == "in_write_all" else ref.get(k)
+    for k in (*STATS, "mean_all", "in_write_all", "phase_mean", "traced_own_mean"):
+        # the in-write mean is held to the untraced mean of every transaction;
+        # pgbench's phase rows and a traced run's own clock to the mean
+        base = ref.get("mean_all") if k == "in_write_all" else \
+            ref.get("mean") if k in ("phase_mean", "traced_own_mean") else ref.get(k)
         v = [r[k] / base for r in rs if base and r.get(k) is not None]
         if v:
             out[k] = {"median": statistics.median(v), "lo": min(v), "hi": max(v)}

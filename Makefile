@@ -4,7 +4,8 @@
 # the tests that need no root and no build; `make test-load` (root) puts
 # every BPF program through the verifier, no workload; `make docs`
 # regenerates the generated blocks of README.md, docs/ and
-# analysis/queries/*.sql; `make golden` the test layout.
+# analysis/queries/*.sql; `make golden` the engines' BPF headers and the
+# test layout.
 OUTPUT := .output
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -137,7 +138,10 @@ report-png: venv
 studies: all venv
 	./runners/study.py all
 
-# the record layout the unit tests read records with (a test keeps it equal
-# to the build's)
-golden: $(OUTPUT)/walscope.btf.json venv
+# the engines' generated headers (probes/*.gen*.h, from the registry:
+# engines/bpf_units.py), then the record layout the unit tests read records
+# with (tests keep both equal to what they are generated from)
+golden: venv
+	.venv/bin/python -m engines.bpf_units
+	$(MAKE) $(OUTPUT)/walscope.btf.json
 	.venv/bin/python -c "from collectors import records as R; R.write_layout('tests/golden')"

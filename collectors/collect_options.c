@@ -33,7 +33,7 @@ enum {
 	OPT_OFFCPU_SUMS, OPT_OFFCPU_STACKS, OPT_OFFCPU_USER, OPT_STACK_EVERY,
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
 	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
-	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND, OPT_LOAD_ONLY,
+	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND, OPT_GROUPED, OPT_LOAD_ONLY,
 };
 
 static const struct argp_option opts[] = {
@@ -95,6 +95,9 @@ static const struct argp_option opts[] = {
 	{ "background", OPT_BACKGROUND, "P1,P2", 0, "Name prefixes of the "
 	  "engines' own background threads: no new phase when one of them "
 	  "starts writing (a flush, a compaction)", 0 },
+	{ "grouped-engines", OPT_GROUPED, "ID1,ID2", 0, "The engines (enum "
+	  "ws_engine) whose rows form groups, a leader doing the log I/O its "
+	  "followers wait for: the budget counts their followers", 0 },
 	{ "load-only", OPT_LOAD_ONLY, NULL, 0, "Load the programs as the other "
 	  "options would (the verifier), list them on stdout and exit: nothing "
 	  "attached, no -o", 0 },
@@ -155,6 +158,25 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_BACKGROUND:
 		env.background = arg;
 		break;
+	case OPT_GROUPED: {
+		char *s = arg, *end;
+
+		for (;;) {
+			unsigned long id = strtoul(s, &end, 10);
+
+			if (end == s || id >= 64)
+				argp_error(state, "grouped-engines: not an engine id "
+					   "list: %s", arg);
+			env.grouped |= 1ULL << id;
+			if (*end != ',')
+				break;
+			s = end + 1;
+		}
+		if (*end)
+			argp_error(state, "grouped-engines: not an engine id list: %s",
+				   arg);
+		break;
+	}
 	case OPT_WALL_HZ:
 		env.wall_hz = parse_ulong(state, "wall-hz", arg, 0, 1000);
 		break;

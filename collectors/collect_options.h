@@ -18,6 +18,7 @@ struct env {
 	unsigned long wall_hz;		/* wall sweeps a second (0: none) */
 	const char *background;		/* the engines' background threads'
 					 * name prefixes, comma-separated */
+	unsigned long long grouped;	/* bit N: engine N's rows form groups */
 	unsigned long stack_entries;
 	unsigned long stack_every;
 	bool writes_io_only;

@@ -120,8 +120,8 @@ void sample_write(const struct ws_write_rec *w)
 		sample.hi_ns = w->start_ns + w->dur_ns;
 	sample.writes++;
 	sample.busy_ns += w->dur_ns;
-	/* SQLite's transactions have no groups: none follows */
-	if (w->engine != WS_ENGINE_SQLITE && !(w->flags & WS_WF_LEADER))
+	/* only an engine whose rows form groups has followers */
+	if ((env.grouped >> (w->engine & 63) & 1) && !(w->flags & WS_WF_LEADER))
 		sample.followers++;
 	for (i = 0; i < sample.threads && i < MAX_WRITERS; i++)
 		if (sample.tids[i] == w->tid)

@@ -25,7 +25,7 @@ from collectors.records import Layout
 @dataclass(frozen=True)
 class ProbeSpec:
     prefix: str          # demangled name prefix, up to and including "("
-    phase: str           # enum ws_phase name
+    phase: str           # its engine's phase enum member
     modes: frozenset[str]   # the probe sets that attach it (collectors/modes.py)
     ret: bool = True     # also a return probe
     alt_of: str | None = None  # a newer/older name of that probe point

@@ -200,6 +200,9 @@ static double time_pwrite(int fd)
 static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
 			       const char *func, int ret, __u64 phase);
 
+/* a RocksDB probe's cookie: the phase, the engine in byte 1 */
+#define ROCKSDB_COOKIE(ph)	((__u64)(ph) | (__u64)WS_ENGINE_ROCKSDB << 8)
+
 /*
  * SQLite's probe pair and a traced syscall, inside one transaction.
  * Returns the pair's cost; sets the rest (see the header).
@@ -208,7 +211,7 @@ static double measure_sqlite(struct walscope_bpf *skel, struct ring_buffer *rb,
 			     const char *exe, double sql_base, double pw_off,
 			     int fd, double *sql_in, double *sys, double *sys_in)
 {
-	__u64 cookie = PH_SQL_STEP |
+	__u64 cookie = PH_SQL_STEP | (__u64)WS_ENGINE_SQLITE << 8 |
 		       (__u64)offsetof(struct fake_vdbe, sql) << 16;
 	struct bpf_link *a, *b;
 	double t, pw_on, n;
@@ -272,8 +275,8 @@ static double measure_pair(struct walscope_bpf *skel, struct ring_buffer *rb,
 	struct bpf_link *a, *b;
 	double t;
 
-	a = attach(skel->progs.ws_phase_enter, exe, name, 0, PH_QUEUE);
-	b = attach(skel->progs.ws_phase_exit, exe, name, 1, PH_QUEUE);
+	a = attach(skel->progs.ws_phase_enter, exe, name, 0, ROCKSDB_COOKIE(PH_QUEUE));
+	b = attach(skel->progs.ws_phase_exit, exe, name, 1, ROCKSDB_COOKIE(PH_QUEUE));
 	cal_write(fn);		/* warm up */
 	ring_buffer__consume(rb);
 	have_write = 0;
@@ -370,13 +373,13 @@ int main(int argc, char **argv)
 				  &sys, &sys_in);
 	close(fd);
 
-	w_in = attach(skel->progs.ws_phase_enter, exe, "cal_write", 0, PH_WRITE);
-	w_out = attach(skel->progs.ws_phase_exit, exe, "cal_write", 1, PH_WRITE);
+	w_in = attach(skel->progs.ws_phase_enter, exe, "cal_write", 0, ROCKSDB_COOKIE(PH_WRITE));
+	w_out = attach(skel->progs.ws_phase_exit, exe, "cal_write", 1, ROCKSDB_COOKIE(PH_WRITE));
 	pair = measure_pair(skel, rb, exe, "cal_phase", cal_phase, &pair_in);
 	stepped = measure_pair(skel, rb, exe, "cal_stepped", cal_stepped,
 			       &stepped_in) - base;
 
-	o_in = attach(skel->progs.ws_phase_enter, exe, "cal_one", 0, PH_LEADER);
+	o_in = attach(skel->progs.ws_phase_enter, exe, "cal_one", 0, ROCKSDB_COOKIE(PH_LEADER));
 	cal_write(cal_one);
 	one = cal_write(cal_one);
 	bpf_link__destroy(o_in);

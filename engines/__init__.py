@@ -1,21 +1,34 @@
 """The engine registry: every engine walscope traces, one unit each
 (engines/base.py says what a unit holds).  Everything that differs by
 engine loops over ENGINES or looks one up with get(); nothing else spells
-an engine's component list."""
+an engine's component list.  A unit is found by its folder: every package
+here whose ``__init__`` holds an ``ENGINE``, in the order of their
+``order`` (adding an engine touches no file of the registry's)."""
 from __future__ import annotations
+
+import importlib
+import pkgutil
 
 from engines.base import (OTHER, SCHED_RUNQ, WAL_IO_SUMS, Component, Engine, IoSum,
                           Section)
-from engines.postgres import ENGINE as POSTGRES
-from engines.rocksdb import ENGINE as ROCKSDB
-from engines.sqlite import ENGINE as SQLITE
+
+
+def _units() -> tuple[Engine, ...]:
+    found = []
+    for m in pkgutil.iter_modules(__path__):
+        if m.ispkg:
+            unit = importlib.import_module(f"{__name__}.{m.name}")
+            if isinstance(getattr(unit, "ENGINE", None), Engine):
+                found.append(unit.ENGINE)
+    return tuple(sorted(found, key=lambda e: (e.order, e.name)))
+
 
 # resolution order: an object holding two engines is taken for the first
-ENGINES: tuple[Engine, ...] = (ROCKSDB, SQLITE, POSTGRES)
+ENGINES: tuple[Engine, ...] = _units()
 NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)
 # the engine of a run folder, summary or record that names none: walscope
-# traced RocksDB alone before it knew other engines
-UNNAMED: str = ROCKSDB.name
+# traced one engine alone before it knew others, the first unit (order 10)
+UNNAMED: str = ENGINES[0].name
 
 __all__ = ["ENGINES", "NAMES", "Component", "Engine", "IoSum", "OTHER", "SCHED_RUNQ",
            "Section", "UNNAMED", "WAL_IO_SUMS", "background_prefixes", "get",

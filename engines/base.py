@@ -137,6 +137,9 @@ class Engine:
     # the name prefix of the engine's own background threads (not the
     # application's, which issue the rows)
     background_threads: str | None = None
+    # its place in the registry: the resolution order (an object holding
+    # two engines is taken for the lower) and its enum ws_engine id's
+    order: int = 100
 
     def component_names(self) -> list[str]:
         """Display order: its own, then the run queue, then the residual."""

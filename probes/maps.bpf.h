@@ -26,10 +26,6 @@ const volatile bool sample_stacks = false;	/* samples take stack ids */
  * ~0.2 us a syscall): samples and off-CPU periods read the syscall in
  * progress from the task's saved user registers */
 const volatile bool regs_syscalls = false;
-/* the write-group probes are not attached (--mode writes): a RocksDB write
- * leads its group if it calls the WAL, and its futex waits and yields
- * outside any probed phase are its queue (AwaitState's yield and block) */
-const volatile bool groups_unprobed = false;
 /* --mode window: the collector opens and closes windows (window_open, in
  * .bss, written through the skeleton's memory map); only a write that
  * begins while one is open is recorded, and the collector detaches the
@@ -181,8 +177,7 @@ static __always_inline void clear_row(struct thread_state *t)
 	t->write_start = 0;
 	t->depth = 0;
 	t->write_depth = 0;
-	t->txn_end_depth = 0;
-	t->txn_end_flags = 0;
+	engine_clear_row(t);
 }
 
 static __always_inline void drop_cut_row(struct thread_state *t)

@@ -15,7 +15,7 @@ static __always_inline __u8 phase_comp(__u8 phase)
 	WS_PHASE_COMPS(WS_PC_CASE)
 #undef WS_PC_CASE
 	default:
-		return RC_OTHER;
+		return WS_COMP_OTHER;
 	}
 }
 
@@ -24,7 +24,7 @@ static __always_inline __u8 stack_comp(struct thread_state *t)
 	__u8 d = t->depth;
 
 	if (d == 0 || d > WS_MAX_DEPTH)
-		return RC_OTHER;
+		return WS_COMP_OTHER;
 	return phase_comp(t->stack[(d - 1) & (WS_MAX_DEPTH - 1)]);
 }
 
@@ -65,16 +65,15 @@ static __always_inline __u64 busy_now(struct busy_clock *b, int i, __u64 now)
 }
 
 /* the busy clocks of the write's database; made on first use if create.
- * A PostgreSQL cluster's backends are processes sharing one WAL: their
- * clocks are keyed by the engine alone */
+ * The key is the row's process unless its engine says otherwise (a
+ * database of its own in the process, or processes sharing one log) */
 static __always_inline struct busy_clock *busy_of(struct thread_state *t,
 						  bool create)
 {
-	struct busy_key k = {
-		.tgid = t->rec.engine == WS_ENGINE_POSTGRES ? 0 : t->rec.pid,
-		.db = t->db,
-	};
+	struct busy_key k = { .tgid = t->rec.pid };
 	struct busy_clock zero = {}, *b;
+
+	engine_busy_key(t, &k);
 
 	b = bpf_map_lookup_elem(&busy, &k);
 	if (b || !create)
@@ -105,22 +104,11 @@ static __always_inline void busy_exit(struct thread_state *t, int i, __u64 now)
 		__sync_fetch_and_add(&b->cum[i], now - b->since[i]);
 }
 
-/* the component in which a write waits for another's WAL I/O (its leader's,
- * or whoever holds PostgreSQL's WALWriteLock); 0xff: none */
-static __always_inline __u8 queue_comp(__u16 engine)
-{
-	if (engine == WS_ENGINE_ROCKSDB)
-		return RC_QUEUE;
-	if (engine == WS_ENGINE_POSTGRES)
-		return PG_WAL_LOCK_WAIT;
-	return 0xff;
-}
-
 /* the current component changes from old to new: queue overlap bookkeeping */
 static __always_inline void comp_switch(struct thread_state *t, __u8 old,
 					__u8 new, __u64 now)
 {
-	__u8 q = queue_comp(t->rec.engine);
+	__u8 q = engine_queue_comp(t->rec.engine);
 	struct busy_clock *b;
 
 	if (q == 0xff || (old == q) == (new == q))
@@ -192,8 +180,6 @@ static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 	t->rec.engine = engine;
 	t->rec.start_ns = now;
 	t->rec.cpu_start = bpf_get_smp_processor_id();
-	if (engine == WS_ENGINE_ROCKSDB)
-		t->rec.hits_in[RC_OTHER] = 1;	/* the WriteImpl pair itself */
 	t->rec.cold_hits = t->hit_cold;	/* the hit that begins it */
 	t->write_start = now;
 	t->win_gen = window_gen;
@@ -205,28 +191,16 @@ static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 	}
 }
 
-/* is the finished row a write?  An autocommit SQLite statement that wrote
- * nothing is a read; so is a PostgreSQL transaction with no commit or
- * abort record */
-static __always_inline bool is_kept(const struct ws_write_rec *r)
-{
-	if (r->engine == WS_ENGINE_SQLITE)
-		return r->flags & (WS_WF_EXPLICIT | WS_WF_WROTE);
-	if (r->engine == WS_ENGINE_POSTGRES)
-		return r->flags & WS_WF_LOGGED;
-	return true;
-}
-
 static __always_inline void end_write(struct thread_state *t, __u64 now,
 				      __u16 flags)
 {
 	charge(t, now);
-	comp_switch(t, cur_comp(t), RC_OTHER, now);
+	comp_switch(t, cur_comp(t), WS_COMP_OTHER, now);
 	add_cpu_slice(t, now);
 	t->rec.dur_ns = now - t->write_start;
 	t->rec.cpu_end = bpf_get_smp_processor_id();
 	t->rec.flags |= flags;
-	if (is_kept(&t->rec) &&
+	if (engine_is_kept(&t->rec) &&
 	    bpf_ringbuf_output(&events, &t->rec, sizeof(t->rec), rb_flags()))
 		count(CNT_LOST_WRITE);
 	window_done(t);

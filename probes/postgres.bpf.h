@@ -26,7 +26,7 @@ static __always_inline void pg_begin(struct thread_state *t, __u32 tgid,
 		return;
 	begin_write(t, tgid, tid, now, WS_ENGINE_POSTGRES);
 	t->rec.hits_one[PG_OTHER]++;
-	t->pg_ckpt_seq = pg_ckpt_seq;
+	t->eng.postgres.ckpt_seq = pg_ckpt_seq;
 	if (pg_ckpt_active)
 		t->rec.flags |= WS_WF_CHECKPOINT;
 }
@@ -36,7 +36,7 @@ static __always_inline void pg_end(struct thread_state *t, __u64 now,
 {
 	charge(t, now);
 	t->rec.hits_one[cur_comp(t) & (WS_MAX_COMP - 1)]++;
-	if (pg_ckpt_active || pg_ckpt_seq != t->pg_ckpt_seq)
+	if (pg_ckpt_active || pg_ckpt_seq != t->eng.postgres.ckpt_seq)
 		flags |= WS_WF_CHECKPOINT;
 	end_write(t, now, flags);
 }
@@ -155,6 +155,52 @@ __noinline int pg_sys_comp(struct thread_state *t, int cls)
 		return PG_WAL_SYNC_IO;
 	}
 	return 0xff;
+}
+
+/* the unit's other hooks (hooks.gen.bpf.h) */
+static __always_inline int postgres_enter(struct pt_regs *ctx,
+					  struct thread_state *t, __u32 tgid,
+					  __u32 tid, __u64 now, __u64 cookie)
+{
+	return pg_enter(t, tgid, tid, now, (__u8)cookie);
+}
+
+static __always_inline int postgres_exit(struct pt_regs *ctx,
+					 struct thread_state *t, __u64 now,
+					 __u64 cookie)
+{
+	return pg_exit(t, now, (__u8)cookie);
+}
+
+/* a transaction that wrote or synced anything is marked so */
+static __always_inline __u8 postgres_sys_comp(struct thread_state *t, int cls,
+					      long nr)
+{
+	__u8 c = pg_sys_comp(t, cls);
+
+	if (cls == IOC_WRITE || cls == IOC_SYNC)
+		t->rec.flags |= WS_WF_WROTE;
+	return c;
+}
+
+/* a backend behind another's WAL flush waits for WALWriteLock */
+static __always_inline __u8 postgres_queue_comp(void)
+{
+	return PG_WAL_LOCK_WAIT;
+}
+
+/* a transaction with no commit or abort record is a read */
+static __always_inline bool postgres_is_kept(const struct ws_write_rec *r)
+{
+	return r->flags & WS_WF_LOGGED;
+}
+
+/* a cluster's backends are processes sharing one WAL: its busy clocks
+ * are keyed by the engine alone */
+static __always_inline void postgres_busy_key(struct thread_state *t,
+					      struct busy_key *k)
+{
+	k->tgid = 0;
 }
 
 #endif /* __WS_POSTGRES_BPF_H */

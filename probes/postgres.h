@@ -13,8 +13,8 @@
 #ifndef __WS_POSTGRES_H
 #define __WS_POSTGRES_H
 
-/* PG_OTHER is the residual and must stay 0; PG_SCHED_RUNQ shares
- * RC_SCHED_RUNQ's slot */
+/* PG_OTHER is the residual and must stay 0; PG_SCHED_RUNQ is the
+ * scheduler's slot */
 enum ws_postgres_comp {
 	PG_OTHER = 0,		/* parse, plan, protocol: the backend's rest */
 	PG_CLIENT_WAIT = 1,	/* secure_read: the client's next message */
@@ -69,5 +69,13 @@ enum ws_postgres_phase {
 	X(PGP_SLEEP, PG_SLEEP)			\
 	X(PGP_LWLOCK, PG_LWLOCK_WAIT)		\
 	X(PGP_LOCK, PG_LOCK_WAIT)
+
+_Static_assert(PG_OTHER == WS_COMP_OTHER && PG_SCHED_RUNQ == WS_COMP_SCHED_RUNQ &&
+	       PG_NR < WS_COMP_PENDING, "the shared slots");
+
+/* a backend's PostgreSQL state (struct thread_state's eng.postgres) */
+struct ws_postgres_state {
+	__u64 ckpt_seq;		/* checkpoints begun when the row did */
+};
 
 #endif /* __WS_POSTGRES_H */

@@ -2,7 +2,7 @@
 /*
  * rocksdb.h - RocksDB's part of the record interface: the components a
  * write (one DBImpl::WriteImpl call) is split into, and the component
- * each of its phases (enum ws_phase, walscope.h) is charged to.  Python
+ * each of its phases is charged to.  Python
  * reads the enum from BTF (engines/rocksdb names it); included by
  * walscope.h.
  */
@@ -26,10 +26,28 @@ enum ws_rocksdb_comp {
 	RC_NR = 8,
 };
 
+_Static_assert(RC_OTHER == WS_COMP_OTHER && RC_SCHED_RUNQ == WS_COMP_SCHED_RUNQ &&
+	       RC_NR < WS_COMP_PENDING, "the shared slots");
+
+/* the phases its probes open (the attach cookie's byte 0) */
+enum ws_rocksdb_phase {
+	PH_WRITE = 0,		/* the row's boundary: DBImpl::WriteImpl */
+	PH_QUEUE = 1,
+	PH_CRC = 2,
+	PH_WAL = 3,
+	PH_MEMTABLE = 6,
+	PH_LEADER = WS_PH_MARKERS,	/* this write leads its group */
+};
+
 #define WS_ROCKSDB_PHASE_COMPS(X)	\
 	X(PH_QUEUE, RC_QUEUE)		\
 	X(PH_CRC, RC_CRC)		\
 	X(PH_WAL, RC_WAL_APPEND)	\
 	X(PH_MEMTABLE, RC_MEMTABLE)
+
+/* a thread's RocksDB state (struct thread_state's eng.rocksdb) */
+struct ws_rocksdb_state {
+	__u64 db;		/* the DBImpl of the write in progress */
+};
 
 #endif /* __WS_ROCKSDB_H */

@@ -162,7 +162,7 @@ int BPF_PROG(ws_sched_switch, bool preempt, struct task_struct *prev,
 				from = t->last_ts;
 			charge(t, from);
 			if (now > from) {
-				t->rec.comp_ns[RC_SCHED_RUNQ] += now - from;
+				t->rec.comp_ns[WS_COMP_SCHED_RUNQ] += now - from;
 				t->last_ts = now;
 			}
 		}

@@ -78,9 +78,9 @@ static __always_inline int sql_step_enter(struct pt_regs *ctx,
 	}
 	t->stack[t->depth & (WS_MAX_DEPTH - 1)] = PH_SQL_STEP;
 	t->depth++;
-	if ((cls == SQL_COMMIT || cls == SQL_ROLLBACK) && !t->txn_end_depth) {
-		t->txn_end_depth = t->depth;
-		t->txn_end_flags = cls == SQL_ROLLBACK ? WS_WF_ROLLBACK : 0;
+	if ((cls == SQL_COMMIT || cls == SQL_ROLLBACK) && !t->eng.sqlite.txn_end_depth) {
+		t->eng.sqlite.txn_end_depth = t->depth;
+		t->eng.sqlite.txn_end_flags = cls == SQL_ROLLBACK ? WS_WF_ROLLBACK : 0;
 	}
 	return 0;
 }
@@ -106,12 +106,12 @@ static __always_inline int sql_step_exit(struct pt_regs *ctx,
 	}
 	charge(t, now);
 	t->depth--;
-	if (t->txn_end_depth && t->depth < t->txn_end_depth) {
+	if (t->eng.sqlite.txn_end_depth && t->depth < t->eng.sqlite.txn_end_depth) {
 		/* a COMMIT that found the database busy leaves it open */
 		if ((int)PT_REGS_RC(ctx) == SQLITE_BUSY)
-			t->txn_end_depth = 0;
+			t->eng.sqlite.txn_end_depth = 0;
 		else
-			end_write(t, now, t->txn_end_flags);
+			end_write(t, now, t->eng.sqlite.txn_end_flags);
 	} else if (t->depth == 0 && !(t->rec.flags & WS_WF_EXPLICIT)) {
 		end_write(t, now, 0);
 	} else if (t->depth == 0 && t->rec.nr_calls == 1 &&
@@ -130,8 +130,8 @@ static __always_inline int sql_step_exit(struct pt_regs *ctx,
  * are the database: SQLite writes nothing else inside a transaction but
  * temp files, which are unnamed.
  */
-static __always_inline __u8 sqlite_sys_comp(struct thread_state *t, int cls,
-					    long nr)
+static __always_inline __u8 sql_sys_comp(struct thread_state *t, int cls,
+					 long nr)
 {
 	__u8 d = t->depth;
 
@@ -179,6 +179,59 @@ static __always_inline void settle_pending(struct thread_state *t, __u16 kind)
 	t->rec.comp_ns[WS_COMP_PENDING] = 0;
 	t->rec.sys_in[to] += t->rec.sys_in[WS_COMP_PENDING];
 	t->rec.sys_in[WS_COMP_PENDING] = 0;
+}
+
+/* the unit's hooks (hooks.gen.bpf.h) */
+static __always_inline int sqlite_enter(struct pt_regs *ctx,
+					struct thread_state *t, __u32 tgid,
+					__u32 tid, __u64 now, __u64 cookie)
+{
+	if ((__u8)cookie == PH_SQL_STEP)
+		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
+	return -1;
+}
+
+static __always_inline int sqlite_exit(struct pt_regs *ctx,
+				       struct thread_state *t, __u64 now,
+				       __u64 cookie)
+{
+	if (!t->write_start)
+		return 0;
+	if ((__u8)cookie == PH_SQL_STEP)
+		return sql_step_exit(ctx, t, now);
+	return -1;
+}
+
+/* a transaction that wrote or synced anything is a write */
+static __always_inline __u8 sqlite_sys_comp(struct thread_state *t, int cls,
+					    long nr)
+{
+	__u8 c = sql_sys_comp(t, cls, nr);
+
+	if (cls == IOC_WRITE || cls == IOC_SYNC)
+		t->rec.flags |= WS_WF_WROTE;
+	return c;
+}
+
+static __always_inline void sqlite_sys_exit(struct thread_state *t,
+					    __u16 kind, long ret)
+{
+	if (t->sys_comp == WS_COMP_PENDING)
+		settle_pending(t, kind);
+	if ((t->sys_comp == SC_JOURNAL_WRITE_IO) && ret > 0)
+		t->rec.wal_bytes += ret;
+}
+
+/* an autocommit statement that wrote nothing is a read */
+static __always_inline bool sqlite_is_kept(const struct ws_write_rec *r)
+{
+	return r->flags & (WS_WF_EXPLICIT | WS_WF_WROTE);
+}
+
+static __always_inline void sqlite_clear_row(struct thread_state *t)
+{
+	t->eng.sqlite.txn_end_depth = 0;
+	t->eng.sqlite.txn_end_flags = 0;
 }
 
 #endif /* __WS_SQLITE_BPF_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * sqlite.h - SQLite's part of the record interface: the components a
- * transaction is split into, and the component each of its phases (enum
- * ws_phase, walscope.h) is charged to.  Python reads the enum from BTF
+ * transaction is split into, its phases, and the component each of them
+ * is charged to.  Python reads the enum from BTF
  * (engines/sqlite names it); included by walscope.h.  sqlite.bpf.h is
  * what its probes do.
  */
@@ -29,8 +29,24 @@ enum ws_sqlite_comp {
 	SC_NR = 11,
 };
 
+_Static_assert(SC_OTHER == WS_COMP_OTHER && SC_SCHED_RUNQ == WS_COMP_SCHED_RUNQ &&
+	       SC_NR < WS_COMP_PENDING, "the shared slots");
+
+/* the phases its probes open (the attach cookie's byte 0; bits 16.. of
+ * PH_SQL_STEP's: the offset of zSql in a Vdbe) */
+enum ws_sqlite_phase {
+	PH_SQL_STEP = 10,	/* sqlite3_step: boundary and sql_exec */
+	PH_CHECKPOINT = 11,	/* sqlite3WalCheckpoint */
+};
+
 #define WS_SQLITE_PHASE_COMPS(X)	\
 	X(PH_SQL_STEP, SC_SQL_EXEC)	\
 	X(PH_CHECKPOINT, SC_CHECKPOINT)
+
+/* a thread's SQLite state (struct thread_state's eng.sqlite) */
+struct ws_sqlite_state {
+	__u8 txn_end_depth;	/* end the transaction below this depth */
+	__u8 txn_end_flags;	/* ... with these flags */
+};
 
 #endif /* __WS_SQLITE_H */

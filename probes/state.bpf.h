@@ -36,7 +36,6 @@ struct thread_state {
 	__u64 sys_start;
 	__u64 sys_arg;		/* openat/unlink path pointer */
 	__u64 q_snap[2];	/* busy clocks when the queue phase began */
-	__u64 db;		/* RocksDB: the DBImpl of the write in progress */
 	__u64 sys_ino;
 	__u64 off_since;	/* switched out at, with offcpu_stacks */
 	__u64 last_walk;	/* its stacks were last walked at */
@@ -56,15 +55,13 @@ struct thread_state {
 	__u8 preempted;
 	__u8 depth;
 	__u8 write_depth;
-	__u8 txn_end_depth;	/* SQLite: end the transaction below this depth */
-	__u8 txn_end_flags;	/* ... with these flags */
 	__u8 off_in_write;
 	__u8 off_comp;
 	__u8 hit_cold;		/* the current probe hit is a cold one */
 	__u64 last_hit;		/* the thread's previous probe hit */
-	__u64 pg_ckpt_seq;	/* PostgreSQL: checkpoints begun when the row did */
 	__u32 win_gen;		/* window_gen when the row began */
 	__u32 __pad2;
+	struct ws_engine_state eng;	/* each engine's own (its unit's) */
 	__u8 stack[WS_MAX_DEPTH];	/* phase ids */
 	struct ws_write_rec rec;
 };
@@ -76,12 +73,12 @@ struct map_args {
 	__u64 len;
 };
 
-/* busy clocks: total time any leader of one database (a DBImpl of one
- * process) spent in WAL sync / WAL write */
+/* busy clocks: total time any leader of one database spent in WAL sync /
+ * WAL write (the key: engine_busy_key) */
 struct busy_key {
-	__u32 tgid;
+	__u32 tgid;		/* its process; 0: the engine's processes share it */
 	__u32 __pad;
-	__u64 db;		/* the DBImpl the write runs in */
+	__u64 db;		/* the engine's database object, 0 if one a process */
 };
 
 struct busy_clock {

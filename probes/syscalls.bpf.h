@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * syscalls.bpf.h - sys_enter/sys_exit: a traced syscall inside a write is
- * charged to its component (WAL write or sync, SQLite's I/O), any other one
- * is counted for compensation; io records for every traced syscall.
+ * charged to the component its engine's rule gives it (engine_sys_comp:
+ * its WAL write or sync, its journal's I/O), any other one is counted for
+ * compensation; io records for every traced syscall.
  */
 #ifndef __WS_SYSCALLS_H
 #define __WS_SYSCALLS_H
@@ -37,7 +38,7 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	struct thread_state *t;
 	struct fd_info *fi;
 	int cls = io_class(nr);
-	__u8 old;
+	__u8 old, q;
 
 	if (cls == IOC_NONE) {	/* count it if it is inside a write */
 		if (nr == WS_NR_uretprobe || nr == WS_NR_uprobe)
@@ -52,7 +53,8 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		count(CNT_TRACEPOINT);	/* a traced thread's slow path */
 		if (!t->write_start)
 			return 0;
-		if (!rocksdb_queue_wait(t, nr, regs)) {
+		q = engine_queue_comp(t->rec.engine);
+		if (q == 0xff || !engine_queue_wait(t, nr, regs)) {
 			t->rec.sys_ign[cur_comp(t) & (WS_MAX_COMP - 1)]++;
 			return 0;
 		}
@@ -60,10 +62,10 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 		charge(t, now);
 		old = cur_comp(t);
 		sys_begin(t, nr, now);
-		t->sys_comp = RC_QUEUE;
+		t->sys_comp = q;
 		t->in_sys = 1;
 		count_sys(t, old);
-		comp_switch(t, old, RC_QUEUE, now);
+		comp_switch(t, old, q, now);
 		return 0;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -114,24 +116,10 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	} else {
 		t->sys_arg = BPF_CORE_READ(regs, si);
 	}
-	if (t->write_start && t->rec.engine == WS_ENGINE_SQLITE) {
+	if (t->write_start) {
 		charge(t, now);
 		old = cur_comp(t);
-		t->sys_comp = sqlite_sys_comp(t, cls, nr);
-		if (cls == IOC_WRITE || cls == IOC_SYNC)
-			t->rec.flags |= WS_WF_WROTE;
-		t->in_sys = 1;
-		count_sys(t, old);
-	} else if (t->write_start) {
-		charge(t, now);
-		old = cur_comp(t);
-		if (t->rec.engine == WS_ENGINE_POSTGRES) {
-			t->sys_comp = pg_sys_comp(t, cls);
-			if (cls == IOC_WRITE || cls == IOC_SYNC)
-				t->rec.flags |= WS_WF_WROTE;
-		} else {
-			t->sys_comp = rocksdb_sys_comp(t, cls);
-		}
+		t->sys_comp = engine_sys_comp(t, cls, nr);
 		if (t->sys_busy)
 			busy_enter(t, t->sys_busy - 1, now);
 		t->in_sys = 1;
@@ -170,16 +158,10 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 		t->sys_kind = kind;	/* the io record's kind: unlink too */
 	}
 	in_write = t->write_start != 0;
-	if (in_write && t->rec.engine == WS_ENGINE_SQLITE) {
-		charge(t, now);
-		if (t->sys_comp == WS_COMP_PENDING)
-			settle_pending(t, kind);
-		if ((t->sys_comp == SC_JOURNAL_WRITE_IO) && ret > 0)
-			t->rec.wal_bytes += ret;
-		t->rec.nr_syscalls++;
-	} else if (in_write) {
+	if (in_write) {
 		charge(t, now);
 		old = cur_comp(t);
+		engine_sys_exit(t, kind, ret);
 		if (t->sys_busy)
 			busy_exit(t, t->sys_busy - 1, now);
 		if (t->sys_busy == 2 && ret > 0)	/* a WAL write */

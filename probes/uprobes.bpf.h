@@ -2,8 +2,9 @@
 /*
  * uprobes.bpf.h - the two generic uprobe programs: every probe point
  * attaches one of them with its phase in the attach cookie's byte 0 and its
- * engine (enum ws_engine) in byte 1; an engine with a part of its own
- * (postgres.bpf.h) takes its probes there.
+ * engine (enum ws_engine) in byte 1.  The engine's unit sees the probe
+ * first (engine_enter, engine_exit); what it leaves is the generic phase
+ * stack's: inside an open row, a phase pushed at entry, popped at return.
  */
 #ifndef __WS_UPROBES_H
 #define __WS_UPROBES_H
@@ -13,55 +14,24 @@ static __always_inline int phase_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	__u8 phase, engine, parent;
 	struct thread_state *t;
+	int rc;
 
 	if (!is_traced(tgid))
 		return 0;
 	count(CNT_UPROBE);
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_attach_cookie(ctx);
-	phase = cookie;
-	engine = cookie >> 8;
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;
 	note_hit(t, now);
-	if (engine == WS_ENGINE_POSTGRES)
-		return pg_enter(t, tgid, tid, now, phase);
-	if (phase == PH_SQL_STEP)
-		return sql_step_enter(ctx, t, tgid, tid, now, cookie);
-	if (phase == PH_WRITE) {
-		/* --mode window: a thread not recording keeps no depth (a
-		 * write that began outside a window may return after the
-		 * window's probes are gone, and its return is never seen) */
-		if (window_mode && !t->write_start)
-			t->write_depth = 0;
-		if (t->write_depth++ == 0 && window_admits(&now)) {
-			begin_write(t, tgid, tid, now, engine);
-			/* DBImpl::WriteImpl's this: whose leaders it queues
-			 * for.  It returns a Status (non-trivial) by value, so
-			 * the Itanium C++ ABI passes the return slot first
-			 * (rdi) and this second (rsi) */
-			t->db = PT_REGS_PARM2(ctx);
-		}
-		else if (t->write_start) {	/* nested: all of it inside */
-			t->rec.hits_par[cur_comp(t) & (WS_MAX_COMP - 1)]++;
-			t->rec.hits_in[cur_comp(t) & (WS_MAX_COMP - 1)]++;
-		}
-		return 0;
-	}
+	rc = engine_enter(ctx, t, tgid, tid, now, cookie);
+	if (rc >= 0)
+		return rc;
 	if (!t->write_start)
 		return 0;
-	parent = cur_comp(t);
-	if (phase == PH_WAL && groups_unprobed)	/* only a leader writes it */
-		t->rec.flags |= WS_WF_LEADER;
-	if (phase == PH_LEADER) {
-		t->rec.flags |= WS_WF_LEADER;
-		t->rec.hits_one[parent & (WS_MAX_COMP - 1)]++;
-		return 0;
-	}
-	push_phase(t, phase, now);
+	push_phase(t, (__u8)cookie, now);
 	return 0;
 }
 
@@ -88,33 +58,23 @@ int BPF_KRETPROBE(ws_phase_exit)
 	__u64 id = bpf_get_current_pid_tgid(), now, cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct thread_state *t;
-	__u8 phase, engine;
+	int rc;
 
 	if (!is_traced(tgid))
 		return 0;
 	count(CNT_URETPROBE);
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_attach_cookie(ctx);
-	phase = cookie;
-	engine = cookie >> 8;
 	t = get_thread(tid, tgid, false);
 	if (!t)
 		return 0;
 	note_hit(t, now);
-	if (engine == WS_ENGINE_POSTGRES)
-		return pg_exit(t, now, phase);
-	if (phase == PH_WRITE) {
-		if (t->write_depth == 0)
-			return 0;
-		if (--t->write_depth == 0 && t->write_start)
-			end_write(t, now, 0);
-		return 0;
-	}
+	rc = engine_exit(ctx, t, now, cookie);
+	if (rc >= 0)
+		return rc;
 	if (!t->write_start)
 		return 0;
-	if (phase == PH_SQL_STEP)
-		return sql_step_exit(ctx, t, now);
-	pop_phase(t, phase, now);
+	pop_phase(t, (__u8)cookie, now);
 	return 0;
 }
 

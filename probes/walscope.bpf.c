@@ -2,11 +2,11 @@
 /*
  * walscope.bpf.c - attribute each database write's latency to components.
  *
- * Per thread, a stack of phases opened by uprobes (cookie = enum ws_phase)
- * and syscalls seen at sys_enter/sys_exit.  Time is charged lazily at every
+ * Per thread, a stack of phases opened by uprobes (the cookie's phase) and
+ * syscalls seen at sys_enter/sys_exit.  Time is charged lazily at every
  * transition to the component that was current, so a write's components
  * partition its duration exactly.  Runnable-but-not-running time (sched
- * tracepoints) is moved to RC_SCHED_RUNQ whatever the phase.
+ * tracepoints) is moved to WS_COMP_SCHED_RUNQ whatever the phase.
  *
  * Only processes in the "traced" map are followed; children are added at
  * fork, exec keeps the tgid.  Records go through one ring buffer; every
@@ -14,12 +14,13 @@
  *
  * One object, one BTF, one skeleton; the parts, in dependency order:
  *   state.bpf.h      per-thread state and the leaders' busy clocks
+ *   hooks.gen.bpf.h  the engine hooks' dispatchers, declared (generated)
  *   maps.bpf.h       loader parameters, maps, ring buffer and map helpers
  *   partition.bpf.h  the component partition of a write (the core)
  *   files.bpf.h      syscall classes, file kinds, openat/unlink records
  *   objects.bpf.h    executable objects mapped or exec'd: stop, report
- *   sqlite.bpf.h     SQLite transactions and their syscalls' components
- *   postgres.bpf.h   PostgreSQL transactions, waits, checkpoints, syscalls
+ *   engines.gen.bpf.h  each engine's unit (<name>.bpf.h) and the
+ *                    dispatchers to its hooks (generated from engines/)
  *   uprobes.bpf.h    the generic uprobe/uretprobe programs (phase cookies)
  *   syscalls.bpf.h   sys_enter/sys_exit: I/O components and io records
  *   sched.bpf.h      run-queue waits, migrations, off-CPU periods
@@ -38,20 +39,13 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-_Static_assert(SC_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
-_Static_assert(PG_SCHED_RUNQ == RC_SCHED_RUNQ, "run-queue slot is shared");
-_Static_assert(SC_NR < WS_COMP_PENDING && RC_NR < WS_COMP_PENDING &&
-	       PG_NR < WS_COMP_PENDING,
-	       "the pending slot is free");
-
 #include "state.bpf.h"
+#include "hooks.gen.bpf.h"
 #include "maps.bpf.h"
 #include "partition.bpf.h"
 #include "files.bpf.h"
 #include "objects.bpf.h"
-#include "rocksdb.bpf.h"
-#include "sqlite.bpf.h"
-#include "postgres.bpf.h"
+#include "engines.gen.bpf.h"
 #include "uprobes.bpf.h"
 #include "syscalls.bpf.h"
 #include "sched.bpf.h"
@@ -73,10 +67,6 @@ const struct ws_object_rec *__ws_object_rec __attribute__((unused));
 enum ws_obj_how __ws_obj_how __attribute__((unused));
 enum ws_rec_type __ws_rec_type __attribute__((unused));
 enum ws_engine __ws_engine __attribute__((unused));
-enum ws_rocksdb_comp __ws_rocksdb_comp __attribute__((unused));
-enum ws_sqlite_comp __ws_sqlite_comp __attribute__((unused));
-enum ws_postgres_comp __ws_postgres_comp __attribute__((unused));
-enum ws_postgres_phase __ws_postgres_phase __attribute__((unused));
 enum ws_phase __ws_phase __attribute__((unused));
 enum ws_phase_comp __ws_phase_comp __attribute__((unused));
 enum ws_file_kind __ws_file_kind __attribute__((unused));

@@ -31,47 +31,30 @@ enum ws_rec_type {
 	WS_REC_WALL = 8,
 };
 
-/* engine of a write record */
-enum ws_engine {
-	WS_ENGINE_ROCKSDB = 1,
-	WS_ENGINE_SQLITE = 2,
-	WS_ENGINE_POSTGRES = 3,
-};
-
-/* each engine's components and phase table (its unit's BPF part) */
-#include "rocksdb.h"
-#include "sqlite.h"
-#include "postgres.h"
-
+/* component slots every engine's enum shares (each unit asserts them) */
+#define WS_COMP_OTHER		0	/* the residual: in no other component */
+#define WS_COMP_SCHED_RUNQ	7	/* runnable, not running (sched.bpf.h) */
 /* slot for syscall time whose component is known only at its exit */
 #define WS_COMP_PENDING	(WS_MAX_COMP - 1)
 
 /*
- * Phases a uprobe can open (the attach cookie's byte 0; byte 1 is the
- * probe's engine, enum ws_engine; bits 16.. of the cookie carry
- * a per-probe argument: for PH_SQL_STEP, the offset of zSql in a Vdbe).  A phase is charged to a
- * component; nesting is exclusive (a child's time leaves its parent).
+ * A probe's attach cookie: byte 0 its phase (a member of its engine's phase
+ * enum, in a range no other engine uses), byte 1 its engine (enum
+ * ws_engine), bits 16.. an argument of the engine's.  A phase is charged
+ * to a component; nesting is exclusive (a child's time leaves its
+ * parent).  Phases from WS_PH_MARKERS on are entry-only markers.
  */
 enum ws_phase {
-	PH_WRITE = 0,		/* write boundary: DBImpl::WriteImpl */
-	PH_QUEUE = 1,
-	PH_CRC = 2,
-	PH_WAL = 3,
-	PH_MEMTABLE = 6,
-	PH_SQL_STEP = 10,	/* sqlite3_step: boundary and sql_exec */
-	PH_CHECKPOINT = 11,	/* sqlite3WalCheckpoint */
-	WS_PH_MARKERS = 100,	/* from here on: entry-only markers */
-	PH_LEADER = 100,	/* this write leads its group */
+	WS_PH_MARKERS = 100,
 };
 
-/* the component each phase is charged to (any other phase: RC_OTHER);
+/* the engines (generated from the registry): their ids, record
+ * interfaces, phase tables and per-thread state */
+#include "engines.gen.h"
+
+/* the component each phase is charged to (any other phase: the residual);
  * the BPF program's phase_comp() and Python (enum ws_phase_comp in BTF,
  * WS_PC_<phase> = component) both read this one table */
-#define WS_PHASE_COMPS(X)		\
-	WS_ROCKSDB_PHASE_COMPS(X)	\
-	WS_SQLITE_PHASE_COMPS(X)	\
-	WS_POSTGRES_PHASE_COMPS(X)
-
 #define WS_PC_ENUM(p, c)	WS_PC_##p = c,
 enum ws_phase_comp {
 	WS_PHASE_COMPS(WS_PC_ENUM)
@@ -99,16 +82,16 @@ enum ws_cpu_type {
 
 /* write record flags (ws_write_rec.flags) */
 enum ws_write_flag {
-	WS_WF_LEADER = 0x1,	/* led its write group (EnterAsBatchGroupLeader,
-				 * or called the WAL with groups unprobed;
-				 * PostgreSQL: synced the WAL itself) */
+	WS_WF_LEADER = 0x1,	/* led its group: did the WAL I/O others
+				 * waited for (the engine's unit says how
+				 * it knows) */
 	WS_WF_TRUNC = 0x2,	/* phase stack overflowed or desynchronised */
 	WS_WF_PARTIAL = 0x4,	/* emitted at thread exit, write never returned */
-	WS_WF_ROLLBACK = 0x8,	/* SQLite: ended by ROLLBACK */
-	WS_WF_EXPLICIT = 0x10,	/* SQLite: opened by BEGIN (else autocommit) */
+	WS_WF_ROLLBACK = 0x8,	/* ended by a rollback */
+	WS_WF_EXPLICIT = 0x10,	/* opened by an explicit begin (else autocommit) */
 	WS_WF_WROTE = 0x20,	/* a write or sync syscall happened inside */
-	WS_WF_LOGGED = 0x40,	/* PostgreSQL: wrote a commit or abort record */
-	WS_WF_CHECKPOINT = 0x80, /* PostgreSQL: a checkpoint ran meanwhile */
+	WS_WF_LOGGED = 0x40,	/* wrote its commit or abort record */
+	WS_WF_CHECKPOINT = 0x80, /* a checkpoint ran meanwhile */
 };
 
 /*
@@ -146,7 +129,7 @@ enum ws_sys_other {		/* file lifecycle, locks, sleeps */
 
 enum ws_sys_untraced {
 	WS_NR_mmap = 9,		/* an executable mapping: an object to inspect */
-	WS_NR_sched_yield = 24,	/* a RocksDB writer waiting for its leader */
+	WS_NR_sched_yield = 24,	/* a writer spinning for its leader */
 	WS_NR_futex = 202,	/* ... and blocking for it */
 	/* the uprobe machinery's own syscalls (Linux 6.11+ and 6.18+): the
 	 * uretprobe trampoline enters the kernel through uretprobe(2), an
@@ -158,8 +141,8 @@ enum ws_sys_untraced {
 };
 
 /*
- * One per write: a DBImpl::WriteImpl call (RocksDB) or a transaction
- * (SQLite).  comp_ns partitions dur_ns, slots by the engine's enum.
+ * One per row: an engine's write or transaction (its unit says which).
+ * comp_ns partitions dur_ns, slots by the engine's enum.
  */
 struct ws_write_rec {
 	__u32 rec_type;
@@ -189,8 +172,8 @@ struct ws_write_rec {
 	__u64 cpu_ns[4];	/* on-CPU time by enum ws_cpu_type; 3 unused */
 	__u16 mig[4][4];	/* migrations [from type][to type]; type 3 unused */
 	__u16 nr_syscalls;
-	__u16 nr_calls;		/* SQLite: sqlite3_step calls inside */
-	__u32 wal_bytes;	/* bytes written to WAL (SQLite: journal or WAL) */
+	__u16 nr_calls;		/* the engine's statement calls inside */
+	__u32 wal_bytes;	/* bytes written to its log (WAL or journal) */
 	__u32 cpu_start;
 	__u32 cpu_end;
 	/* probe hits (entry or return) that came more than WS_WARM_GAP_NS
@@ -351,7 +334,7 @@ struct ws_wall_rec {
  * seen before (by device and inode): a file mapped with PROT_EXEC (what
  * the dynamic loader and dlopen() do) or exec'd.  The process is stopped
  * (SIGSTOP, stopped = 1) until the collector has asked whether the object
- * holds RocksDB or SQLite, attached its probes and sent SIGCONT.
+ * holds an engine, attached its probes and sent SIGCONT.
  */
 enum ws_obj_how {
 	WS_OBJ_MMAP = 1,
@@ -402,13 +385,13 @@ enum ws_counter {
 	CNT_TRACEPOINT = 17,	/* syscall and scheduler tracepoint hits that
 				 * did a traced thread's work (the budget) */
 	CNT_ROW_MARKS = 18,	/* rows an engine's counting probe saw, inside
-				 * windows or not (PostgreSQL: commit and
-				 * abort records written) */
+				 * windows or not (e.g. commit and abort
+				 * records written) */
 	CNT_ROWS_CUT = 19,	/* rows let go: their window's probes left
 				 * while they were in flight (the drain gave
 				 * up), seen again in a later window */
 	CNT_WRITE_SLEEPS = 20,	/* sleeps (nanosleep, clock_nanosleep) inside
-				 * writes: a lock's backoff, SQLite's busy
+				 * writes: a lock's backoff, a busy
 				 * handler, a write stall (the budget) */
 	CNT_LOST_WALL = 21,	/* ring buffer full: a wall sweep's record dropped */
 	CNT_NR = 22,

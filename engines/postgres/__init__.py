@@ -15,13 +15,14 @@ from engines.base import Component, Engine
 
 
 def io_component(io: str, kind: str) -> str | None:
-    """probes/postgres.bpf.h's pg_sys_comp: WAL segments, anything else."""
+    """probes/postgres.bpf.h's postgres_sys_comp: WAL segments, anything else."""
     if kind == "wal":
         return f"wal_{io}_io"
     return "buffer_write_io" if io == "write" else "data_sync_io"
 
 
 ENGINE = Engine(
+    order=30,
     name="postgres", title="PostgreSQL", ws_engine="WS_ENGINE_POSTGRES",
     comp_enum="ws_postgres_comp", comp_prefix="PG_", phase_enum="ws_postgres_phase",
     row="transaction", mark=b"XLogInsertRecord",

@@ -6,15 +6,16 @@ from engines.base import Component, Engine
 
 def io_component(io: str, kind: str) -> str | None:
     """Writes to the WAL; syncs of the WAL or its directory (probes/
-    syscalls.bpf.h's sys_enter)."""
+    rocksdb.bpf.h's rocksdb_sys_comp)."""
     if kind == "wal" or (kind == "dir" and io == "sync"):
         return f"wal_{io}_io"
     return None
 
 
 ENGINE = Engine(
+    order=10,
     name="rocksdb", title="RocksDB", ws_engine="WS_ENGINE_ROCKSDB",
-    comp_enum="ws_rocksdb_comp", comp_prefix="RC_", phase_enum="ws_phase",
+    comp_enum="ws_rocksdb_comp", comp_prefix="RC_", phase_enum="ws_rocksdb_phase",
     row="write", mark=b"rocksdb_build_git_sha",
     components=(
         Component("queue", "#9467bd",

@@ -55,8 +55,9 @@ SECTION = Section(
 )
 
 ENGINE = Engine(
+    order=20,
     name="sqlite", title="SQLite", ws_engine="WS_ENGINE_SQLITE",
-    comp_enum="ws_sqlite_comp", comp_prefix="SC_", phase_enum="ws_phase",
+    comp_enum="ws_sqlite_comp", comp_prefix="SC_", phase_enum="ws_sqlite_phase",
     row="transaction", mark=b"SQLite format 3",
     components=(
         Component("journal_sync_io", "#d62728", "fsync/fdatasync of the -journal or -wal file"),

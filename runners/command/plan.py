@@ -320,6 +320,11 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "wall-hz": opts.wall_hz if mode.windowed else 0,
         # an engine's own threads starting to write are no new phase
         "background": ",".join(engines.background_prefixes()) or None,
+        # the engines whose rows have a leader and followers (the budget
+        # counts followers)
+        "grouped-engines": ",".join(
+            str(R.Layout.build().enum_values("ws_engine")[e.ws_engine])
+            for e in engines.ENGINES if e.roles) or None,
         # sample mode traces no syscall: the syscall in progress comes
         # from the task's saved registers
         "no-syscalls": not mode.syscalls,

@@ -12,6 +12,7 @@
 #include "rocksdb.bpf.h"
 #include "sqlite.bpf.h"
 #include "postgres.bpf.h"
+#include "innodb.bpf.h"
 
 static __always_inline int engine_enter(struct pt_regs *ctx, struct thread_state *t, __u32 tgid, __u32 tid, __u64 now, __u64 cookie)
 {
@@ -22,6 +23,8 @@ static __always_inline int engine_enter(struct pt_regs *ctx, struct thread_state
 		return sqlite_enter(ctx, t, tgid, tid, now, cookie);
 	case WS_ENGINE_POSTGRES:
 		return postgres_enter(ctx, t, tgid, tid, now, cookie);
+	case WS_ENGINE_INNODB:
+		return innodb_enter(ctx, t, tgid, tid, now, cookie);
 	}
 	return -1;
 }
@@ -35,6 +38,8 @@ static __always_inline int engine_exit(struct pt_regs *ctx, struct thread_state 
 		return sqlite_exit(ctx, t, now, cookie);
 	case WS_ENGINE_POSTGRES:
 		return postgres_exit(ctx, t, now, cookie);
+	case WS_ENGINE_INNODB:
+		return innodb_exit(ctx, t, now, cookie);
 	}
 	return -1;
 }
@@ -48,6 +53,8 @@ static __always_inline __u8 engine_sys_comp(struct thread_state *t, int cls, lon
 		return sqlite_sys_comp(t, cls, nr);
 	case WS_ENGINE_POSTGRES:
 		return postgres_sys_comp(t, cls, nr);
+	case WS_ENGINE_INNODB:
+		return innodb_sys_comp(t, cls, nr);
 	}
 	return 0xff;
 }
@@ -66,6 +73,8 @@ static __always_inline bool engine_queue_wait(struct thread_state *t, long nr, s
 	switch (t->rec.engine) {
 	case WS_ENGINE_ROCKSDB:
 		return rocksdb_queue_wait(t, nr, regs);
+	case WS_ENGINE_INNODB:
+		return innodb_queue_wait(t, nr, regs);
 	}
 	return false;
 }
@@ -77,6 +86,8 @@ static __always_inline __u8 engine_queue_comp(__u16 engine)
 		return rocksdb_queue_comp();
 	case WS_ENGINE_POSTGRES:
 		return postgres_queue_comp();
+	case WS_ENGINE_INNODB:
+		return innodb_queue_comp();
 	}
 	return 0xff;
 }
@@ -88,6 +99,8 @@ static __always_inline bool engine_is_kept(const struct ws_write_rec *r)
 		return sqlite_is_kept(r);
 	case WS_ENGINE_POSTGRES:
 		return postgres_is_kept(r);
+	case WS_ENGINE_INNODB:
+		return innodb_is_kept(r);
 	}
 	return true;
 }
@@ -107,6 +120,7 @@ static __always_inline void engine_busy_key(struct thread_state *t, struct busy_
 static __always_inline void engine_clear_row(struct thread_state *t)
 {
 	sqlite_clear_row(t);
+	innodb_clear_row(t);
 }
 
 /* every engine's enums, kept in BTF: Python names its components and
@@ -117,5 +131,7 @@ enum ws_sqlite_comp __ws_sqlite_comp __attribute__((unused));
 enum ws_sqlite_phase __ws_sqlite_phase __attribute__((unused));
 enum ws_postgres_comp __ws_postgres_comp __attribute__((unused));
 enum ws_postgres_phase __ws_postgres_phase __attribute__((unused));
+enum ws_innodb_comp __ws_innodb_comp __attribute__((unused));
+enum ws_innodb_phase __ws_innodb_phase __attribute__((unused));
 
 #endif /* __WS_ENGINES_GEN_BPF_H */

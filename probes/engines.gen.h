@@ -13,11 +13,13 @@ enum ws_engine {
 	WS_ENGINE_ROCKSDB = 1,
 	WS_ENGINE_SQLITE = 2,
 	WS_ENGINE_POSTGRES = 3,
+	WS_ENGINE_INNODB = 4,
 };
 
 #include "rocksdb.h"
 #include "sqlite.h"
 #include "postgres.h"
+#include "innodb.h"
 
 /* each engine's phases -> their components (phase_comp()) */
 #define WS_PHASE_COMPS(X)	\
@@ -30,6 +32,7 @@ struct ws_engine_state {
 	struct ws_rocksdb_state rocksdb;
 	struct ws_sqlite_state sqlite;
 	struct ws_postgres_state postgres;
+	struct ws_innodb_state innodb;
 };
 
 #endif /* __WS_ENGINES_GEN_H */

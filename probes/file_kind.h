@@ -12,6 +12,8 @@
  *   *-wal             (SQLite WAL)     -> FK_WAL
  *   pg_wal/<24 hex digits>  (PostgreSQL WAL segment; pg_xlog before 10;
  *                     not xlogtemp.N, a segment being made) -> FK_WAL
+ *   ib_logfile*, #ib_redo* (InnoDB redo log; the latter in
+ *                     #innodb_redo/, MySQL 8.0.30 on)  -> FK_WAL
  *   *.sst, *.ldb                       -> FK_SST
  *   MANIFEST*                          -> FK_MANIFEST
  *   *-journal         (SQLite)         -> FK_JOURNAL
@@ -87,6 +89,10 @@ static __always_inline int ws_fk_result(const struct ws_fk_state *s)
 	if (((s->dlen == 6 && s->dir == WS_P6('p', 'g', '_', 'w', 'a', 'l')) ||
 	     (s->dlen == 7 && s->dir == WS_P7('p', 'g', '_', 'x', 'l', 'o', 'g'))) &&
 	    s->len == 24 && !s->nonhex)
+		return FK_WAL;
+	if (s->blen >= 8 &&
+	    (s->head == WS_P8('i', 'b', '_', 'l', 'o', 'g', 'f', 'i') ||
+	     s->head == WS_P8('#', 'i', 'b', '_', 'r', 'e', 'd', 'o')))
 		return FK_WAL;
 	if (t4 == WS_P4('.', 's', 's', 't') || t4 == WS_P4('.', 'l', 'd', 'b'))
 		return FK_SST;

@@ -41,6 +41,25 @@ static __always_inline bool has_fd(long nr)
 	       nr != WS_NR_nanosleep && nr != WS_NR_clock_nanosleep;
 }
 
+/* futex commands that wait (FUTEX_CMD_MASK drops the private and clock
+ * flags): WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2 */
+#define FUTEX_CMD_MASK		0x7f
+#define FUTEX_WAIT_CMDS		(1u << 0 | 1u << 6 | 1u << 9 | 1u << 11 | 1u << 13)
+
+/* is an untraced syscall a wait for another thread: a futex wait or a
+ * yield (a futex wake is not) */
+static __always_inline bool is_wait(long nr, struct pt_regs *regs)
+{
+	__u32 cmd;
+
+	if (nr == WS_NR_sched_yield)
+		return true;
+	if (nr != WS_NR_futex)
+		return false;
+	cmd = (__u32)BPF_CORE_READ(regs, si) & FUTEX_CMD_MASK;
+	return cmd < 32 && (FUTEX_WAIT_CMDS >> cmd & 1);
+}
+
 static __always_inline bool is_log_kind(__u16 kind)
 {
 	return kind == FK_JOURNAL || kind == FK_WAL;

@@ -173,6 +173,11 @@ static __always_inline void window_done(struct thread_state *t)
 static __always_inline void begin_write(struct thread_state *t, __u32 tgid,
 					__u32 tid, __u64 now, __u16 engine)
 {
+	/* a row still open goes: its end was never seen, or another engine's
+	 * row opens inside it (MyRocks' write inside a server's commit), which
+	 * is the thread's row from now */
+	if (t->write_start)
+		window_done(t);
 	__builtin_memset(&t->rec, 0, sizeof(t->rec));
 	t->rec.rec_type = WS_REC_WRITE;
 	t->rec.pid = tgid;

@@ -84,11 +84,6 @@ static __always_inline void rocksdb_busy_key(struct thread_state *t,
 	k->db = t->eng.rocksdb.db;
 }
 
-/* futex commands that wait (FUTEX_CMD_MASK drops the private and clock
- * flags): WAIT, LOCK_PI, WAIT_BITSET, WAIT_REQUEUE_PI, LOCK_PI2 */
-#define FUTEX_CMD_MASK		0x7f
-#define FUTEX_WAIT_CMDS		(1u << 0 | 1u << 6 | 1u << 9 | 1u << 11 | 1u << 13)
-
 /*
  * With the write-group probes not attached, a RocksDB write's futex waits
  * and yields outside any probed phase are its queue: a follower's
@@ -99,16 +94,7 @@ static __always_inline void rocksdb_busy_key(struct thread_state *t,
 static __always_inline bool rocksdb_queue_wait(struct thread_state *t, long nr,
 					       struct pt_regs *regs)
 {
-	__u32 cmd;
-
-	if (!groups_unprobed || t->depth || t->in_sys)
-		return false;
-	if (nr == WS_NR_sched_yield)
-		return true;
-	if (nr != WS_NR_futex)
-		return false;
-	cmd = (__u32)BPF_CORE_READ(regs, si) & FUTEX_CMD_MASK;
-	return cmd < 32 && (FUTEX_WAIT_CMDS >> cmd & 1);
+	return groups_unprobed && !t->depth && !t->in_sys && is_wait(nr, regs);
 }
 
 /*

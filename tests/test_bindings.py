@@ -33,34 +33,12 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT, TRACE, db_bench_stats, run_trace, wait_attached
+from tests.mariadb import MYROCKS_COUNTERS, MariaDB
+from tests.toolchain import Unavailable, step, tool
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 ENGINES = ROOT / "tests" / "engines"
 CACHE = ROOT / ".output" / "bindings"
-
-
-class Unavailable(Exception):
-    """A toolchain or package this machine cannot provide: the test skips."""
-
-
-def tool(name: str, *fallbacks: str) -> str:
-    """A program on PATH, or at one of the usual places sudo's PATH leaves
-    out (/usr/local/go/bin, /usr/sbin)."""
-    found = shutil.which(name) or next((f for f in fallbacks if os.access(f, os.X_OK)), None)
-    if not found:
-        raise Unavailable(f"{name} not found")
-    return found
-
-
-def step(cmd: list[str], what: str, fetch: bool = False, **kw) -> None:
-    """One build step; a fetch that fails means the package cannot be had
-    here (skip), anything else that fails is a failure."""
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
-    if p.returncode:
-        msg = f"{what} failed ({' '.join(cmd[:3])} ...): {(p.stdout + p.stderr)[-1500:]}"
-        if fetch:
-            raise Unavailable(msg)
-        pytest.fail(msg)
 
 
 def built(name: str, sources: list[str], build) -> Path:
@@ -195,62 +173,6 @@ def test_go_binary_with_sqlite_compiled_in(tmp_path):
 
 
 # -- a server attached with -p: MariaDB with MyRocks ------------------------
-
-MYROCKS_COUNTERS = ("Rocksdb_write_self", "Rocksdb_write_other", "Rocksdb_wal_synced",
-                    "Rocksdb_number_keys_written")
-
-
-class MariaDB:
-    """A private mariadbd (its own data folder and socket, no network)
-    with the RocksDB storage engine, and a client for it."""
-
-    def __init__(self, d: Path):
-        self.mariadbd = tool("mariadbd", "/usr/sbin/mariadbd")
-        self.client = tool("mariadb")
-        install = tool("mariadb-install-db")
-        plugin = subprocess.run([self.mariadbd, "--no-defaults", "--verbose", "--help"],
-                                capture_output=True, text=True).stdout
-        plugdir = next((ln.split()[1] for ln in plugin.splitlines()
-                        if ln.startswith("plugin-dir ")), "/usr/lib/mysql/plugin")
-        if not Path(plugdir, "ha_rocksdb.so").exists():
-            raise Unavailable(f"no {plugdir}/ha_rocksdb.so: apt-get install "
-                              "mariadb-plugin-rocksdb (./setup.sh --test does)")
-        self.d, self.sock = d, str(d / "sock")
-        step([install, "--no-defaults", f"--datadir={d / 'data'}", "--user=root",
-              "--auth-root-authentication-method=normal", "--skip-test-db"],
-             "mariadb-install-db")
-        self.proc = subprocess.Popen(
-            [self.mariadbd, "--no-defaults", f"--datadir={d / 'data'}",
-             f"--socket={self.sock}", "--skip-networking", "--user=root", "--skip-log-bin",
-             "--plugin-load-add=ha_rocksdb.so", "--rocksdb-flush-log-at-trx-commit=1",
-             f"--log-error={d / 'err.log'}", f"--pid-file={d / 'pid'}"])
-        end = time.monotonic() + 60
-        while subprocess.run([self.client, "--no-defaults", "-S", self.sock, "-u", "root",
-                              "-e", "SELECT 1"], capture_output=True).returncode:
-            assert self.proc.poll() is None and time.monotonic() < end, \
-                (d / "err.log").read_text()[-2000:]
-            time.sleep(0.2)
-
-    def sql(self, q: str, db: str = "") -> str:
-        p = subprocess.run([self.client, "--no-defaults", "-S", self.sock, "-u", "root",
-                            "-N", "-B", *([db] if db else []), "-e", q],
-                           capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, p.stderr
-        return p.stdout
-
-    def counters(self) -> dict[str, int]:
-        names = ",".join(f"'{c}'" for c in MYROCKS_COUNTERS)
-        out = self.sql(f"SHOW GLOBAL STATUS WHERE Variable_name IN ({names})")
-        return {k: int(v) for k, v in (ln.split("\t") for ln in out.splitlines())}
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
 
 @pytest.fixture
 def mariadb(tmp_path):

@@ -75,7 +75,10 @@ def test_file_kind_rules(tmp_path):
              "/d/pg_xlog/000000010000000000000003": "wal",
              "pg_wal/xlogtemp.1234": "other", "/d/pg_wal/archive_status": "other",
              "/d/base/5/16397": "other", "/d/xpg_wal/000000010000000000000003": "other",
-             "/d/pg_wal/00000002.history": "other"}
+             "/d/pg_wal/00000002.history": "other",
+             # InnoDB's redo log (MariaDB; MySQL 8.0.30 on in #innodb_redo/)
+             "/var/lib/mysql/ib_logfile0": "wal", "/m/#innodb_redo/#ib_redo12": "wal",
+             "/var/lib/mysql/ibdata1": "other", "/m/ib_buffer_pool": "other"}
     src = tmp_path / "fk.c"
     src.write_text('#include <stdio.h>\n#include <linux/types.h>\n#include "walscope.h"\n'
                    '#include "file_kind.h"\nint main(int c,char**v){char b[WS_PATH_LEN]={0};'

@@ -42,7 +42,10 @@ SELECT host, run,
        avg(data_sync_io_adj_ns) / 1e3 AS data_sync_io_us,
        avg(lwlock_wait_adj_ns) / 1e3 AS lwlock_wait_us,
        avg(sleep_adj_ns) / 1e3 AS sleep_us,
-       avg(client_wait_adj_ns) / 1e3 AS client_wait_us
+       avg(client_wait_adj_ns) / 1e3 AS client_wait_us,
+       avg(log_sync_io_adj_ns) / 1e3 AS log_sync_io_us,
+       avg(log_write_io_adj_ns) / 1e3 AS log_write_io_us,
+       avg(data_write_io_adj_ns) / 1e3 AS data_write_io_us
        -- /gen:component_means
 FROM slowest
 GROUP BY host, run

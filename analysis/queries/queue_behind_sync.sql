@@ -31,7 +31,10 @@ WITH s AS (
                     sum(data_sync_io_ns),
                     sum(lwlock_wait_ns),
                     sum(sleep_ns),
-                    sum(client_wait_ns)) / sum(dur_ns) AS largest_other_share
+                    sum(client_wait_ns),
+                    sum(log_sync_io_ns),
+                    sum(log_write_io_ns),
+                    sum(data_write_io_ns)) / sum(dur_ns) AS largest_other_share
            -- /gen:largest_other_share
     FROM writes
     GROUP BY host, run

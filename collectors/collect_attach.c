@@ -6,7 +6,8 @@
  * per-CPU sampler.
  *
  * An attach file has one probe a line (--help: --attach); a loader hook's
- * kind is "loader".  A probe that fails to attach is reported and kept
+ * kind is "loader"; a line of kind "rows" (its cookie an enum ws_engine
+ * id) turns on an engine whose rows come from syscalls (syscall_rows).  A probe that fails to attach is reported and kept
  * with its error, which collector.json lists.
  */
 #define _GNU_SOURCE
@@ -93,6 +94,7 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 	char kind[16], path[PATH_MAX], name[PATH_MAX];
 	unsigned long long offset;
 	size_t first = nr_probes, i;
+	__u32 rows = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	long long cookie;
@@ -110,12 +112,18 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 		if (sscanf(line, "%15[^\t]\t%lld\t%llu\t%4095[^\t]\t%4095[^\n]",
 			   kind, &cookie, &offset, path, name) != 5 ||
 		    (strcmp(kind, "enter") && strcmp(kind, "exit") &&
-		     strcmp(kind, "loader") && strcmp(kind, "always")) ||
-		    (strcmp(kind, "loader") && (cookie < 0 || cookie > UINT_MAX))) {
+		     strcmp(kind, "loader") && strcmp(kind, "always") &&
+		     strcmp(kind, "rows")) ||
+		    (strcmp(kind, "loader") && (cookie < 0 || cookie > UINT_MAX)) ||
+		    (!strcmp(kind, "rows") && (cookie < 1 || cookie > 31))) {
 			fprintf(stderr, "walscope-collect: %s:%d: not an attach "
 				"line: %s", file, lineno, line);
 			err = -EINVAL;
 			break;
+		}
+		if (!strcmp(kind, "rows")) {	/* an engine of syscall rows, on */
+			rows |= 1u << cookie;
+			continue;
 		}
 		err = add_probe(kind, name, path, offset, (__u64)cookie);
 		if (err) {
@@ -138,6 +146,7 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 		}
 		return err;
 	}
+	__sync_fetch_and_or(&skel->bss->syscall_rows, rows);
 	for (i = first; i < nr_probes; i++)
 		if (!env.window_ms || probes[i].loader || probes[i].always)
 			attach_probe(skel, &probes[i]);

@@ -40,7 +40,8 @@ static const struct argp_option opts[] = {
 	{ "output", 'o', "DIR", 0, "Run folder to write (must exist)", 0 },
 	{ "attach", OPT_ATTACH, "FILE", 0, "Uprobes to attach, one per line, "
 	  "tab-separated: KIND COOKIE OFFSET PATH NAME; KIND enter, exit, "
-	  "always (an entry attached windows or not) or loader", 0 },
+	  "always (an entry attached windows or not), loader, or rows (COOKIE "
+	  "an engine whose rows come from syscalls, turned on)", 0 },
 	{ "cpu-types", OPT_CPU_TYPES, "STR", 0,
 	  "One letter per CPU: P, E or U (uniform)", 0 },
 	{ "ringbuf-mb", OPT_RINGBUF_MB, "N", 0,

@@ -87,7 +87,7 @@ def _marked_engine(path: str) -> str | None:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    return next((e.title for e in engines.ENGINES if e.mark in data), None)
+    return next((e.title for e in engines.ENGINES if e.mark and e.mark in data), None)
 
 
 def inspect(read_path: str, shown_path: str, mode: modes.Mode, keep_stepped: bool
@@ -111,6 +111,8 @@ def inspect(read_path: str, shown_path: str, mode: modes.Mode, keep_stepped: boo
                     if marked else f"no {engines.titles()} functions")
         return info, None
     info.engine = res.engine
+    if res.syscall_rows:   # found unnamed: say so, and what it gives instead
+        info.why = res.notes[0] if res.notes else ""
     version_of = getattr(unit, "version_of", None)
     info.version = version_of(shown_path, read_path) if version_of else res.version
     if res.missing:
@@ -224,7 +226,7 @@ class ObjectFollower:
             info, res, hooks = self._inspect_or_recall(p, p)
             self._keep(key, info, res)
             if res is not None:
-                lines += symbols.attach_lines(res.probes)
+                lines += symbols.resolution_lines(res)
                 info.probes = len(res.probes) * 2 - sum(1 for r in res.probes
                                                         if not r.spec.ret)
             lines += hooks
@@ -369,7 +371,7 @@ class ObjectFollower:
         info.how, info.pid, info.seen_ns = how, ev.pid, ev.ts_ns - self.t0_ns
         self._keep(key, info, res)
         self._met.setdefault(ev.ts_ns, []).append(info)
-        lines = (symbols.attach_lines(res.probes) if res is not None else []) + hooks
+        lines = (symbols.resolution_lines(res) if res is not None else []) + hooks
         if not lines:
             return
         assert self._collector is not None

@@ -72,6 +72,9 @@ class Resolution:
     sampled_split: dict[str, str] = field(default_factory=dict)  # comp -> parent
     # no write-group probes: leaders and queue come from syscalls (BPF side)
     groups_unprobed: bool = False
+    # its rows come from its log's syscalls alone (no probes): the collector
+    # turns the engine on with an attach line of kind "rows"
+    syscall_rows: bool = False
 
 
 def demangle(names: list[str]) -> list[str]:
@@ -380,6 +383,18 @@ def attach_lines(probes: list[Resolved]) -> list[str]:
         lines.append(f"{kind}\t{ph}\t{p.offset}\t{p.path}\t{short}")
         if p.spec.ret:
             lines.append(f"exit\t{ph}\t{p.offset}\t{p.path}\t{short}")
+    return lines
+
+
+def resolution_lines(res: Resolution) -> list[str]:
+    """The collector's attach lines for what a resolution found: its
+    probes, and a "rows" line (the engine's id) if its rows come from
+    syscalls."""
+    lines = attach_lines(res.probes)
+    if res.syscall_rows:
+        e = engines.get(res.engine)
+        lines.append(f"rows\t{Layout.build().enum_values('ws_engine')[e.ws_engine]}"
+                     f"\t0\t-\t{e.name}")
     return lines
 
 

@@ -43,8 +43,9 @@ def get(name: str) -> Engine:
 
 
 def titles() -> str:
-    """Every engine's name for a sentence: "RocksDB, SQLite or PostgreSQL"."""
-    t = [e.title for e in ENGINES]
+    """Every named engine's name for a sentence: "RocksDB, SQLite or
+    PostgreSQL" (not the log-sync engine's, which names none: no mark)."""
+    t = [e.title for e in ENGINES if e.mark]
     return ", ".join(t[:-1]) + " or " + t[-1] if len(t) > 1 else t[0]
 
 

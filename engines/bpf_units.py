@@ -65,6 +65,14 @@ HOOKS: tuple[Hook, ...] = (
     Hook("sys_exit", "void", "struct thread_state *t, __u16 kind, long ret", "t, kind, ret",
          "t->rec.engine", None,
          "that syscall returns (kind: its file's, known now for an open or unlink)"),
+    Hook("sys_ends_row", "int", "struct thread_state *t, __u16 kind, long ret",
+         "t, kind, ret", "t->rec.engine", "-1",
+         "that syscall, accounted, ends the row (>= 0: with these flags): an engine "
+         "whose rows are its log's syscalls"),
+    Hook("sys_outside", "void", "struct thread_state *t, int cls, long nr, __u32 tgid, "
+         "__u32 tid, __u64 now", "t, cls, nr, tgid, tid, now", None, None,
+         "a traced syscall begins outside any row: an engine whose rows are its log's "
+         "syscalls may open one (begin_write), the syscall then its first"),
     Hook("queue_wait", "bool", "struct thread_state *t, long nr, struct pt_regs *regs",
          "t, nr, regs", "t->rec.engine", "false",
          "an untraced syscall inside a row is its wait for another row (its queue)"),
@@ -112,7 +120,7 @@ def units(probes: Path = PROBES) -> list[Unit]:
         text = bpf.read_text() if bpf.exists() else ""
         enums = tuple(dict.fromkeys(
             n for n in (e.comp_enum, e.phase_enum)
-            if re.search(rf"^enum\s+{n}\s*{{", head, re.M)))
+            if n and re.search(rf"^enum\s+{n}\s*{{", head, re.M)))
         out.append(Unit(
             name=e.name, ws_engine=e.ws_engine, enums=enums,
             phase_comps=f"#define WS_{e.name.upper()}_PHASE_COMPS" in head,

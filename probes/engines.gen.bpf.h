@@ -13,6 +13,7 @@
 #include "sqlite.bpf.h"
 #include "postgres.bpf.h"
 #include "innodb.bpf.h"
+#include "logsync.bpf.h"
 
 static __always_inline int engine_enter(struct pt_regs *ctx, struct thread_state *t, __u32 tgid, __u32 tid, __u64 now, __u64 cookie)
 {
@@ -55,6 +56,8 @@ static __always_inline __u8 engine_sys_comp(struct thread_state *t, int cls, lon
 		return postgres_sys_comp(t, cls, nr);
 	case WS_ENGINE_INNODB:
 		return innodb_sys_comp(t, cls, nr);
+	case WS_ENGINE_LOGSYNC:
+		return logsync_sys_comp(t, cls, nr);
 	}
 	return 0xff;
 }
@@ -65,7 +68,24 @@ static __always_inline void engine_sys_exit(struct thread_state *t, __u16 kind, 
 	case WS_ENGINE_SQLITE:
 		sqlite_sys_exit(t, kind, ret);
 		break;
+	case WS_ENGINE_LOGSYNC:
+		logsync_sys_exit(t, kind, ret);
+		break;
 	}
+}
+
+static __always_inline int engine_sys_ends_row(struct thread_state *t, __u16 kind, long ret)
+{
+	switch (t->rec.engine) {
+	case WS_ENGINE_LOGSYNC:
+		return logsync_sys_ends_row(t, kind, ret);
+	}
+	return -1;
+}
+
+static __always_inline void engine_sys_outside(struct thread_state *t, int cls, long nr, __u32 tgid, __u32 tid, __u64 now)
+{
+	logsync_sys_outside(t, cls, nr, tgid, tid, now);
 }
 
 static __always_inline bool engine_queue_wait(struct thread_state *t, long nr, struct pt_regs *regs)
@@ -133,5 +153,6 @@ enum ws_postgres_comp __ws_postgres_comp __attribute__((unused));
 enum ws_postgres_phase __ws_postgres_phase __attribute__((unused));
 enum ws_innodb_comp __ws_innodb_comp __attribute__((unused));
 enum ws_innodb_phase __ws_innodb_phase __attribute__((unused));
+enum ws_logsync_comp __ws_logsync_comp __attribute__((unused));
 
 #endif /* __WS_ENGINES_GEN_BPF_H */

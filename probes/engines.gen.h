@@ -14,12 +14,14 @@ enum ws_engine {
 	WS_ENGINE_SQLITE = 2,
 	WS_ENGINE_POSTGRES = 3,
 	WS_ENGINE_INNODB = 4,
+	WS_ENGINE_LOGSYNC = 5,
 };
 
 #include "rocksdb.h"
 #include "sqlite.h"
 #include "postgres.h"
 #include "innodb.h"
+#include "logsync.h"
 
 /* each engine's phases -> their components (phase_comp()) */
 #define WS_PHASE_COMPS(X)	\
@@ -33,6 +35,7 @@ struct ws_engine_state {
 	struct ws_sqlite_state sqlite;
 	struct ws_postgres_state postgres;
 	struct ws_innodb_state innodb;
+	struct ws_logsync_state logsync;
 };
 
 #endif /* __WS_ENGINES_GEN_H */

@@ -37,6 +37,20 @@ static __always_inline __u8 engine_sys_comp(struct thread_state *t, int cls, lon
  * dispatched by t->rec.engine; default nothing */
 static __always_inline void engine_sys_exit(struct thread_state *t, __u16 kind, long ret);
 
+/* sys_ends_row: that syscall, accounted, ends the row (>= 0: with these
+ * flags): an engine whose rows are its log's syscalls.
+ *   <name>_sys_ends_row(struct thread_state *t, __u16 kind, long ret);
+ * dispatched by t->rec.engine; default -1 */
+static __always_inline int engine_sys_ends_row(struct thread_state *t, __u16 kind, long ret);
+
+/* sys_outside: a traced syscall begins outside any row: an engine whose
+ * rows are its log's syscalls may open one (begin_write), the syscall then
+ * its first.
+ *   <name>_sys_outside(struct thread_state *t, int cls, long nr, __u32
+ *   	tgid, __u32 tid, __u64 now);
+ * dispatched every engine's, in turn; default nothing */
+static __always_inline void engine_sys_outside(struct thread_state *t, int cls, long nr, __u32 tgid, __u32 tid, __u64 now);
+
 /* queue_wait: an untraced syscall inside a row is its wait for another row
  * (its queue).
  *   <name>_queue_wait(struct thread_state *t, long nr, struct pt_regs

@@ -31,6 +31,10 @@ const volatile bool regs_syscalls = false;
  * begins while one is open is recorded, and the collector detaches the
  * window's probes once none is in flight (window_in_flight) */
 const volatile bool window_mode = false;
+/* the engines whose rows are their log's syscalls alone, turned on (bit
+ * N: enum ws_engine N) by an attach line of kind "rows": an engine found
+ * in an object that names none of its functions */
+__u32 syscall_rows = 0;
 __u32 window_open = 0;
 __s64 window_in_flight = 0;
 /* the window's number: a row counts in flight only in its own window */

@@ -116,6 +116,8 @@ int BPF_PROG(ws_sys_enter, struct pt_regs *regs, long nr)
 	} else {
 		t->sys_arg = BPF_CORE_READ(regs, si);
 	}
+	if (!t->write_start)	/* a row of its log's syscalls may begin */
+		engine_sys_outside(t, cls, nr, tgid, tid, now);
 	if (t->write_start) {
 		charge(t, now);
 		old = cur_comp(t);
@@ -141,6 +143,7 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 	__u8 old, in_write;
 	__u16 kind = FK_OTHER;
 	bool named;
+	int ends;
 
 	if (follow_objects && BPF_CORE_READ(regs, orig_ax) == WS_NR_mmap) {
 		map_exit(ret, tid);
@@ -169,6 +172,9 @@ int BPF_PROG(ws_sys_exit, struct pt_regs *regs, long ret)
 		t->rec.nr_syscalls++;
 		t->in_sys = 0;
 		comp_switch(t, old, cur_comp(t), now);
+		ends = engine_sys_ends_row(t, kind, ret);
+		if (ends >= 0)
+			end_write(t, now, ends);
 	}
 	t->in_sys = 0;
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import engines
 from tests.conftest import ROOT, db_bench_stats, run_trace, wait_attached
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -165,7 +166,7 @@ def test_a_run_that_sees_no_engine_says_so(tmp_path):
     lines = p.stderr.splitlines()
     assert len(lines) <= 3 and p.stdout == "", (p.stdout, p.stderr)
     said = next(ln for ln in lines if "write or transaction seen" in ln)
-    assert "no RocksDB, SQLite or PostgreSQL write or transaction seen in `/bin/true`" in said
+    assert f"no {engines.titles()} write or transaction seen in `/bin/true`" in said
     assert "--allow-empty" in said
     assert "inspected" in lines[-1] and "true" in lines[-1] + said
     assert not (tmp_path / "o").exists()

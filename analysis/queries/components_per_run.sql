@@ -33,7 +33,8 @@ SELECT host, run, engine,
        avg(client_wait_adj_ns) / 1e3 AS client_wait_us,
        avg(log_sync_io_adj_ns) / 1e3 AS log_sync_io_us,
        avg(log_write_io_adj_ns) / 1e3 AS log_write_io_us,
-       avg(data_write_io_adj_ns) / 1e3 AS data_write_io_us
+       avg(data_write_io_adj_ns) / 1e3 AS data_write_io_us,
+       avg(log_lifecycle_adj_ns) / 1e3 AS log_lifecycle_us
        -- /gen:component_means
 FROM writes
 GROUP BY host, run, engine

@@ -6,7 +6,7 @@ SELECT host, run, mode, engine, writes,
        kernel, cpu_model,
        -- each engine's version; `make docs` writes them from engines/
        -- gen:engine_versions
-       rocksdb_version, sqlite_version, postgres_version, innodb_version
+       rocksdb_version, sqlite_version, postgres_version, innodb_version, logsync_version
        -- /gen:engine_versions
 FROM runs
 ORDER BY host, run

@@ -45,7 +45,8 @@ SELECT host, run,
        avg(client_wait_adj_ns) / 1e3 AS client_wait_us,
        avg(log_sync_io_adj_ns) / 1e3 AS log_sync_io_us,
        avg(log_write_io_adj_ns) / 1e3 AS log_write_io_us,
-       avg(data_write_io_adj_ns) / 1e3 AS data_write_io_us
+       avg(data_write_io_adj_ns) / 1e3 AS data_write_io_us,
+       avg(log_lifecycle_adj_ns) / 1e3 AS log_lifecycle_us
        -- /gen:component_means
 FROM slowest
 GROUP BY host, run

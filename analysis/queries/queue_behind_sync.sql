@@ -34,7 +34,8 @@ WITH s AS (
                     sum(client_wait_ns),
                     sum(log_sync_io_ns),
                     sum(log_write_io_ns),
-                    sum(data_write_io_ns)) / sum(dur_ns) AS largest_other_share
+                    sum(data_write_io_ns),
+                    sum(log_lifecycle_ns)) / sum(dur_ns) AS largest_other_share
            -- /gen:largest_other_share
     FROM writes
     GROUP BY host, run

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * logsync.bpf.h - the log-sync engine's BPF unit: rows from a log's
+ * syscalls alone (logsync.h says which), for the processes of an object
+ * whose engine is found but unnamed; an attach line of kind "rows" turns
+ * it on (syscall_rows).  A log written LS_BURST times with no sync ends
+ * its row there (a log not synced on commit: rows are write bursts).
+ */
+#ifndef __WS_LOGSYNC_BPF_H
+#define __WS_LOGSYNC_BPF_H
+
+#define LS_BURST	64
+
+static __always_inline void logsync_sys_outside(struct thread_state *t, int cls,
+						long nr, __u32 tgid, __u32 tid,
+						__u64 now)
+{
+	if (!(syscall_rows >> WS_ENGINE_LOGSYNC & 1) ||
+	    (cls != IOC_WRITE && cls != IOC_SYNC) || !is_log_kind(t->sys_kind) ||
+	    !window_admits(&now))
+		return;
+	begin_write(t, tgid, tid, now, WS_ENGINE_LOGSYNC);
+	t->eng.logsync.log_writes = 0;
+	if (cls == IOC_SYNC && t->sys_kind == FK_WAL)
+		t->rec.flags |= WS_WF_CHECKPOINT;	/* no commit's write before it */
+}
+
+static __always_inline __u8 logsync_sys_comp(struct thread_state *t, int cls,
+					     long nr)
+{
+	bool log = is_log_kind(t->sys_kind);
+
+	if (cls == IOC_WRITE) {
+		t->rec.flags |= WS_WF_WROTE;
+		if (!log)
+			return LS_DATA_WRITE_IO;
+		t->eng.logsync.log_writes++;
+		t->sys_busy = 2;
+		return LS_LOG_WRITE_IO;
+	}
+	if (cls == IOC_SYNC) {
+		if (!log)
+			return LS_DATA_SYNC_IO;
+		t->eng.logsync.log_writes = 0;
+		t->sys_busy = 1;
+		t->rec.flags |= WS_WF_LEADER;	/* it synced the log itself */
+		return LS_LOG_SYNC_IO;
+	}
+	switch (nr) {
+	case WS_NR_fcntl:
+	case WS_NR_flock:
+	case WS_NR_nanosleep:
+	case WS_NR_clock_nanosleep:
+		return LS_LOCK_WAIT;
+	case WS_NR_openat:
+	case WS_NR_unlink:
+	case WS_NR_unlinkat:
+		return WS_COMP_PENDING;	/* its file's kind is known at exit */
+	}
+	if (log)
+		return LS_LOG_LIFECYCLE;
+	return t->sys_kind == FK_DIR ? LS_DATA_SYNC_IO : 0xff;
+}
+
+/* an open or unlink: the log's lifecycle, or the rest */
+static __always_inline void logsync_sys_exit(struct thread_state *t, __u16 kind,
+					     long ret)
+{
+	__u64 v = t->rec.comp_ns[WS_COMP_PENDING];
+	__u8 to = is_log_kind(kind) ? LS_LOG_LIFECYCLE : LS_OTHER;
+
+	if ((t->sys_comp == LS_LOG_WRITE_IO) && ret > 0)
+		t->rec.wal_bytes += ret;
+	if (t->sys_comp != WS_COMP_PENDING || !v)
+		return;
+	t->rec.comp_ns[to] += v;
+	t->rec.comp_ns[WS_COMP_PENDING] = 0;
+	t->rec.sys_in[to] += t->rec.sys_in[WS_COMP_PENDING];
+	t->rec.sys_in[WS_COMP_PENDING] = 0;
+}
+
+/* what makes the commit durable ends its row: a WAL's sync; a rollback
+ * journal's unlink or truncation (DELETE, TRUNCATE); LS_BURST unsynced
+ * writes of the log */
+static __always_inline int logsync_sys_ends_row(struct thread_state *t,
+						__u16 kind, long ret)
+{
+	int cls = io_class(t->sys_nr);
+
+	kind = t->sys_kind;	/* the fd's, or the path's of an unlink */
+	if (cls == IOC_SYNC && kind == FK_WAL)
+		return 0;
+	if (kind == FK_JOURNAL && (t->sys_nr == WS_NR_unlink ||
+				   t->sys_nr == WS_NR_unlinkat ||
+				   t->sys_nr == WS_NR_ftruncate))
+		return 0;
+	if (t->eng.logsync.log_writes >= LS_BURST)
+		return 0;
+	return -1;
+}
+
+#endif /* __WS_LOGSYNC_BPF_H */

@@ -140,6 +140,10 @@ class Engine:
     # its place in the registry: the resolution order (an object holding
     # two engines is taken for the lower) and its enum ws_engine id's
     order: int = 100
+    # the prefixes of its API's symbols, as a program using a shared build
+    # of it imports them: such a program holds its marks (a shell's
+    # messages) without holding the engine, which its library does
+    imports: tuple[str, ...] = ()
 
     def component_names(self) -> list[str]:
         """Display order: its own, then the run queue, then the residual."""

@@ -210,3 +210,16 @@ def test_a_toy_engine_touches_only_its_unit_and_the_generated_headers(tmp_path):
     reg = subprocess.run([sys.executable, "-c", "import engines; print(engines.NAMES)"],
                          cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "'toy'" in reg.stdout
+
+
+@pytest.mark.skipif(not shutil.which("sqlite3"), reason="the sqlite3 shell")
+def test_a_program_that_imports_an_engine_is_not_its_unnamed_holder():
+    """The sqlite3 shell holds SQLite's messages (its mark) and calls
+    libsqlite3's functions: it is no stripped SQLite, and the log-sync
+    engine does not turn on for it; a program without the mark neither."""
+    from engines.logsync import resolve
+    shell = shutil.which("sqlite3")
+    assert engines.get("sqlite").mark in Path(shell).read_bytes()
+    assert any(n.startswith("sqlite3_") for n in resolve.imported(shell))
+    assert resolve.marked_engine(shell) is None
+    assert resolve.marked_engine(shutil.which("true")) is None

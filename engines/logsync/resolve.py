@@ -8,18 +8,40 @@ from __future__ import annotations
 from pathlib import Path
 
 import engines
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
 from collectors.modes import Mode
-from collectors.symbols import Resolution
+from collectors.symbols import Resolution, sections
 from engines.logsync import ENGINE
 
 
+def imported(path: str) -> set[str]:
+    """The names of the dynamic symbols the object imports (undefined)."""
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            dyn = next((s for s in sections(elf) if s.name == ".dynsym"), None)
+            if dyn is None:
+                return set()
+            return {s.name for s in dyn.iter_symbols()
+                    if s["st_shndx"] == "SHN_UNDEF" and s.name}
+    except (OSError, ELFError):
+        return set()
+
+
 def marked_engine(path: str) -> engines.Engine | None:
-    """The named engine whose marks the object holds, if any."""
+    """The named engine whose marks the object holds and whose API it does
+    not import from another object (the sqlite3 shell holds SQLite's
+    messages and calls libsqlite3's functions), if any."""
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    return next((e for e in engines.ENGINES if e.mark and e.mark in data), None)
+    marked = [e for e in engines.ENGINES if e.mark and e.mark in data]
+    names = imported(path) if any(e.imports for e in marked) else set()
+    return next((e for e in marked
+                 if not (e.imports and any(n.startswith(e.imports) for n in names))), None)
 
 
 def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolution:

@@ -14,6 +14,7 @@ def io_component(io: str, kind: str) -> str | None:
 
 ENGINE = Engine(
     order=10,
+    imports=("_ZN7rocksdb", "rocksdb_"),
     name="rocksdb", title="RocksDB", ws_engine="WS_ENGINE_ROCKSDB",
     comp_enum="ws_rocksdb_comp", comp_prefix="RC_", phase_enum="ws_rocksdb_phase",
     row="write", mark=b"rocksdb_build_git_sha",

@@ -56,6 +56,7 @@ SECTION = Section(
 
 ENGINE = Engine(
     order=20,
+    imports=("sqlite3_",),
     name="sqlite", title="SQLite", ws_engine="WS_ENGINE_SQLITE",
     comp_enum="ws_sqlite_comp", comp_prefix="SC_", phase_enum="ws_sqlite_phase",
     row="transaction", mark=b"SQLite format 3",

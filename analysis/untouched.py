@@ -43,7 +43,8 @@ import numpy as np
 import pandas as pd
 
 import engines
-from analysis import components, syscalls, threadtime
+from analysis import components, sampling, syscalls, threadtime
+from analysis.symbols import RunSymbols
 from collectors import records as R
 from collectors.run_folder import RunFolder
 
@@ -55,6 +56,7 @@ BLOCK_NS = 50_000_000       # the bootstrap's unit of untouched time
 MIN_BLOCKS = 8              # fewer: no interval
 MIN_ROWS = 100              # rows recorded inside windows: fewer, no count
 MIN_SAMPLES = 20            # on-CPU samples to split on-CPU time by
+MIN_RUNQ_SWEEPS = 20        # sweeps of a runnable writer to split its run-queue time by
 EDGE_NS = 1_000_000         # a sweep this soon after a window's open is its edge's
 SUB_NS = 20_000_000         # a window's stretches, the clusters of the ratio's error
 # the share of the writers' time that must lie untouched, and the interval
@@ -77,15 +79,25 @@ BLOCKED_OTHER = "blocked_other"
 
 
 def wall_frame(run_dir: Path) -> pd.DataFrame:
-    """wall.bin as a table, sorted by thread and time (empty without it)."""
+    """wall.bin as a table, sorted by thread and time (empty without it);
+    user_symbol: the function a runnable thread was preempted in, where
+    the sweep found one in user code ("" elsewhere)."""
     folder = RunFolder(run_dir)
     cols = ["ts_ns", "pid", "tid", "state", "oncpu_ns", "runq_ns", "syscw", "wchar",
-            "sys_nr", "sys_kind", "thread"]
+            "sys_nr", "sys_kind", "user_ip", "thread", "user_symbol"]
     if not folder.records("ws_wall_rec").exists():
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
     w = R.read_records(folder, "ws_wall_rec")
-    df = pd.DataFrame({k: w[k].astype(np.int64) for k in cols[:-1]})
+    df = pd.DataFrame({k: w[k].astype(np.int64) for k in cols[:-2]})
     df["thread"] = [c.split(b"\0", 1)[0].decode("utf-8", "replace") for c in w["comm"]]
+    runq = R.Layout.of(folder).enum_values("ws_wall_state")["WS_WALL_RUNQ"]
+    pre = ((df["state"] == runq) & (df["user_ip"] != 0) & (df["sys_nr"] < 0)).to_numpy()
+    names = np.full(len(df), "", dtype=object)
+    if pre.any():
+        sym = RunSymbols(run_dir)
+        names[pre] = [sym.user(int(p), int(ip)) for p, ip in
+                      zip(df["pid"].to_numpy()[pre], df["user_ip"].to_numpy()[pre])]
+    df["user_symbol"] = names
     return df.sort_values(["tid", "ts_ns"], ignore_index=True)
 
 
@@ -306,6 +318,17 @@ def blocked_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str:
     return BLOCKED_OTHER
 
 
+def runq_component(nr: int, kind: str, symbol: str, engine: str,
+                   layout: R.Layout) -> str:
+    """Where a runnable writer's wait for a CPU belongs: the syscall it was
+    woken in (as blocked_component names it; a sleep is other), else the
+    component of the function it was preempted in (the samples' rules)."""
+    if nr >= 0:
+        c = blocked_component(nr, kind, engine, layout)
+        return "other" if c in ("idle", BLOCKED_OTHER) else c
+    return sampling.classify_symbol(symbol) if symbol and symbol[0] != "[" else "other"
+
+
 def shares(labels: pd.Series) -> dict[str, float]:
     counts = labels.value_counts()
     total = float(counts.sum())
@@ -393,6 +416,19 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
                         dtype="object")
     bshare = shares(blabels)
     idle = bshare.get("idle", 0.0)
+    # run-queue time's split by where it was spent waiting: the component
+    # the sweeps that found a writer runnable at a piece's end had it in
+    # (PerfContext's wall-clock timers hold a preempted writer's wait in
+    # the span it was in; the lens keeps sched_runq and says how it splits)
+    runnable = end_rows[end_rows["state"] == layout.enum_values("ws_wall_state")[
+        "WS_WALL_RUNQ"]]
+    rlabels = pd.Series([runq_component(int(nr), kinds.get(int(k), "other"), str(sym),
+                                        engine, layout)
+                         for nr, k, sym in zip(runnable["sys_nr"], runnable["sys_kind"],
+                                               runnable.get("user_symbol",
+                                                            [""] * len(runnable)))],
+                        dtype="object")
+    rshare = shares(rlabels) if len(rlabels) >= MIN_RUNQ_SWEEPS else {}
     # on-CPU time's split, from the samples taken inside the pieces
     oshare: dict[str, float] = {}
     nsamp = 0
@@ -468,12 +504,15 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         "blocks": int(len(uniq)),
         "oncpu_samples": int(nsamp), "blocked_sweeps": int(len(blabels)),
         "blocked_split": bshare, "idle_share_of_blocked": idle,
+        # sched_runq by where the writer waited (none: too few sweeps)
+        "runq_split": rshare, "runq_sweeps": int(len(rlabels)),
         "derived": (f"mean = writers' untouched time ({untouched_time / 1e9:.2f} thread-s, "
                     f"idle less) / writes there ({writes_untouched:,.0f}: "
                     f"{pieces[col].sum():,.0f} {unit} x {per_unit:.4g} writes per "
                     f"{unit[:-1] if unit == 'bytes' else 'call'}, from {int(n_win.sum())} "
                     f"rows in {len(n_win)} windows); on-CPU split by {nsamp} samples, "
-                    f"blocked by {len(blabels)} sweeps"),
+                    f"blocked by {len(blabels)} sweeps, run-queue waits placed by "
+                    f"{len(rlabels)}"),
         "trusted": bool(share_ok and half <= TRUST_HALF_WIDTH),
         "distrust": None,
     })

@@ -9,8 +9,10 @@ lens it took) against PerfContext, per cell, untraced and traced runs
 interleaved in a shuffled order each round (results: perfcontext-cells).
 PerfContext's timers are wall-clock: a preempted or woken thread's wait
 for a CPU lands in the span it was in, so the headline's sched_runq is
-spread over its components in proportion to their time before the spans
-are compared (wal = crc + wal_append + wal_write_io + wal_sync_io;
+given back to the components it was waited in before the spans are
+compared: by the untouched lens's runq_split (the component each sweep
+that found a writer runnable had it in) where the headline is that lens,
+else in proportion to the components' time (wal = crc + wal_append + wal_write_io + wal_sync_io;
 memtable; queue: write_thread_wait_nanos).  db_bench prints one
 PERF_CONTEXT, one thread's: its spans over a thread's writes.
 
@@ -113,16 +115,25 @@ def perf_sums(text: str, threads: int) -> dict[str, float]:
             "op_mean": float(n.group(2)) * 1e3, "blocks": blocks}
 
 
-def spread_runq(comps: dict[str, float]) -> dict[str, float]:
-    """sched_runq spread over the other components by their time."""
+def spread_runq(comps: dict[str, float], split: dict[str, float] | None = None
+                ) -> dict[str, float]:
+    """sched_runq given back to the components it was waited in: by the
+    lens's runq_split where it has one (the component each runnable
+    writer's sweep found it in), else by the components' time."""
     runq = comps.get("sched_runq", 0.0)
     rest = {c: v for c, v in comps.items() if c != "sched_runq"}
+    if split:
+        out = dict(rest)
+        for c, f in split.items():
+            out[c] = out.get(c, 0.0) + runq * f
+        return out
     total = sum(rest.values())
     return {c: v * (1 + runq / total) for c, v in rest.items()} if total else rest
 
 
-def spans_of(comps: dict[str, float]) -> dict[str, float]:
-    c = spread_runq(comps)
+def spans_of(comps: dict[str, float], split: dict[str, float] | None = None
+             ) -> dict[str, float]:
+    c = spread_runq(comps, split)
     return {"wal": sum(c.get(k, 0.0) for k in WAL_PARTS), "memtable": c.get("memtable", 0.0),
             "queue": c.get("queue", 0.0)}
 
@@ -133,9 +144,13 @@ def headline_spans(summary: dict) -> dict:
     h = summary["headline"]
     u = summary.get("untouched") or {}
     rows = {c: v["mean_ns"] for c, v in summary["components"].items()}
-    return {**spans_of(h["components"]), "mean": h["mean_ns"], "lens": h["lens"],
+    split = u.get("runq_split") if u.get("available") else None
+    return {**spans_of(h["components"], split if h["lens"] == "untouched" else None),
+            "mean": h["mean_ns"], "lens": h["lens"],
             "trusted": h["trusted"], "rows": spans_of(rows),
-            "untouched": spans_of(u["components"]) if u.get("available") else None}
+            "untouched": spans_of(u["components"], split) if u.get("available") else None,
+            "untouched_by_time": spans_of(u["components"]) if u.get("available") else None,
+            "runq_split": split}
 
 
 def cells_main(a: argparse.Namespace) -> int:
@@ -183,8 +198,8 @@ def cells_table(results: dict[str, dict]) -> str:
     """Per cell and span: PerfContext's untraced median a write, the
     headline's median (its sched_runq spread), their ratio; the spans over
     10% of the untraced mean write are the ones held to 20%."""
-    lines = ["| cell | lens (runs) | untraced mean | span | PerfContext | headline | ratio |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| cell | lens (runs) | untraced mean | span | PerfContext | headline | ratio "
+             "| runq by time |", "|---|---|---|---|---|---|---|---|"]
     for cell, r in results.items():
         u, t = r["runs"]["untraced"], r["runs"]["traced"]
         mean = statistics.median(x["op_mean"] for x in u)
@@ -193,14 +208,21 @@ def cells_table(results: dict[str, dict]) -> str:
         for span in ("wal", "memtable", "queue"):
             ref = statistics.median(x[span] for x in u)
             got = statistics.median(x[span] for x in t)
+            # the untouched lens's runs, their run-queue time spread by time
+            bt = [x["untouched_by_time"][span] for x in t
+                  if x["lens"] == "untouched" and x.get("untouched_by_time")]
+            by_time = f"{statistics.median(bt) / ref:.2f}" if bt and ref else "-"
             big = "**" if ref > 0.1 * mean else ""
             lines.append(f"| {cell} | {lenses} | {mean / 1e3:.1f} us | {big}{span}{big} | "
                          f"{ref / 1e3:.2f} us | {got / 1e3:.2f} us | "
-                         f"{got / ref if ref else float('nan'):.2f} |")
+                         f"{got / ref if ref else float('nan'):.2f} | {by_time} |")
     return "\n".join(lines) + ("\n\nMedians over the rounds; PerfContext per write "
                                "(one thread's block over a thread's writes); the "
-                               "headline's sched_runq spread over its components by their "
-                               "time; **bold**: spans over 10% of the untraced mean write.\n")
+                               "headline's sched_runq given back to the components it was "
+                               "waited in (the untouched lens: by its runq_split; the rows: "
+                               "by their time); runq by time: the untouched lens's runs "
+                               "with their sched_runq spread by time instead; **bold**: "
+                               "spans over 10% of the untraced mean write.\n")
 
 
 def main() -> int:

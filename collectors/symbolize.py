@@ -106,6 +106,13 @@ def referenced_user_ips(run_dir: Path) -> dict[int, set[int]]:
             ips.add(int(k["user_ip"]))
         if k["ustack_id"] >= 0:
             ips.update(stacks.get(int(k["ustack_id"]), []))
+    # where the wall sweeps found a thread runnable, preempted in user code
+    if RunFolder(run_dir).records("ws_wall_rec").exists():
+        w = R.read_records(run_dir, "ws_wall_rec")
+        runq = R.Layout.of(run_dir).enum_values("ws_wall_state")["WS_WALL_RUNQ"]
+        for pid, ip, state, nr in zip(w["pid"], w["user_ip"], w["state"], w["sys_nr"]):
+            if state == runq and ip and nr < 0:
+                out.setdefault(int(pid), set()).add(int(ip))
     return out
 
 

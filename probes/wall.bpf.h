@@ -56,7 +56,9 @@ int ws_wall_sweep(struct bpf_iter__task *ctx)
 	r->sys_kind = 0;
 	r->__pad0 = 0;
 	r->user_ip = 0;
-	if (r->state == WS_WALL_BLOCKED) {
+	/* blocked or runnable: in which syscall, from where in user code (a
+	 * preempted thread's user IP; a woken one's syscall, not yet back) */
+	if (r->state != WS_WALL_ONCPU) {
 		r->sys_nr = saved_syscall(p, &r->sys_kind);
 		regs = (struct pt_regs *)bpf_task_pt_regs(p);
 		if (regs)

@@ -91,6 +91,37 @@ def test_mean_and_components_of_closed_loop_writers():
     assert u["trusted"]
 
 
+def test_run_queue_time_is_placed_where_the_writer_waited():
+    """Sweeps that find a writer runnable say where its wait for a CPU
+    belongs: preempted in user code, the function's component (the
+    samples' rules); woken in a futex not yet returned, the leader wait.
+    Three quarters preempted in MemTable::Add, a quarter woken in a futex:
+    runq_split is memtable 0.75, queue 0.25; sched_runq itself stays."""
+    tids, end, write = [31, 32], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    wall["user_symbol"] = ""
+    runq = wall.index % 4 != 0   # every sweep runnable: 3 of 4 preempted
+    wall.loc[:, "state"] = STATES["WS_WALL_RUNQ"]
+    wall.loc[runq, "sys_nr"] = -1
+    wall.loc[runq, "user_symbol"] = ("rocksdb::MemTable::Add(unsigned long, "
+                                     "rocksdb::ValueType, rocksdb::Slice const&)")
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
+    assert u["runq_sweeps"] >= untouched.MIN_RUNQ_SWEEPS
+    assert u["runq_split"] == pytest.approx({"memtable": 0.75, "queue": 0.25}, abs=0.02)
+    assert u["components"]["sched_runq"] == pytest.approx(2 * US, rel=0.02)
+
+
+def test_few_runnable_sweeps_place_nothing():
+    tids, end, write = [41], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
+    assert u["runq_split"] == {} and u["runq_sweeps"] == 0
+
+
 def test_idle_time_is_no_writes():
     """A backend blocked half of its blocked time waiting for its client
     (epoll_wait): that half is idle, not in a write."""

@@ -121,12 +121,14 @@ def pgbench_latencies(result: Path) -> dict[str, float]:
         raise SystemExit(f"truth: {result} has no BEGIN latency (pgbench -r)")
     begin_ns = float(begin.group(1)) * 1e6
     lat: list[float] = []
-    for log in r.get("pgbench_logs") or []:
-        for line in Path(log).read_text().splitlines():
+    logs = [Path(p) for p in r.get("pgbench_logs") or []]
+    for log in logs:   # one a thread with -j
+        for line in log.read_text().splitlines():
             f = line.split()
             if len(f) >= 3 and f[2].isdigit():   # skipped/failed: not digits
                 lat.append(int(f[2]) * 1e3 - begin_ns)
-        shutil.rmtree(Path(log).parent, ignore_errors=True)
+    for d in {log.parent for log in logs}:
+        shutil.rmtree(d, ignore_errors=True)
     if not lat:
         raise SystemExit(f"truth: {result} lists no per-transaction log (pgbench -l)")
     lat.sort()

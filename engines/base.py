@@ -140,6 +140,9 @@ class Engine:
     # its place in the registry: the resolution order (an object holding
     # two engines is taken for the lower) and its enum ws_engine id's
     order: int = 100
+    # its rows form groups: a leader does the log I/O its followers wait
+    # for (the budget counts the followers: the collector's --grouped-engines)
+    grouped: bool = False
     # the prefixes of its API's symbols, as a program using a shared build
     # of it imports them: such a program holds its marks (a shell's
     # messages) without holding the engine, which its library does

@@ -3,13 +3,17 @@
  * logsync.bpf.h - the log-sync engine's BPF unit: rows from a log's
  * syscalls alone (logsync.h says which), for the processes of an object
  * whose engine is found but unnamed; an attach line of kind "rows" turns
- * it on (syscall_rows).  A log written LS_BURST times with no sync ends
- * its row there (a log not synced on commit: rows are write bursts).
+ * it on (syscall_rows).  A log written LS_BURST times, or for LS_BURST_NS,
+ * with no sync ends its row at that write (a log not synced on commit:
+ * rows are write bursts).  A row begins at its first log write, so a
+ * lock wait before it (a busy handler's) is not in it.
  */
 #ifndef __WS_LOGSYNC_BPF_H
 #define __WS_LOGSYNC_BPF_H
 
 #define LS_BURST	64
+/* ... or this long after its start (a window's drain would cut it) */
+#define LS_BURST_NS	20000000ULL
 
 static __always_inline void logsync_sys_outside(struct thread_state *t, int cls,
 						long nr, __u32 tgid, __u32 tid,
@@ -69,8 +73,7 @@ static __always_inline void logsync_sys_exit(struct thread_state *t, __u16 kind,
 	__u64 v = t->rec.comp_ns[WS_COMP_PENDING];
 	__u8 to = is_log_kind(kind) ? LS_LOG_LIFECYCLE : LS_OTHER;
 
-	if ((t->sys_comp == LS_LOG_WRITE_IO) && ret > 0)
-		t->rec.wal_bytes += ret;
+	/* a log write's bytes: the generic exit counts them (sys_busy 2) */
 	if (t->sys_comp != WS_COMP_PENDING || !v)
 		return;
 	t->rec.comp_ns[to] += v;
@@ -94,7 +97,11 @@ static __always_inline int logsync_sys_ends_row(struct thread_state *t,
 				   t->sys_nr == WS_NR_unlinkat ||
 				   t->sys_nr == WS_NR_ftruncate))
 		return 0;
-	if (t->eng.logsync.log_writes >= LS_BURST)
+	/* a burst of unsynced writes: at a log write, LS_BURST of them or
+	 * LS_BURST_NS since the row began */
+	if (t->eng.logsync.log_writes &&
+	    (t->eng.logsync.log_writes >= LS_BURST ||
+	     (cls == IOC_WRITE && bpf_ktime_get_ns() - t->write_start >= LS_BURST_NS)))
 		return 0;
 	return -1;
 }

@@ -66,7 +66,10 @@ static __always_inline int rocksdb_exit(struct pt_regs *ctx,
 		return -1;
 	if (t->write_depth == 0)
 		return 0;
-	if (--t->write_depth == 0 && t->write_start)
+	/* ... its own: a write nested in another engine's row (MyRocks' in
+	 * the server's commit, not admitted to a window) ends none */
+	if (--t->write_depth == 0 && t->write_start &&
+	    t->rec.engine == WS_ENGINE_ROCKSDB)
 		end_write(t, now, 0);
 	return 0;
 }

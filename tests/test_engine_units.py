@@ -223,3 +223,44 @@ def test_a_program_that_imports_an_engine_is_not_its_unnamed_holder():
     assert any(n.startswith("sqlite3_") for n in resolve.imported(shell))
     assert resolve.marked_engine(shell) is None
     assert resolve.marked_engine(shutil.which("true")) is None
+
+
+@pytest.mark.skipif(not (ROOT / ".output" / "walscope.btf.json").exists(),
+                    reason="the build's layout (make)")
+def test_the_grouped_engines_are_those_with_leaders_and_followers(tmp_path):
+    """The collector counts followers only for engines whose rows form
+    groups: RocksDB's, PostgreSQL's, InnoDB's; not SQLite's, nor the
+    log-sync engine's (its rows have roles, but no group)."""
+    from collectors import topology
+    from collectors.records import Layout
+    from runners.command.plan import Plan, TraceOptions, collector_options
+    grouped = {e.name for e in engines.ENGINES if e.grouped}
+    assert grouped == {"rocksdb", "postgres", "innodb"}
+    ids = Layout.build().enum_values("ws_engine")
+    want = {str(ids[engines.get(n).ws_engine]) for n in grouped}
+    (tmp_path / "calibration.json").write_text(json.dumps({"pair_ns": 1500}))
+    plan = Plan(TraceOptions(command=["true"], mode="budget"), None, [], None,
+                topology.Topology(("U",), "uniform"), tmp_path, 0, "off", "off", False)
+    assert set(collector_options(plan)["grouped-engines"].split(",")) == want
+
+
+@pytest.mark.skipif(not (ROOT / ".output" / "walscope-collect").exists(),
+                    reason="the collector (make)")
+@pytest.mark.parametrize("bad", ["1,x", "64", "", "1,"])
+def test_the_collector_refuses_a_bad_engine_list(bad):
+    p = subprocess.run([str(ROOT / ".output" / "walscope-collect"), "--load-only",
+                        f"--grouped-engines={bad}"], capture_output=True, text=True)
+    assert p.returncode != 0 and "grouped-engines: not an engine id list" in p.stderr
+
+
+@pytest.mark.skipif(not (ROOT / ".output" / "walscope.btf.json").exists(),
+                    reason="the build's layout (make)")
+def test_a_syscall_rows_resolution_turns_its_engine_on_by_an_attach_line():
+    from collectors import symbols
+    from collectors.records import Layout
+    res = symbols.Resolution(engine="logsync", object_path="/x", syscall_rows=True)
+    ids = Layout.build().enum_values("ws_engine")
+    assert symbols.resolution_lines(res) == [
+        f"rows\t{ids['WS_ENGINE_LOGSYNC']}\t0\t-\tlogsync"]
+    res.syscall_rows = False
+    assert symbols.resolution_lines(res) == []

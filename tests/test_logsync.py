@@ -85,6 +85,12 @@ def test_wal_synchronous_full_one_row_per_commit(tmp_path, stripped):
     # every commit wrote its WAL and synced it, itself
     assert (commits["log_write_io_ns"] > 0).all() and (commits["log_sync_io_ns"] > 0).all()
     assert commits["leader"].all()
+    # the log's bytes, once: no more than the program wrote to its logs
+    # (the WAL, and the rollback journal of the switch to WAL)
+    io = pd.read_parquet(tmp_path / "o" / "io.parquet")
+    wal = io[io["kind"].isin(["wal", "journal"]) & io["syscall"].str.contains("write")
+             ]["bytes"].sum()
+    assert 0 < w["wal_bytes"].sum() <= wal, (w["wal_bytes"].sum(), wal)
 
 
 def test_delete_journal_one_row_per_commit(tmp_path, stripped):

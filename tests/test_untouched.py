@@ -114,12 +114,15 @@ def test_run_queue_time_is_placed_where_the_writer_waited():
 
 
 def test_few_runnable_sweeps_place_nothing():
+    """Under MIN_RUNQ_SWEEPS sweeps that found a writer runnable: no split."""
     tids, end, write = [41], 3000 * MS, 10 * US
     wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    few = wall.index[5:5 + untouched.MIN_RUNQ_SWEEPS - 1]
+    wall.loc[few, "state"] = STATES["WS_WALL_RUNQ"]
     win = (1000 * MS, 1100 * MS)
     starts, who = rows_in(win, tids, write)
     u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
-    assert u["runq_split"] == {} and u["runq_sweeps"] == 0
+    assert u["runq_split"] == {} and 0 < u["runq_sweeps"] < untouched.MIN_RUNQ_SWEEPS
 
 
 def test_idle_time_is_no_writes():

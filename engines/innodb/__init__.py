@@ -20,6 +20,7 @@ def io_component(io: str, kind: str) -> str | None:
 
 
 ENGINE = Engine(
+    grouped=True,
     order=40,
     name="innodb", title="InnoDB", ws_engine="WS_ENGINE_INNODB",
     comp_enum="ws_innodb_comp", comp_prefix="IC_", phase_enum="ws_innodb_phase",

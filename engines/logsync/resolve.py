@@ -39,9 +39,13 @@ def marked_engine(path: str) -> engines.Engine | None:
     except OSError:
         return None
     marked = [e for e in engines.ENGINES if e.mark and e.mark in data]
-    names = imported(path) if any(e.imports for e in marked) else set()
+    names = imported(path) if marked else set()
+    # a mark that is a function's name is held only where it is not the
+    # name of a symbol the object imports (an extension calling it)
     return next((e for e in marked
-                 if not (e.imports and any(n.startswith(e.imports) for n in names))), None)
+                 if e.mark.decode(errors="replace") not in names
+                 and not (e.imports and any(n.startswith(e.imports) for n in names))),
+                None)
 
 
 def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolution:

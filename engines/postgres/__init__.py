@@ -22,6 +22,7 @@ def io_component(io: str, kind: str) -> str | None:
 
 
 ENGINE = Engine(
+    grouped=True,
     order=30,
     name="postgres", title="PostgreSQL", ws_engine="WS_ENGINE_POSTGRES",
     comp_enum="ws_postgres_comp", comp_prefix="PG_", phase_enum="ws_postgres_phase",

@@ -13,6 +13,7 @@ def io_component(io: str, kind: str) -> str | None:
 
 
 ENGINE = Engine(
+    grouped=True,
     order=10,
     imports=("_ZN7rocksdb", "rocksdb_"),
     name="rocksdb", title="RocksDB", ws_engine="WS_ENGINE_ROCKSDB",

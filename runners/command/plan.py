@@ -324,7 +324,7 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         # counts followers)
         "grouped-engines": ",".join(
             str(R.Layout.build().enum_values("ws_engine")[e.ws_engine])
-            for e in engines.ENGINES if e.roles) or None,
+            for e in engines.ENGINES if e.grouped) or None,
         # sample mode traces no syscall: the syscall in progress comes
         # from the task's saved registers
         "no-syscalls": not mode.syscalls,

@@ -66,7 +66,12 @@ def test_agrees_with_the_sched_switch_sums(tmp_path):
           f"{(hooked_blocked + hooked_runnable) / 1e6:.1f} ms "
           f"(runnable {hooked_runnable / 1e6:.1f})")
     hooked = hooked_blocked + hooked_runnable
-    assert abs(kernel_off - hooked) <= 0.05 * hooked, (kernel_off, hooked)
+    # a failure says enough to tell why next time: one fresh clone read
+    # kernel 883 ms against the sums' 805 (passed before and since)
+    why = {"kernel_off": kernel_off, "hooked": hooked, "lost": s.get("lost_events"),
+           "threads": fg[["thread", "blocked_ns", "runq_ns", "window_ns"]].to_dict("records"),
+           "by_syscall": rows}
+    assert abs(kernel_off - hooked) <= 0.05 * hooked, why
     assert fg["runq_ns"].sum() <= hooked_runnable * 1.1 + 1e6
     assert hooked > 0.3 * fg["window_ns"].max()   # fdatasyncs: blocked a lot
 

@@ -5,7 +5,6 @@ looks for is its own (engines/<name>/resolve.py)."""
 from __future__ import annotations
 
 import functools
-import glob
 import importlib
 import os
 import re
@@ -290,28 +289,15 @@ def interpreter_chain(exe: str) -> str:
     raise SymbolError(f"{exe}: not an ELF executable or #! script")
 
 
-def python_sqlite_module(interp: str) -> list[str]:
-    """The _sqlite3 extension a Python interpreter would dlopen, if any."""
-    name = os.path.basename(interp)
-    if not name.startswith("python"):
-        return []
-    prefix = os.path.dirname(os.path.dirname(os.path.realpath(interp)))
-    pats = [os.path.join(prefix, "lib", "python3*", "lib-dynload", "_sqlite3*.so")]
-    if prefix == "/usr":
-        pats.append("/usr/lib/python3*/lib-dynload/_sqlite3*.so")
-    m = re.match(r"python(\d+\.\d+)", os.path.basename(os.path.realpath(interp)))
-    found = sorted({p for pat in pats for p in glob.glob(pat)})
-    if m:  # prefer the interpreter's own version
-        own = [p for p in found if f"python{m.group(1)}/" in p]
-        found = own or found
-    return found
-
-
 def candidate_objects_for_command(exe: str, extra: list[str]) -> list[str]:
     main = interpreter_chain(exe)
     objs = [os.path.realpath(main)] + shared_libs(main)
-    for mod in python_sqlite_module(main):
-        objs += [mod] + shared_libs(mod)
+    # what the program will load that holds an engine, by the engine's unit
+    # (its resolver's optional candidate_objects: Python's _sqlite3)
+    for e in engines.ENGINES:
+        more = getattr(resolver_module(e), "candidate_objects", None) if e.resolver else None
+        for mod in more(main) if more else []:
+            objs += [mod] + shared_libs(mod)
     objs += [os.path.realpath(p) for p in extra]
     return list(dict.fromkeys(objs))
 

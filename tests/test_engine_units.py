@@ -264,3 +264,20 @@ def test_a_syscall_rows_resolution_turns_its_engine_on_by_an_attach_line():
         f"rows\t{ids['WS_ENGINE_LOGSYNC']}\t0\t-\tlogsync"]
     res.syscall_rows = False
     assert symbols.resolution_lines(res) == []
+
+
+def test_an_engines_later_objects_come_from_its_unit():
+    """What a program will load that holds an engine is the unit's to say
+    (SQLite's resolver: the _sqlite3 module a Python interpreter dlopens),
+    not the generic object search's; a program that is no Python has none."""
+    import glob as g
+    from collectors import symbols
+    from engines.sqlite import resolve
+    assert not hasattr(symbols, "python_sqlite_module")
+    assert resolve.candidate_objects("/bin/true") == []
+    mods = resolve.candidate_objects("/usr/bin/python3")
+    if not g.glob("/usr/lib/python3*/lib-dynload/_sqlite3*.so"):
+        pytest.skip("this Python has no _sqlite3 module")
+    assert mods and all("_sqlite3" in m for m in mods)
+    objs = symbols.candidate_objects_for_command("/usr/bin/python3", [])
+    assert set(mods) <= set(objs)

@@ -4,6 +4,8 @@ exports it (Debian's does), sqlite3WalCheckpoint, else the API's
 sqlite3_wal_checkpoint_v2."""
 from __future__ import annotations
 
+import glob
+import os
 import re
 
 from collectors.modes import Mode
@@ -71,3 +73,21 @@ def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolu
                                    sql_off if phase == "PH_SQL_STEP" else 0,
                                    engine=ENGINE.name))
     return res
+
+
+def candidate_objects(interp: str) -> list[str]:
+    """What a program will load that holds SQLite: the _sqlite3 extension a
+    Python interpreter would dlopen, if it is one (else none)."""
+    name = os.path.basename(interp)
+    if not name.startswith("python"):
+        return []
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(interp)))
+    pats = [os.path.join(prefix, "lib", "python3*", "lib-dynload", "_sqlite3*.so")]
+    if prefix == "/usr":
+        pats.append("/usr/lib/python3*/lib-dynload/_sqlite3*.so")
+    m = re.match(r"python(\d+\.\d+)", os.path.basename(os.path.realpath(interp)))
+    found = sorted({p for pat in pats for p in glob.glob(pat)})
+    if m:  # prefer the interpreter's own version
+        own = [p for p in found if f"python{m.group(1)}/" in p]
+        found = own or found
+    return found

@@ -65,6 +65,33 @@ static __always_inline bool is_log_kind(__u16 kind)
 	return kind == FK_JOURNAL || kind == FK_WAL;
 }
 
+/*
+ * A row's write or sync (class cls), on its engine's log (log) or on any
+ * other file: the component each engine names for the four.  The log's
+ * I/O keeps it busy for the rows queued behind it (t->sys_busy: 2 a
+ * write, 1 a sync), and a row that syncs the log does so for its group
+ * (its leader).  0xff: neither a write nor a sync.
+ */
+static __always_inline __u8 log_or_data_io(struct thread_state *t, int cls,
+					   bool log, __u8 log_write, __u8 log_sync,
+					   __u8 data_write, __u8 data_sync)
+{
+	if (cls == IOC_WRITE) {
+		if (!log)
+			return data_write;
+		t->sys_busy = 2;
+		return log_write;
+	}
+	if (cls == IOC_SYNC) {
+		if (!log)
+			return data_sync;
+		t->sys_busy = 1;
+		t->rec.flags |= WS_WF_LEADER;
+		return log_sync;
+	}
+	return 0xff;
+}
+
 /* an open file of a task, NULL if none */
 static __always_inline struct file *task_fd_file(struct task_struct *task,
 						 int fd)

@@ -40,30 +40,16 @@ static __always_inline int innodb_exit(struct pt_regs *ctx,
 	return 0;
 }
 
-/* the redo log's writes and syncs keep it busy for the commits queued
- * behind them (t->sys_busy: 1 sync, 2 write); a commit that synced the
- * log did so for its group */
+/* the redo log's I/O or the other files' (log_or_data_io); a sleep */
 static __always_inline __u8 innodb_sys_comp(struct thread_state *t, int cls,
 					    long nr)
 {
 	if (cls == IOC_WRITE || cls == IOC_SYNC)
 		t->rec.flags |= WS_WF_WROTE;
-	if (cls == IOC_WRITE) {
-		if (t->sys_kind != FK_WAL)
-			return IC_DATA_WRITE_IO;
-		t->sys_busy = 2;
-		return IC_LOG_WRITE_IO;
-	}
-	if (cls == IOC_SYNC) {
-		if (t->sys_kind != FK_WAL)
-			return IC_DATA_SYNC_IO;
-		t->sys_busy = 1;
-		t->rec.flags |= WS_WF_LEADER;
-		return IC_LOG_SYNC_IO;
-	}
 	if (nr == WS_NR_nanosleep || nr == WS_NR_clock_nanosleep)
 		return IC_SLEEP;
-	return 0xff;
+	return log_or_data_io(t, cls, t->sys_kind == FK_WAL, IC_LOG_WRITE_IO,
+			      IC_LOG_SYNC_IO, IC_DATA_WRITE_IO, IC_DATA_SYNC_IO);
 }
 
 static __always_inline bool innodb_queue_wait(struct thread_state *t, long nr,

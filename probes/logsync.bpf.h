@@ -34,21 +34,14 @@ static __always_inline __u8 logsync_sys_comp(struct thread_state *t, int cls,
 {
 	bool log = is_log_kind(t->sys_kind);
 
-	if (cls == IOC_WRITE) {
-		t->rec.flags |= WS_WF_WROTE;
-		if (!log)
-			return LS_DATA_WRITE_IO;
-		t->eng.logsync.log_writes++;
-		t->sys_busy = 2;
-		return LS_LOG_WRITE_IO;
-	}
-	if (cls == IOC_SYNC) {
-		if (!log)
-			return LS_DATA_SYNC_IO;
-		t->eng.logsync.log_writes = 0;
-		t->sys_busy = 1;
-		t->rec.flags |= WS_WF_LEADER;	/* it synced the log itself */
-		return LS_LOG_SYNC_IO;
+	if (cls == IOC_WRITE || cls == IOC_SYNC) {
+		if (cls == IOC_WRITE)
+			t->rec.flags |= WS_WF_WROTE;
+		if (log)	/* unsynced writes of the log, since its last sync */
+			t->eng.logsync.log_writes = cls == IOC_WRITE ?
+				t->eng.logsync.log_writes + 1 : 0;
+		return log_or_data_io(t, cls, log, LS_LOG_WRITE_IO, LS_LOG_SYNC_IO,
+				      LS_DATA_WRITE_IO, LS_DATA_SYNC_IO);
 	}
 	switch (nr) {
 	case WS_NR_fcntl:

@@ -141,20 +141,8 @@ __noinline int pg_sys_comp(struct thread_state *t, int cls)
 {
 	if (!t)
 		return 0xff;
-	if (cls == IOC_WRITE) {
-		if (t->sys_kind != FK_WAL)
-			return PG_BUFFER_WRITE_IO;
-		t->sys_busy = 2;
-		return PG_WAL_WRITE_IO;
-	}
-	if (cls == IOC_SYNC) {
-		if (t->sys_kind != FK_WAL)
-			return PG_DATA_SYNC_IO;
-		t->sys_busy = 1;
-		t->rec.flags |= WS_WF_LEADER;	/* it synced for its group */
-		return PG_WAL_SYNC_IO;
-	}
-	return 0xff;
+	return log_or_data_io(t, cls, t->sys_kind == FK_WAL, PG_WAL_WRITE_IO,
+			      PG_WAL_SYNC_IO, PG_BUFFER_WRITE_IO, PG_DATA_SYNC_IO);
 }
 
 /* the unit's other hooks (hooks.gen.bpf.h) */

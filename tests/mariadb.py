@@ -5,6 +5,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+
 from tests.toolchain import Unavailable, step, tool
 
 MYROCKS_COUNTERS = ("Rocksdb_write_self", "Rocksdb_write_other", "Rocksdb_wal_synced",
@@ -63,3 +68,19 @@ class MariaDB:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+@contextlib.contextmanager
+def server(d: Path, rocksdb: bool) -> Iterator[MariaDB]:
+    """A MariaDB for one test, stopped after it; the test skips where the
+    machine has none (./setup.sh --test installs it)."""
+    try:
+        m = MariaDB(d, rocksdb=rocksdb)
+    except Unavailable as e:
+        pytest.skip(f"MariaDB{' with MyRocks' if rocksdb else ''}: {e} (apt-get install "
+                    f"mariadb-server{' mariadb-plugin-rocksdb' if rocksdb else ''}; "
+                    "./setup.sh --test does)")
+    try:
+        yield m
+    finally:
+        m.stop()

@@ -33,7 +33,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT, TRACE, db_bench_stats, run_trace, wait_attached
-from tests.mariadb import MYROCKS_COUNTERS, MariaDB
+from tests.mariadb import MYROCKS_COUNTERS, server
 from tests.toolchain import Unavailable, step, tool
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -176,15 +176,8 @@ def test_go_binary_with_sqlite_compiled_in(tmp_path):
 
 @pytest.fixture
 def mariadb(tmp_path):
-    try:
-        server = MariaDB(tmp_path / "m")
-    except Unavailable as e:
-        pytest.skip(f"MariaDB with MyRocks: {e} (apt-get install mariadb-server "
-                    "mariadb-plugin-rocksdb; ./setup.sh --test does)")
-    try:
-        yield server
-    finally:
-        server.stop()
+    with server(tmp_path / "m", rocksdb=True) as m:
+        yield m
 
 
 def test_myrocks_server_attached_while_clients_commit(tmp_path, mariadb):

@@ -15,8 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import TRACE, wait_attached
-from tests.mariadb import MariaDB
-from tests.toolchain import Unavailable
+from tests.mariadb import server
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
 
@@ -25,14 +24,8 @@ INSERTS = 200
 
 @pytest.fixture
 def innodb_server(tmp_path):
-    try:
-        server = MariaDB(tmp_path / "m", rocksdb=False)
-    except Unavailable as e:
-        pytest.skip(f"MariaDB: {e} (apt-get install mariadb-server; ./setup.sh --test does)")
-    try:
-        yield server
-    finally:
-        server.stop()
+    with server(tmp_path / "m", rocksdb=False) as m:
+        yield m
 
 
 def test_innodb_commits_of_a_server_attached_with_p(tmp_path, innodb_server):

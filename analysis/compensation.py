@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
+import engines
 from collectors.run_folder import RunFolder, RunFolderError
+
+# the boundary pairs an engine's play measures apart from the generic pair
+# (its Engine.pair_cost): each has <name>_ns and <name>_in_ns figures, and
+# <name>_in_ns / <name>_out_ns per-hit costs
+NAMED_PAIRS: tuple[str, ...] = tuple(dict.fromkeys(
+    e.pair_cost for e in engines.ENGINES if e.pair_cost != "pair"))
 
 
 @dataclass(frozen=True)
@@ -28,8 +35,8 @@ class Calibration:
     uretprobe_ns: float = 0.0
     stepped_pair_in_ns: float = 0.0  # inside cost at a single-stepped site
     stepped_components: tuple[str, ...] = ()  # their pairs cost stepped_pair_in_ns
-    sql_pair_in_ns: float = 0.0   # sqlite3_step pair (reads the SQL text too)
-    sql_pair_out_ns: float = 0.0
+    # the named pairs' costs (NAMED_PAIRS): ("<name>_in_ns", ns), ...
+    pairs: tuple[tuple[str, float], ...] = ()
     sys_in_ns: float = 0.0     # a traced syscall: cost inside its window
     sys_out_ns: float = 0.0    # ... and in the component it interrupted
     sys_ign_ns: float = 0.0    # any syscall: the kernel's tracepoint slow path
@@ -46,8 +53,14 @@ class Calibration:
         or the midpoint where warm and cold were not measured."""
         w, c = dict(self.warm).get(key), dict(self.cold).get(key)
         if w is None or c is None:
-            return np.full(len(cold_share), float(getattr(self, key)))
+            return np.full(len(cold_share), self.mid(key))
         return w + cold_share * (c - w)
+
+    def mid(self, key: str) -> float:
+        """A per-hit cost's midpoint (a field, or a named pair's cost)."""
+        if key in PAIR_COSTS:
+            return float(dict(self.pairs).get(key, 0.0))
+        return float(getattr(self, key))
 
     @staticmethod
     def from_dict(d: dict[str, Any] | None) -> "Calibration":
@@ -56,9 +69,12 @@ class Calibration:
         if not d:
             return Calibration()
         keys = Calibration.__dataclass_fields__.keys()
-        out: dict[str, Any] = {k: d[k] for k in keys
-                               if k in d and k not in ("warm", "cold", "stepped_components")}
-        out.update(derived_costs(d))
+        out: dict[str, Any] = {k: d[k] for k in keys if k in d and k not in
+                               ("warm", "cold", "stepped_components", "pairs")}
+        costs = derived_costs(d)
+        out.update((k, v) for k, v in costs.items() if k not in PAIR_COSTS)
+        out["pairs"] = tuple((k, costs.get(k, float(d.get(k, 0.0)))) for k in PAIR_COSTS
+                             if k in costs or k in d)
         out["stepped_components"] = tuple(d.get("stepped_components", ()))
         for end in ("warm", "cold"):
             if isinstance(d.get(end), dict):
@@ -66,10 +82,11 @@ class Calibration:
         return Calibration(**out)
 
 
-# per-hit cost fields that have warm and cold measurements
+# the named pairs' per-hit costs
+PAIR_COSTS = tuple(f"{p}_{end}_ns" for p in NAMED_PAIRS for end in ("in", "out"))
+# per-hit costs that have warm and cold measurements
 HIT_COSTS = ("pair_in_ns", "pair_out_ns", "one_ns", "stepped_pair_in_ns",
-             "sql_pair_in_ns", "sql_pair_out_ns", "sys_in_ns", "sys_out_ns",
-             "sys_ign_ns")
+             *PAIR_COSTS, "sys_in_ns", "sys_out_ns", "sys_ign_ns")
 
 
 def derived_costs(m: dict[str, Any]) -> dict[str, float]:
@@ -80,8 +97,10 @@ def derived_costs(m: dict[str, Any]) -> dict[str, float]:
     if "sys_ns" in m:
         out["sys_in_ns"] = max(0.0, float(m.get("sys_in_ns", 0)))
         out["sys_out_ns"] = max(0.0, float(m["sys_ns"]) - out["sys_in_ns"])
-    if "sql_pair_ns" in m and "sql_pair_in_ns" in m:
-        pair, inside = float(m["sql_pair_ns"]), float(m["sql_pair_in_ns"])
+    for name in NAMED_PAIRS:
+        if f"{name}_ns" not in m or f"{name}_in_ns" not in m:
+            continue
+        pair, inside = float(m[f"{name}_ns"]), float(m[f"{name}_in_ns"])
         if not 0 <= inside <= pair:
             # a pair's inside is part of the pair: walscope-calibrate's one
             # SQLite transaction read 21 us inside a 1.5-2.5 us pair on one
@@ -91,8 +110,8 @@ def derived_costs(m: dict[str, Any]) -> dict[str, float]:
             share = float(m["pair_in_ns"]) / float(m["pair_ns"]) \
                 if float(m.get("pair_ns") or 0) > 0 and "pair_in_ns" in m else 0.5
             inside = pair * min(max(share, 0.0), 1.0)
-        out["sql_pair_in_ns"] = inside
-        out["sql_pair_out_ns"] = pair - inside
+        out[f"{name}_in_ns"] = inside
+        out[f"{name}_out_ns"] = pair - inside
     out["sys_ign_ns"] = max(0.0, out.get("sys_ign_ns", 0.0))
     return out
 
@@ -112,5 +131,6 @@ def load(run_dir: Path) -> Calibration:
 
 def to_dict(cal: Calibration) -> dict[str, Any]:
     """What calibration.json and summary.json's calibration hold."""
-    return {**cal.__dict__, "stepped_components": list(cal.stepped_components),
+    fields = {k: v for k, v in cal.__dict__.items() if k != "pairs"}
+    return {**fields, **dict(cal.pairs), "stepped_components": list(cal.stepped_components),
             "warm": dict(cal.warm), "cold": dict(cal.cold)}

@@ -20,7 +20,8 @@ from analysis.components import QUEUE_PARTS
 from collectors.run_folder import RunFolder
 
 # writes.parquet columns the phase stacks read (with every *_adj_ns)
-PHASE_COLUMNS = ("engine", "leader", "explicit", "txn_type") + tuple(
+PHASE_COLUMNS = ("engine", "leader", "txn_type") + tuple(
+    dict.fromkeys(e.styles[0] for e in engines.ENGINES if e.styles)) + tuple(
     f"{p}_ns" for p in QUEUE_PARTS) + tuple(
     f"{e.queue}_ns" for e in engines.ENGINES if e.queue)
 
@@ -70,8 +71,9 @@ def _labels(w: pd.DataFrame, unit: engines.Engine) -> pd.Series:
         return w["leader"].map({True: f"[{lead}]", False: f"[{follow}]"})
     if "txn_type" in w and (w["txn_type"] != "").any():
         return w["txn_type"].where(w["txn_type"] != "", "[unlabelled]")
-    if "explicit" in w:
-        return w["explicit"].map({True: "BEGIN..COMMIT", False: "autocommit"})
+    if unit.styles and unit.styles[0] in w:
+        column, set_, unset = unit.styles
+        return w[column].map({True: set_, False: unset})
     return pd.Series(f"[{unit.row}]", w.index)
 
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
-from analysis.workload_output import parse  # noqa: E402
+from engines.rocksdb.report import parse  # noqa: E402
 from runners.experiments.studies.judge import compare  # noqa: E402
 from runners.experiments.studies.results import Stat, judge_ratio  # noqa: E402
 

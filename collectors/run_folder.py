@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+
 # where run folders go without -o, under the working directory (the plain
 # command's; the benchmarks put their traced runs there too)
 RUNS_DIR = Path("runs")
@@ -155,15 +156,15 @@ FILES: tuple[RunFile, ...] = (
     RunFile(PERF_LOG, TRACER, "--stacks dwarf: perf record's output"),
     RunFile(PERF_SCRIPT_TXT, TRACER, "--stacks dwarf: perf's samples' symbolized stacks"),
     RunFile(TXLOG_CSV, WORKLOAD, "its own transaction log, which labels the rows "
-                                 "(runners/workloads/sqlite_tpcc: tid, start_ns, end_ns, type[, ok])"),
-    RunFile(TXLOG_JSON, WORKLOAD, "its own summary of the run (runners/workloads/sqlite_tpcc), "
+                                 "(the TPC-C-like driver's: tid, start_ns, end_ns, type[, ok])"),
+    RunFile(TXLOG_JSON, WORKLOAD, "its own summary of the run (the TPC-C-like driver's), "
                                   "for the throughput"),
-    RunFile(PGBENCH_RESULT_JSON, WORKLOAD, "pgbench's result, pg_stat_wal and xact deltas "
-                                           "(runners/workloads/postgres)"),
+    RunFile(PGBENCH_RESULT_JSON, WORKLOAD, "pgbench's result, the server's WAL and "
+                                           "transaction counters' deltas (the pgbench runner's)"),
     RunFile(PGBENCH_LOGS, WORKLOAD, "a folder of pgbench's own per-transaction logs "
-                                    "(runners/workloads/postgres, pgbench -l)"),
-    RunFile(WRITES_PARQUET, ANALYSIS, "one row per write (SQLite: per transaction; "
-                                      "PostgreSQL: per commit)"),
+                                    "(the pgbench runner's, pgbench -l)"),
+    RunFile(WRITES_PARQUET, ANALYSIS, "one row per write: each engine's row (a write "
+                                      "batch, a transaction, a commit)"),
     RunFile(IO_PARQUET, ANALYSIS, "one row per traced syscall, with file path, kind and "
                                   "thread name"),
     RunFile(SCHED_PARQUET, ANALYSIS, "run-queue waits and migrations of traced threads, "

@@ -3,33 +3,30 @@
  * walscope-calibrate - measure what walscope's own probes cost on this
  * machine, with the real BPF programs on the real attribution path.
  *
- * It traces itself: cal_write() plays DBImpl::WriteImpl (PH_WRITE), and
- * inside it cal_phase() is called N times with an entry+return probe pair
- * (PH_QUEUE), or cal_one() with an entry-only probe (PH_LEADER).  Each call
- * is timed with CLOCK_MONOTONIC (the clock BPF uses); medians against the
- * same calls unprobed give the cost per hit.  The write record the BPF side
- * emits for cal_write() tells how much of a pair's cost fell inside the
+ * It traces itself.  This file measures what every engine shares (a
+ * traced syscall, the tracepoints' slow path for every syscall) and gives
+ * each engine's play the means to measure its own probes: each engine
+ * unit that has one, probes/<name>.cal.h, defines <name>_calibrate(),
+ * which plays its probed functions here (functions of this program with
+ * the engine's cookies), times each call with CLOCK_MONOTONIC (the clock
+ * BPF uses) against the same calls unprobed, and reads the write record
+ * the BPF side emits to learn how much of a probe's cost fell inside the
  * probed window (charged to the phase) and how much outside (charged to
- * the parent): that split is what compensation needs.
+ * the parent): that split is what compensation needs.  The plays are
+ * called in the registry's order (calibrate.gen.h, `make golden`).
  *
- * SQLite's path is measured the same way: cal_sql() plays sqlite3_step on
- * a fake statement (BEGIN opens a transaction, SELECT steps are timed, COMMIT
- * closes it), and pwrite() calls to a "*.db" file inside that transaction
- * give the cost of a traced syscall and the share of it inside its window.
- *
- * Prints one JSON object on stdout, all figures in nanoseconds:
- *   uprobe_ns, uretprobe_ns, pair_ns, pair_in_ns, pair_out_ns, one_ns,
- *   tracepoint_ns, timer_ns, stepped_pair_ns, stepped_pair_in_ns,
- *   sql_pair_ns, sql_pair_in_ns, sys_ns, sys_in_ns, sys_ign_ns, iterations
- * sys_ign_ns: what any syscall of a traced thread pays for the syscall
- * tracepoints being attached at all (getppid, before attach vs traced).
- * "stepped": a probe site whose first instruction the kernel cannot
- * emulate and must single-step out of line (crc32c::Extend's "jmp *mem").
+ * Prints one JSON object on stdout, all figures in nanoseconds: the
+ * plays' figures (docs/engines.md names each), and
+ *   tracepoint_ns: a traced syscall's cost (close(-1), traced vs not)
+ *   sys_ign_ns: what any syscall of a traced thread pays for the syscall
+ *     tracepoints being attached at all (getppid, before attach vs traced)
+ *   iterations
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,42 +39,33 @@
 #include "walscope.skel.h"
 
 #define DEFAULT_ITERS 5000
+#define MAX_FIELDS 32
+
+/* what a play is given: the loaded programs, and where its figures go */
+struct ws_cal {
+	struct walscope_bpf *skel;
+	struct ring_buffer *rb;
+	const char *exe;	/* this program: the plays probe its functions */
+	int nr_fields;
+	const char *keys[MAX_FIELDS];
+	double values[MAX_FIELDS];
+};
 
 static unsigned long long *samples;
 static int iters = DEFAULT_ITERS;
 static struct ws_write_rec last_write;
 static int have_write;
 
-/*
- * The probed functions start with "push %rbp" like RocksDB's (the uprobe
- * emulates it; an instruction it must single-step out of line, such as a
- * bare "ret" or crc32c::Extend's "jmp *mem", costs several times more:
- * cal_stepped() measures that case).
- */
-__attribute__((noinline, used, optimize("O0"))) void cal_phase(void)
+/* a figure for the JSON object, under its key (ns, rounded) */
+static void cal_field(struct ws_cal *c, const char *key, double v)
 {
-	asm volatile("" ::: "memory");
-}
-
-__attribute__((noinline, used, optimize("O0"))) void cal_one(void)
-{
-	asm volatile("" ::: "memory");
-}
-
-__attribute__((noinline, used, optimize("O2"))) void cal_stepped(void)
-{
-	asm volatile("" ::: "memory");
-}
-
-/* what sql_class() reads of a Vdbe: a pointer to the SQL text */
-struct fake_vdbe {
-	void *pad;
-	const char *sql;
-};
-
-__attribute__((noinline, used, optimize("O0"))) void cal_sql(struct fake_vdbe *v)
-{
-	asm volatile("" ::: "memory");
+	if (c->nr_fields == MAX_FIELDS) {
+		fprintf(stderr, "walscope-calibrate: more than %d figures\n",
+			MAX_FIELDS);
+		exit(1);
+	}
+	c->keys[c->nr_fields] = key;
+	c->values[c->nr_fields++] = v;
 }
 
 /*
@@ -115,25 +103,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* the median of samples[0..iters) */
 static double median(void)
 {
 	qsort(samples, iters, sizeof(*samples), cmp_u64);
 	return samples[iters / 2];
-}
-
-/* one "write": time each call of fn; returns the median per call */
-__attribute__((noinline, used)) double cal_write(void (*fn)(void))
-{
-	unsigned long long t0;
-	int i;
-
-	for (i = 0; i < iters; i++) {
-		pollute();
-		t0 = now_ns();
-		fn();
-		samples[i] = now_ns() - t0;
-	}
-	return median();
 }
 
 static double time_syscall_nr(long nr, long arg)
@@ -163,82 +137,23 @@ static double time_ignored(void)
 	return time_syscall_nr(SYS_getppid, 0);
 }
 
-static struct fake_vdbe sql_begin = { .sql = "BEGIN" };
-static struct fake_vdbe sql_select = { .sql = "SELECT 1" };
-static struct fake_vdbe sql_commit = { .sql = "COMMIT" };
-
-static double time_sql(void)
+/* this process traced (its syscalls and probes recorded) or not */
+static void cal_traced(struct ws_cal *c, int on)
 {
-	unsigned long long t0;
-	int i;
+	__u32 pid = getpid();
+	__u8 yes = 1;
 
-	for (i = 0; i < iters; i++) {
-		pollute();
-		t0 = now_ns();
-		cal_sql(&sql_select);
-		samples[i] = now_ns() - t0;
-	}
-	return median();
+	if (on)
+		bpf_map__update_elem(c->skel->maps.traced, &pid, sizeof(pid),
+				     &yes, sizeof(yes), BPF_ANY);
+	else
+		bpf_map__delete_elem(c->skel->maps.traced, &pid, sizeof(pid), 0);
 }
 
-static double time_pwrite(int fd)
+/* the records emitted so far: the last write's is in last_write */
+static void cal_drain(struct ws_cal *c)
 {
-	unsigned long long t0;
-	char buf[64] = {};
-	int i;
-
-	for (i = 0; i < iters; i++) {
-		pollute();
-		t0 = now_ns();
-		if (pwrite(fd, buf, sizeof(buf), 0) < 0)
-			return -1;
-		samples[i] = now_ns() - t0;
-	}
-	return median();
-}
-
-static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
-			       const char *func, int ret, __u64 phase);
-
-/* a RocksDB probe's cookie: the phase, the engine in byte 1 */
-#define ROCKSDB_COOKIE(ph)	((__u64)(ph) | (__u64)WS_ENGINE_ROCKSDB << 8)
-
-/*
- * SQLite's probe pair and a traced syscall, inside one transaction.
- * Returns the pair's cost; sets the rest (see the header).
- */
-static double measure_sqlite(struct walscope_bpf *skel, struct ring_buffer *rb,
-			     const char *exe, double sql_base, double pw_off,
-			     int fd, double *sql_in, double *sys, double *sys_in)
-{
-	__u64 cookie = PH_SQL_STEP | (__u64)WS_ENGINE_SQLITE << 8 |
-		       (__u64)offsetof(struct fake_vdbe, sql) << 16;
-	struct bpf_link *a, *b;
-	double t, pw_on, n;
-
-	a = attach(skel->progs.ws_phase_enter, exe, "cal_sql", 0, cookie);
-	b = attach(skel->progs.ws_phase_exit, exe, "cal_sql", 1, cookie);
-	ring_buffer__consume(rb);
-	have_write = 0;
-	cal_sql(&sql_begin);
-	time_sql();		/* warm up */
-	t = time_sql() - sql_base;
-	pw_on = time_pwrite(fd);
-	cal_sql(&sql_commit);
-	ring_buffer__consume(rb);
-	*sql_in = *sys = *sys_in = 0;
-	if (have_write && last_write.engine == WS_ENGINE_SQLITE &&
-	    last_write.hits_in[SC_SQL_EXEC]) {
-		*sql_in = (double)last_write.comp_ns[SC_SQL_EXEC] /
-			  last_write.hits_in[SC_SQL_EXEC] - sql_base;
-		n = last_write.sys_in[SC_DB_WRITE_IO];
-		*sys = pw_on - pw_off;
-		if (n)
-			*sys_in = last_write.comp_ns[SC_DB_WRITE_IO] / n - pw_off;
-	}
-	bpf_link__destroy(a);
-	bpf_link__destroy(b);
-	return t;
+	ring_buffer__consume(c->rb);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -251,13 +166,15 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
-			       const char *func, int ret, __u64 phase)
+/* a probe on func of this program (ret: its return) with this cookie */
+static struct bpf_link *cal_attach(struct ws_cal *c,
+				   struct bpf_program *prog, const char *func,
+				   int ret, __u64 cookie)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = ret,
-		    .bpf_cookie = phase);
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, exe, 0,
-							      &opts);
+		    .bpf_cookie = cookie);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, c->exe,
+							      0, &opts);
 
 	if (!l) {
 		fprintf(stderr, "walscope-calibrate: cannot attach %s: %s\n",
@@ -267,29 +184,11 @@ static struct bpf_link *attach(struct bpf_program *prog, const char *exe,
 	return l;
 }
 
-/* time fn under an entry+return probe pair; *in: the cost inside it */
-static double measure_pair(struct walscope_bpf *skel, struct ring_buffer *rb,
-			   const char *exe, const char *name,
-			   void (*fn)(void), double *in)
-{
-	struct bpf_link *a, *b;
-	double t;
+/* an engine's probe cookie: the phase, the engine in byte 1 */
+#define WS_CAL_COOKIE(engine, ph)	((__u64)(ph) | (__u64)(engine) << 8)
 
-	a = attach(skel->progs.ws_phase_enter, exe, name, 0, ROCKSDB_COOKIE(PH_QUEUE));
-	b = attach(skel->progs.ws_phase_exit, exe, name, 1, ROCKSDB_COOKIE(PH_QUEUE));
-	cal_write(fn);		/* warm up */
-	ring_buffer__consume(rb);
-	have_write = 0;
-	t = cal_write(fn);
-	ring_buffer__consume(rb);
-	*in = 0;
-	if (have_write && last_write.hits_in[RC_QUEUE])
-		*in = (double)last_write.comp_ns[RC_QUEUE] /
-		      last_write.hits_in[RC_QUEUE];
-	bpf_link__destroy(a);
-	bpf_link__destroy(b);
-	return t;
-}
+/* each engine's play, <name>_calibrate(), and ws_calibrate_engines() */
+#include "calibrate.gen.h"
 
 static int silent(enum libbpf_print_level l, const char *f, va_list a)
 {
@@ -298,18 +197,11 @@ static int silent(enum libbpf_print_level l, const char *f, va_list a)
 
 int main(int argc, char **argv)
 {
-	struct bpf_link *w_in, *w_out, *o_in;
-	double base, pair, one, sys_off, sys_on, body = 0, pair_in = 0, stepped;
-	double stepped_in = 0, sql_base, sql_pair, sql_in, pw_off, sys, sys_in;
-	double ign_off, ign_on;
-	char dbpath[] = "/tmp/walscope-calibrate-XXXXXX.db";
-	int fd;
-	struct walscope_bpf *skel;
-	struct ring_buffer *rb;
+	struct ws_cal cal = {};
+	double sys_off, sys_on, ign_off, ign_on;
 	char exe[PATH_MAX];
-	__u32 pid = getpid();
-	__u8 yes = 1;
 	ssize_t n;
+	int i;
 
 	if (argc > 1)
 		iters = atoi(argv[1]);
@@ -324,83 +216,40 @@ int main(int argc, char **argv)
 	if (n < 0 || !samples)
 		return 1;
 	exe[n] = 0;
+	cal.exe = exe;
 	libbpf_set_print(silent);
 
 	time_ignored();
 	ign_off = time_ignored();	/* no program attached yet */
-	skel = walscope_bpf__open();
-	if (!skel)
+	cal.skel = walscope_bpf__open();
+	if (!cal.skel)
 		return 1;
-	bpf_program__set_autoload(skel->progs.ws_sample, false);
+	bpf_program__set_autoload(cal.skel->progs.ws_sample, false);
 	/* the iterators run on demand in the collector, never here */
-	bpf_program__set_autoattach(skel->progs.ws_task_sweep, false);
-	bpf_program__set_autoattach(skel->progs.ws_syscw_sweep, false);
-	bpf_map__set_max_entries(skel->maps.events, 1 << 20);
-	if (walscope_bpf__load(skel) || walscope_bpf__attach(skel)) {
+	bpf_program__set_autoattach(cal.skel->progs.ws_task_sweep, false);
+	bpf_program__set_autoattach(cal.skel->progs.ws_syscw_sweep, false);
+	bpf_map__set_max_entries(cal.skel->maps.events, 1 << 20);
+	if (walscope_bpf__load(cal.skel) || walscope_bpf__attach(cal.skel)) {
 		fprintf(stderr, "walscope-calibrate: cannot load BPF programs\n");
 		return 1;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL,
-			      NULL);
+	cal.rb = ring_buffer__new(bpf_map__fd(cal.skel->maps.events),
+				  on_record, NULL, NULL);
 
-	/* warm up, then the unprobed reference */
-	cal_write(cal_phase);
-	base = cal_write(cal_phase);
 	sys_off = time_syscall();
-	time_sql();
-	sql_base = time_sql();
-	bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &yes,
-			     sizeof(yes), BPF_ANY);
+	cal_traced(&cal, 1);
 	sys_on = time_syscall();
 	ign_on = time_ignored();
-	/* opened while traced, so the BPF side knows it as a database file */
-	fd = mkstemps(dbpath, 3);
-	if (fd < 0) {
-		fprintf(stderr, "walscope-calibrate: %s: %s\n", dbpath,
-			strerror(errno));
-		return 1;
-	}
-	close(fd);
-	fd = open(dbpath, O_RDWR);
-	unlink(dbpath);
-	if (fd < 0 || (pw_off = time_pwrite(fd)) < 0)
-		return 1;
-	bpf_map__delete_elem(skel->maps.traced, &pid, sizeof(pid), 0);
-	pw_off = time_pwrite(fd);	/* untraced: the reference */
-	bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &yes,
-			     sizeof(yes), BPF_ANY);
-	sql_pair = measure_sqlite(skel, rb, exe, sql_base, pw_off, fd, &sql_in,
-				  &sys, &sys_in);
-	close(fd);
+	cal_field(&cal, "tracepoint_ns", sys_on - sys_off);
+	cal_field(&cal, "sys_ign_ns", ign_on - ign_off);
 
-	w_in = attach(skel->progs.ws_phase_enter, exe, "cal_write", 0, ROCKSDB_COOKIE(PH_WRITE));
-	w_out = attach(skel->progs.ws_phase_exit, exe, "cal_write", 1, ROCKSDB_COOKIE(PH_WRITE));
-	pair = measure_pair(skel, rb, exe, "cal_phase", cal_phase, &pair_in);
-	stepped = measure_pair(skel, rb, exe, "cal_stepped", cal_stepped,
-			       &stepped_in) - base;
+	ws_calibrate_engines(&cal);
 
-	o_in = attach(skel->progs.ws_phase_enter, exe, "cal_one", 0, ROCKSDB_COOKIE(PH_LEADER));
-	cal_write(cal_one);
-	one = cal_write(cal_one);
-	bpf_link__destroy(o_in);
-	bpf_link__destroy(w_in);
-	bpf_link__destroy(w_out);
-
-	/* the body of cal_phase itself is part of pair_in: remove it */
-	body = base;
-	pair -= base;
-	one -= base;
-	printf("{\"uprobe_ns\": %.0f, \"uretprobe_ns\": %.0f, \"pair_ns\": %.0f, "
-	       "\"pair_in_ns\": %.0f, \"pair_out_ns\": %.0f, \"one_ns\": %.0f, "
-	       "\"tracepoint_ns\": %.0f, \"timer_ns\": %.0f, "
-	       "\"stepped_pair_ns\": %.0f, \"stepped_pair_in_ns\": %.0f, "
-	       "\"sql_pair_ns\": %.0f, \"sql_pair_in_ns\": %.0f, "
-	       "\"sys_ns\": %.0f, \"sys_in_ns\": %.0f, \"sys_ign_ns\": %.0f, "
-	       "\"iterations\": %d}\n",
-	       one, pair - one, pair, pair_in, pair - pair_in, one,
-	       sys_on - sys_off, body, stepped, stepped_in, sql_pair, sql_in,
-	       sys, sys_in, ign_on - ign_off, iters);
-	ring_buffer__free(rb);
-	walscope_bpf__destroy(skel);
+	printf("{");
+	for (i = 0; i < cal.nr_fields; i++)
+		printf("\"%s\": %.0f, ", cal.keys[i], cal.values[i]);
+	printf("\"iterations\": %d}\n", iters);
+	ring_buffer__free(cal.rb);
+	walscope_bpf__destroy(cal.skel);
 	return 0;
 }

@@ -147,6 +147,13 @@ class Engine:
     # of it imports them: such a program holds its marks (a shell's
     # messages) without holding the engine, which its library does
     imports: tuple[str, ...] = ()
+    # its own report in a workload's output: a module (stdlib only) whose
+    # throughput(command_output) -> {"ops_per_s", "source", ...} | None
+    # reads it (db_bench's benchmarks)
+    report: str = ""
+    # a row's style where no workload labels it, for the flame graphs'
+    # "label" group: (its flag column, the label where set, where not)
+    styles: tuple[str, str, str] | None = None
 
     def component_names(self) -> list[str]:
         """Display order: its own, then the run queue, then the residual."""

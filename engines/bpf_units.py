@@ -1,5 +1,5 @@
-"""The BPF side of the registry: two headers generated from it, so that the
-generic probes and the collector name no engine.
+"""The C side of the registry: headers generated from it, so that the
+generic probes, the collector and the calibrator name no engine.
 
     python3 -m engines.bpf_units [PROBES_DIR]     (`make golden`)
 
@@ -19,6 +19,14 @@ defines none of a hook gets the hook's default (no syscall rule: none,
 never another engine's).  Then each engine's enums, kept in BTF for
 Python (collectors/records.py).
 
+probes/calibrate.gen.h (walscope-calibrate's): each engine's play
+`probes/<name>.cal.h` where it has one, and ws_calibrate_engines(), which
+calls each `<name>_calibrate()` in the registry's order.
+
+probes/file_kinds.gen.h (file_kind.h's, BPF and user space): each
+engine's files by name `probes/<name>.files.h` where it has one, and
+ws_fk_engines(), which asks each `<name>_file_kind()` in turn.
+
 Stdlib only: the registry's units import nothing of walscope's.
 """
 from __future__ import annotations
@@ -36,6 +44,8 @@ PROBES = ROOT / "probes"
 HEADER = "engines.gen.h"
 HOOKS_HEADER = "hooks.gen.bpf.h"
 BPF_HEADER = "engines.gen.bpf.h"
+CAL_HEADER = "calibrate.gen.h"
+FILES_HEADER = "file_kinds.gen.h"
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,8 @@ class Unit:
     state: bool               # ... and struct ws_<name>_state
     bpf: bool                 # it has probes/<name>.bpf.h
     hooks: tuple[str, ...]    # the hooks that file defines
+    cal: bool = False         # probes/<name>.cal.h defines <name>_calibrate()
+    files: bool = False       # probes/<name>.files.h defines <name>_file_kind()
 
 
 def defines(text: str, name: str, hook: str) -> bool:
@@ -118,6 +130,8 @@ def units(probes: Path = PROBES) -> list[Unit]:
         head = h.read_text()
         bpf = probes / f"{e.name}.bpf.h"
         text = bpf.read_text() if bpf.exists() else ""
+        cal = probes / f"{e.name}.cal.h"
+        files = probes / f"{e.name}.files.h"
         enums = tuple(dict.fromkeys(
             n for n in (e.comp_enum, e.phase_enum)
             if n and re.search(rf"^enum\s+{n}\s*{{", head, re.M)))
@@ -126,7 +140,9 @@ def units(probes: Path = PROBES) -> list[Unit]:
             phase_comps=f"#define WS_{e.name.upper()}_PHASE_COMPS" in head,
             state=bool(re.search(rf"^struct\s+ws_{e.name}_state\s*{{", head, re.M)),
             bpf=bool(text),
-            hooks=tuple(k.name for k in HOOKS if text and defines(text, e.name, k.name))))
+            hooks=tuple(k.name for k in HOOKS if text and defines(text, e.name, k.name)),
+            cal=cal.exists() and defines(cal.read_text(), e.name, "calibrate"),
+            files=files.exists() and defines(files.read_text(), e.name, "file_kind")))
     return out
 
 
@@ -221,9 +237,49 @@ def bpf_header(us: list[Unit]) -> str:
     return "\n".join(lines)
 
 
+def cal_header(us: list[Unit]) -> str:
+    guard = "__WS_CALIBRATE_GEN_H"
+    lines = [BANNER.format(file=CAL_HEADER, what=(
+        " * Each engine's play in walscope-calibrate (probes/<name>.cal.h, where\n"
+        " * it has one: static void <name>_calibrate(struct ws_cal *c), which\n"
+        " * measures its probes' costs and gives them with cal_field()), and\n"
+        " * ws_calibrate_engines(), which plays them in the registry's order.\n"
+        " * Included by collectors/walscope_calibrate.c after its helpers.\n")),
+        f"#ifndef {guard}", f"#define {guard}", ""]
+    have = [u for u in us if u.cal]
+    lines += [f'#include "{u.name}.cal.h"' for u in have]
+    lines += ["", "static void ws_calibrate_engines(struct ws_cal *c)", "{"]
+    lines += [f"\t{u.name}_calibrate(c);" for u in have]
+    lines += ["}", "", f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def files_header(us: list[Unit]) -> str:
+    guard = "__WS_FILE_KINDS_GEN_H"
+    lines = [BANNER.format(file=FILES_HEADER, what=(
+        " * Each engine's files by their names (probes/<name>.files.h, where it\n"
+        " * has one: <name>_file_kind(const struct ws_fk_state *s) gives an FK_*\n"
+        " * kind, or -1 for a name not its), and ws_fk_engines(), which asks\n"
+        " * them in the registry's order: the first kind given wins, -1 if none.\n"
+        " * Included by file_kind.h after its path state.\n")),
+        f"#ifndef {guard}", f"#define {guard}", ""]
+    have = [u for u in us if u.files]
+    lines += [f'#include "{u.name}.files.h"' for u in have]
+    lines += ["", "static __always_inline int ws_fk_engines(const struct ws_fk_state *s)",
+              "{", "\tint kind;", ""]
+    for u in have:
+        lines += [f"\tkind = {u.name}_file_kind(s);", "\tif (kind >= 0)",
+                  "\t\treturn kind;"]
+    lines += ["\treturn -1;", "}", "", f"#endif /* {guard} */", ""]
+    if not have:
+        lines.remove("\tint kind;")
+    return "\n".join(lines)
+
+
 def generated(probes: Path = PROBES) -> dict[str, str]:
     us = units(probes)
-    return {HEADER: header(us), HOOKS_HEADER: hooks_header(), BPF_HEADER: bpf_header(us)}
+    return {HEADER: header(us), HOOKS_HEADER: hooks_header(), BPF_HEADER: bpf_header(us),
+            CAL_HEADER: cal_header(us), FILES_HEADER: files_header(us)}
 
 
 def main(argv: list[str] | None = None) -> int:

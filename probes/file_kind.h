@@ -6,19 +6,13 @@
  * One pass over the path keeps the last 8 bytes and the first 8 bytes of
  * the basename in two shift registers, and the parent directory's first
  * 8 bytes and length; in BPF the pass is a bpf_loop()
- * callback, so the verifier checks the step once, not once per byte.  Rules, on the basename:
- *   directory                          -> FK_DIR
- *   <digit>*.log      (RocksDB WAL)    -> FK_WAL
- *   *-wal             (SQLite WAL)     -> FK_WAL
- *   pg_wal/<24 hex digits>  (PostgreSQL WAL segment; pg_xlog before 10;
- *                     not xlogtemp.N, a segment being made) -> FK_WAL
- *   ib_logfile*, #ib_redo* (InnoDB redo log; the latter in
- *                     #innodb_redo/, MySQL 8.0.30 on)  -> FK_WAL
- *   *.sst, *.ldb                       -> FK_SST
- *   MANIFEST*                          -> FK_MANIFEST
- *   *-journal         (SQLite)         -> FK_JOURNAL
- *   *.db *.sqlite *.sqlite3 *.db3      -> FK_DB
- *   anything else                      -> FK_OTHER
+ * callback, so the verifier checks the step once, not once per byte.
+ *
+ * A directory is FK_DIR.  Otherwise each engine's rule decides, in the
+ * registry's order (file_kinds.gen.h): an engine unit that knows its
+ * files by name has probes/<name>.files.h, whose <name>_file_kind() reads
+ * the state below and gives an FK_* kind, or -1 when the name is none of
+ * its files.  A name no engine knows is FK_OTHER.
  * Include after walscope.h.
  */
 #ifndef __WS_FILE_KIND_H
@@ -77,39 +71,14 @@ static __always_inline long ws_fk_step(__u32 i, struct ws_fk_state *s)
 	return 0;
 }
 
+/* each engine's rule, <name>_file_kind(), and ws_fk_engines() */
+#include "file_kinds.gen.h"
+
 static __always_inline int ws_fk_result(const struct ws_fk_state *s)
 {
-	__u64 t4 = s->tail & 0xffffffff;
+	int kind = ws_fk_engines(s);
 
-	if (s->blen > 4 && t4 == WS_P4('.', 'l', 'o', 'g') &&
-	    s->first >= '0' && s->first <= '9')
-		return FK_WAL;
-	if (t4 == WS_P4('-', 'w', 'a', 'l'))
-		return FK_WAL;
-	if (((s->dlen == 6 && s->dir == WS_P6('p', 'g', '_', 'w', 'a', 'l')) ||
-	     (s->dlen == 7 && s->dir == WS_P7('p', 'g', '_', 'x', 'l', 'o', 'g'))) &&
-	    s->len == 24 && !s->nonhex)
-		return FK_WAL;
-	if (s->blen >= 8 &&
-	    (s->head == WS_P8('i', 'b', '_', 'l', 'o', 'g', 'f', 'i') ||
-	     s->head == WS_P8('#', 'i', 'b', '_', 'r', 'e', 'd', 'o')))
-		return FK_WAL;
-	if (t4 == WS_P4('.', 's', 's', 't') || t4 == WS_P4('.', 'l', 'd', 'b'))
-		return FK_SST;
-	if (s->blen >= 8 &&
-	    s->head == WS_P8('M', 'A', 'N', 'I', 'F', 'E', 'S', 'T'))
-		return FK_MANIFEST;
-	if (s->blen >= 8 &&
-	    s->tail == WS_P8('-', 'j', 'o', 'u', 'r', 'n', 'a', 'l'))
-		return FK_JOURNAL;
-	if ((s->tail & 0xffffff) == WS_P3('.', 'd', 'b') ||
-	    t4 == WS_P4('.', 'd', 'b', '3') ||
-	    (s->tail & 0xffffffffffffff) ==
-		    WS_P7('.', 's', 'q', 'l', 'i', 't', 'e') ||
-	    (s->blen >= 8 &&
-	     s->tail == WS_P8('.', 's', 'q', 'l', 'i', 't', 'e', '3')))
-		return FK_DB;
-	return FK_OTHER;
+	return kind < 0 ? FK_OTHER : kind;
 }
 
 #ifdef __bpf__

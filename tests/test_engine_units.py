@@ -5,11 +5,13 @@ generated headers: a toy engine, added in a copy of the tree, builds
 into the BPF object with its hooks dispatched and its enums in BTF."""
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -20,11 +22,17 @@ from tests.conftest import ROOT
 
 PROBES = ROOT / "probes"
 VMLINUX = ROOT / ".output" / "vmlinux.h"
-GENERATED = (bpf_units.HEADER, bpf_units.HOOKS_HEADER, bpf_units.BPF_HEADER)
+GENERATED = (bpf_units.HEADER, bpf_units.HOOKS_HEADER, bpf_units.BPF_HEADER,
+             bpf_units.CAL_HEADER, bpf_units.FILES_HEADER)
+# an engine unit's C files: its record interface, its BPF part, its files
+# by name, its play in walscope-calibrate
+UNIT_SUFFIXES = (".h", ".bpf.h", ".files.h", ".cal.h")
+# the generic C: the probes and the collector's programs
+GENERIC_C = (ROOT / "probes", ROOT / "collectors")
 
 
 def unit_files() -> set[str]:
-    return {f"{e.name}{ext}" for e in engines.ENGINES for ext in (".h", ".bpf.h")}
+    return {f"{e.name}{ext}" for e in engines.ENGINES for ext in UNIT_SUFFIXES}
 
 
 def code_of(text: str) -> str:
@@ -54,19 +62,83 @@ def test_the_generated_headers_are_current():
             f"probes/{name} is stale: run `make golden`"
 
 
-def test_no_generic_probe_file_names_an_engine():
+def test_no_generic_c_file_names_an_engine():
+    """The probes, the collector and the calibrator: only the units and the
+    generated headers name an engine (in code; comments may)."""
     words = engine_words()
     pat = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")", re.I)
     hits = []
-    for f in sorted(PROBES.iterdir()):
-        if f.suffix not in (".h", ".c") or f.name in unit_files() or f.name in GENERATED:
-            continue
-        if f.name == "file_kind.h":
-            continue   # a path's kind by each engine's file naming: not yet its units'
+    files = [f for d in GENERIC_C for f in sorted(d.iterdir())
+             if f.suffix in (".h", ".c") and f.name not in unit_files()
+             and f.name not in GENERATED]
+    assert len(files) > 20 and any(f.name == "walscope_calibrate.c" for f in files)
+    for f in files:
         for n, line in enumerate(code_of(f.read_text()).splitlines(), 1):
             for m in pat.finditer(line):
-                hits.append(f"{f.name}:{n}: {m.group(1)}")
-    assert not hits, "generic probe files name an engine:\n" + "\n".join(hits)
+                hits.append(f"{f.parent.name}/{f.name}:{n}: {m.group(1)}")
+    assert not hits, "generic C files name an engine:\n" + "\n".join(hits)
+
+
+# the generic Python: the collectors, the analysis and the pictures (the
+# runners and benches drive named workloads; the CLI's examples name them)
+GENERIC_PY = ("collectors", "analysis", "viz")
+
+
+def python_code_tokens(text: str):
+    """A Python file's names and strings, without its comments and
+    docstrings (a string that is a statement of its own)."""
+    toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    quiet = (tokenize.NL, tokenize.COMMENT)
+    for i, t in enumerate(toks):
+        if t.type not in (tokenize.NAME, tokenize.STRING) and \
+                t.type != getattr(tokenize, "FSTRING_MIDDLE", -1):
+            continue
+        if t.type == tokenize.STRING:
+            j = i - 1
+            while j >= 0 and toks[j].type in quiet:
+                j -= 1
+            k = i + 1
+            while toks[k].type in (tokenize.STRING, *quiet):
+                k += 1
+            if (j < 0 or toks[j].type in (tokenize.NEWLINE, tokenize.INDENT,
+                                          tokenize.DEDENT)) and \
+                    toks[k].type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                continue
+        yield t
+
+
+def python_engine_words() -> re.Pattern[str]:
+    """An engine's name, its title's first word, its ids and its symbols'
+    prefixes, inside a name or a string."""
+    words = set()
+    for e in engines.ENGINES:
+        words |= {e.name, e.title.split()[0], e.ws_engine, *e.imports}
+    return re.compile("(" + "|".join(sorted(map(re.escape, words), key=len,
+                                            reverse=True)) + ")", re.I)
+
+
+def python_hits(text: str, pat: re.Pattern[str]) -> list[str]:
+    return [f"{t.start[0]}: {m.group(1)} in {t.string[:60]!r}"
+            for t in python_code_tokens(text) for m in pat.finditer(t.string)]
+
+
+def test_no_generic_python_file_names_an_engine():
+    """What differs by engine is read from its unit (the registry), in
+    code; comments and docstrings may name one as an example."""
+    pat = python_engine_words()
+    files = [f for d in GENERIC_PY for f in sorted((ROOT / d).rglob("*.py"))]
+    assert len(files) > 40
+    hits = [f"{f.relative_to(ROOT)}:{h}" for f in files for h in python_hits(f.read_text(), pat)]
+    assert not hits, "generic Python files name an engine:\n" + "\n".join(hits)
+
+
+def test_the_python_scan_finds_a_name_where_there_is_one():
+    pat = python_engine_words()
+    assert python_hits('if engine == "rocksdb":\n    x = 1\n', pat)
+    assert python_hits('TITLE = f"SQLite {x}"\n', pat)
+    assert python_hits("def f():\n    return postgres_version\n", pat)
+    assert not python_hits('"""RocksDB\'s rule."""\nx = 1  # SQLite\n', pat)
+    assert not python_hits('def f():\n    """On PostgreSQL."""\n    return 1\n', pat)
 
 
 def test_the_scan_finds_a_name_where_there_is_one():
@@ -155,6 +227,16 @@ static __always_inline __u8 toy_sys_comp(struct thread_state *t, int cls, long n
 }
 #endif
 '''
+TOY_FILES = '''#ifndef __WS_TOY_FILES_H
+#define __WS_TOY_FILES_H
+/* *.toyl: its log */
+static __always_inline int toy_file_kind(const struct ws_fk_state *s)
+{
+	return (s->tail & 0xffffffffff) == ((__u64)'.' << 32 | WS_P4('t', 'o', 'y', 'l'))
+		? FK_WAL : -1;
+}
+#endif
+'''
 
 
 def tree_files(root: Path) -> dict[str, bytes]:
@@ -174,6 +256,7 @@ def test_a_toy_engine_touches_only_its_unit_and_the_generated_headers(tmp_path):
     (tmp_path / "engines" / "toy" / "__init__.py").write_text(TOY_UNIT)
     (tmp_path / "probes" / "toy.h").write_text(TOY_H)
     (tmp_path / "probes" / "toy.bpf.h").write_text(TOY_BPF)
+    (tmp_path / "probes" / "toy.files.h").write_text(TOY_FILES)
     # the registry regenerated there, from that tree's units
     gen = subprocess.run([sys.executable, "-m", "engines.bpf_units", "probes"],
                          cwd=tmp_path, capture_output=True, text=True)
@@ -184,7 +267,8 @@ def test_a_toy_engine_touches_only_its_unit_and_the_generated_headers(tmp_path):
     # declarations name none)
     assert changed == sorted([
         "engines/toy/__init__.py", "probes/toy.h", "probes/toy.bpf.h",
-        f"probes/{bpf_units.HEADER}", f"probes/{bpf_units.BPF_HEADER}"]), changed
+        "probes/toy.files.h", f"probes/{bpf_units.HEADER}",
+        f"probes/{bpf_units.BPF_HEADER}", f"probes/{bpf_units.FILES_HEADER}"]), changed
     gen_bpf = (tmp_path / "probes" / bpf_units.BPF_HEADER).read_text()
     assert "case WS_ENGINE_TOY:\n\t\treturn toy_sys_comp(t, cls, nr);" in gen_bpf
     assert "toy_queue_wait" not in gen_bpf     # none defined: the default, false
@@ -210,6 +294,19 @@ def test_a_toy_engine_touches_only_its_unit_and_the_generated_headers(tmp_path):
     reg = subprocess.run([sys.executable, "-c", "import engines; print(engines.NAMES)"],
                          cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "'toy'" in reg.stdout
+    # its files by name, in the collector's user-space reading too
+    src = tmp_path / "fk.c"
+    src.write_text('#include <stdio.h>\n#include <linux/types.h>\n#include "walscope.h"\n'
+                   '#include "file_kind.h"\nint main(int c,char**v){char b[WS_PATH_LEN]={0};'
+                   'for(int i=1;i<c;i++){snprintf(b,sizeof b,"%s",v[i]);'
+                   'printf("%d\\n",ws_file_kind(b,0));}return 0;}\n')
+    subprocess.run(["cc", f"-I{tmp_path / 'probes'}", str(src), "-o", str(tmp_path / "fk")],
+                   check=True)
+    kinds = subprocess.run([str(tmp_path / "fk"), "/t/a.toyl", "/t/a.toyx", "/t/000001.log"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    fk = enums["ws_file_kind"] if "ws_file_kind" in enums else None
+    wal = fk["FK_WAL"] if fk else 1
+    assert kinds == [str(wal), "0", str(wal)], kinds
 
 
 @pytest.mark.skipif(not shutil.which("sqlite3"), reason="the sqlite3 shell")

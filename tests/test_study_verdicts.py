@@ -3,6 +3,7 @@ that cannot say "did not hold" checks nothing), results.json round trips,
 and the workload's own throughput as the analysis reads it."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -118,6 +119,13 @@ def test_throughput_is_the_workloads_own(tmp_path: Path):
     (tmp_path / "command.log").write_text("no report\n")
     assert workload_output.throughput(tmp_path, 10, 10**9, windowed=True) is None
     assert workload_output.throughput(tmp_path, 10, 10**9, windowed=False)["ops_per_s"] == 10
+    # a workload's transaction log, named by the workload
+    (tmp_path / "txlog.json").write_text(json.dumps({
+        "workload": "sqlite_tpcc", "summary": {"transactions": 300, "elapsed_s": 2.0,
+                                               "tpmC": 4000.0}}))
+    t = workload_output.throughput(tmp_path, 10, 10**9, windowed=False)
+    assert t["ops_per_s"] == 150 and t["tpmC"] == 4000
+    assert t["source"] == "sqlite_tpcc: 300 transactions in 2.0 s, tpmC 4000"
 
 
 # --- the self-check and the attribution rule (judge.trust_note, attributed) -

@@ -331,7 +331,8 @@ def test_sqlite_compensation_uses_its_pair_and_syscall_costs(tmp_path):
     a["sys_ign"][0, ex] = 5      # and five untraced ones (pread...)
     a["flags"][0] = 0x10
     (golden_folder(tmp_path) / "writes.bin").write_bytes(a.tobytes())
-    cal = Calibration(pair_in_ns=99_999, sql_pair_in_ns=2_000, sql_pair_out_ns=1_500,
+    cal = Calibration(pair_in_ns=99_999,
+                      pairs=(("sql_pair_in_ns", 2_000), ("sql_pair_out_ns", 1_500)),
                       sys_in_ns=100, sys_out_ns=400, sys_ign_ns=50)
     w = writes_frame(tmp_path, cal, "sqlite")
     # a traced syscall's slow path (sys_ign_ns) lands outside its window too

@@ -245,6 +245,8 @@ def cores_figure(runs: list[Run]) -> go.Figure | None:
 OWN_MEAN_SHARE = 0.1
 # head room above the tallest bar or mark drawn
 TOP = 1.1
+# the engines whose rows a workload's transaction log labels by type
+LABELLED = " or ".join(e.title for e in engines.ENGINES if e.txlog_labels)
 
 
 def types_figure(runs: list[Run]) -> go.Figure | None:
@@ -419,7 +421,7 @@ FIGURES = (
      "leader's WAL sync, its WAL write, or other work). A run marked (untrusted) failed "
      "its self-check: its microseconds are not the workload's.",
      groups_figure),
-    ("SQLite transactions by type",
+    (f"{LABELLED} transactions by type",
      "Mean latency of each transaction type, split by component; the black bar is the "
      "workload's own timing of the same transactions, left out (and listed above the "
      "plot) where the components are under a tenth of it or the run's rows are untrusted, "

@@ -85,4 +85,5 @@ ENGINE = Engine(
     cpu_groups=(("memtable", ("memtable",)), ("wal_append+crc", ("wal_append", "crc"))),
     # its flush and compaction threads
     background_threads="rocksdb:",
+    report="engines.rocksdb.report",
 )

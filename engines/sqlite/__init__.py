@@ -77,6 +77,7 @@ ENGINE = Engine(
     io_component=io_component,
     resolver="engines.sqlite.resolve",
     flag_columns=(("explicit", "explicit"), ("rollback", "rollback")),
+    styles=("explicit", "BEGIN..COMMIT", "autocommit"),
     calls_column="statements",
     pair_cost="sql_pair",
     flame_root="transaction",

@@ -46,7 +46,7 @@ from runners.command.record import cpu_model  # noqa: E402
 from runners.command.trace import trace  # noqa: E402
 from collectors.run_folder import REPORT_HTML, RunFolder  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
-from analysis import workload_output  # noqa: E402
+from engines.rocksdb import report as db_bench_report  # noqa: E402
 from runners.experiments.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402
 
 
@@ -148,8 +148,8 @@ def tpcc_rows(cell: Cell, kind: str, rep: int, run_dir: Path,
 
 
 def rows_for(cell: Cell, kind: str, rep: int, out: str, extra: dict[str, Any]) -> list[dict]:
-    parsed = workload_output.parse(out)
-    d = workload_output.derived(parsed)
+    parsed = db_bench_report.parse(out)
+    d = db_bench_report.derived(parsed)
     rows = []
     for b in parsed["benchmarks"] or [{"benchmark": None}]:
         rows.append({"cell": cell.name, **axis_cols(cell),

@@ -155,7 +155,7 @@ def write_results(path: Path, rows: list[dict], summary: dict, cfg: Config) -> N
         wr.writeheader()
         wr.writerows(sorted(rows, key=lambda r: r["start_ns"]))
     tmp.replace(path)
-    meta = {"config": asdict(cfg), "summary": summary,
+    meta = {"workload": "sqlite_tpcc", "config": asdict(cfg), "summary": summary,
             "sqlite_version": sqlite3.sqlite_version}
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
 

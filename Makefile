@@ -40,7 +40,7 @@ $(OUTPUT)/%.bpf.o: probes/%.bpf.c $(HEADERS) $(OUTPUT)/vmlinux.h
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-# the record layouts as BTF JSON: collectors/records.py builds dtypes from it
+# the record layouts as BTF JSON: runfolder/records.py builds dtypes from it
 $(OUTPUT)/walscope.btf.json: $(OUTPUT)/walscope.bpf.o
 	$(BPFTOOL) -j btf dump file $< > $@.tmp && mv $@.tmp $@
 
@@ -144,4 +144,4 @@ studies: all venv
 golden: venv
 	.venv/bin/python -m engines.bpf_units
 	$(MAKE) $(OUTPUT)/walscope.btf.json
-	.venv/bin/python -c "from collectors import records as R; R.write_layout('tests/golden')"
+	.venv/bin/python -c "from runfolder import records as R; R.write_layout('tests/golden')"

@@ -18,7 +18,7 @@ from typing import Callable
 from analysis.heap import keep_heap_small
 from analysis.run import AnalysisError, analyse
 from analysis.table import format_table
-from collectors.records import LayoutError
+from runfolder.records import LayoutError
 
 # the exit status of a run folder analysed whole but whose records are not
 # all the run wrote (the table's PARTIAL lines say what was lost)

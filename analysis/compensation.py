@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import engines
-from collectors.run_folder import RunFolder, RunFolderError
+from runfolder.files import RunFolder, RunFolderError
 
 # the boundary pairs an engine's play measures apart from the generic pair
 # (its Engine.pair_cost): each has <name>_ns and <name>_in_ns figures, and

@@ -3,7 +3,7 @@ display order and colours, for every consumer, read from the engine
 registry (engines/).
 
 Names come from the engines' enums in probes/ (through
-collectors.records): a component's column in writes.parquet is
+runfolder.records): a component's column in writes.parquet is
 ``<name>_ns`` (raw), ``<name>_adj_ns`` (compensated) and
 ``<name>_overhead_ns``; its key in summary.json's ``components`` is the
 name.  Nothing else in walscope spells a component list.
@@ -11,7 +11,7 @@ name.  Nothing else in walscope spells a component list.
 from __future__ import annotations
 
 import engines
-from collectors import records as R
+from runfolder import records as R
 
 ENGINES = engines.NAMES
 

@@ -21,14 +21,14 @@ import pyarrow.parquet as pq
 
 import engines
 from analysis.table import overhead_removed_ns
-from collectors.run_folder import TABLES, RunFolder
+from runfolder.files import TABLES, RunFolder
 
 # major.minor: a minor adds columns or tables, a major changes or removes
 SCHEMA_VERSION = "1.1"     # 1.1: runs.postgres_version
 META_VERSION = b"walscope.schema_version"
 META_COMMIT = b"walscope.commit"
 META_TABLE = b"walscope.table"
-# TABLES (collectors.run_folder): the run folder's Parquet files, which
+# TABLES (runfolder.files): the run folder's Parquet files, which
 # become tables of the dataset
 RUNS = "runs"
 PART = "part-0.parquet"

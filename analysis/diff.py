@@ -32,8 +32,9 @@ import pyarrow.parquet as pq
 
 import engines
 from analysis import answer, components, syscalls
-from collectors import modes, records as R
-from collectors.run_folder import RunFolder
+from probepoints import modes
+from runfolder import records as R
+from runfolder.files import RunFolder
 from analysis.windows import (BOOTSTRAP, MIN_WINDOWS, SEED, interval_across_windows,
                               read_windows, window_of)
 

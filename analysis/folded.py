@@ -17,7 +17,7 @@ import pandas as pd
 import engines
 from analysis.columns import ParquetColumns
 from analysis.components import QUEUE_PARTS
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 # writes.parquet columns the phase stacks read (with every *_adj_ns)
 PHASE_COLUMNS = ("engine", "leader", "txn_type") + tuple(

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from analysis import syscalls
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 
 def cpu_type_letters(layout: R.Layout) -> dict[int, str]:

@@ -37,8 +37,8 @@ import engines
 from analysis import components, syscalls
 from analysis.folded import clean_frame
 from analysis.symbols import RunSymbols
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 # frames of the tracing itself, above the scheduler, are dropped
 SCHED_LEAF = "__schedule"

@@ -18,7 +18,7 @@ from typing import Callable
 import engines
 from analysis import components
 from analysis import dataset as D
-from collectors.run_folder import TABLES, WRITES_PARQUET
+from runfolder.files import TABLES, WRITES_PARQUET
 
 # the dataset's table of writes.parquet
 WRITES = next(t for t, f in TABLES.items() if f == WRITES_PARQUET)

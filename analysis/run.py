@@ -29,8 +29,8 @@ from analysis import answer, selfcheck, threadtime, untouched, windows, workload
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
-from collectors import records as R
-from collectors.run_folder import RunFolder, RunFolderError
+from runfolder import records as R
+from runfolder.files import RunFolder, RunFolderError
 
 
 class AnalysisError(RuntimeError):

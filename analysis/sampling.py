@@ -18,8 +18,8 @@ import pandas as pd
 import engines
 from analysis import components, syscalls
 from analysis.symbols import RunSymbols
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 # demangled-name fragment -> component (first match wins): every engine's
 RULES: tuple[tuple[str, str], ...] = tuple(r for e in engines.ENGINES for r in e.sample_rules)

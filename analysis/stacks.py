@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from analysis.symbols import RunSymbols
-from collectors import records as R
+from runfolder import records as R
 
 ROOT_FRAMES = ("_start", "__libc_start_main", "__libc_start_call_main", "clone",
                "__clone", "clone3", "__clone3", "start_thread")

@@ -11,8 +11,8 @@ import engines
 from analysis import aggregate as G
 from analysis import components, compensation, syscalls
 from analysis.compensation import Calibration
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 QUEUE_PARTS = components.QUEUE_PARTS
 UNRELIABLE_FRACTION = 0.5   # compensation above this share of a component

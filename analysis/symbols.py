@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 
 

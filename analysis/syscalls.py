@@ -9,7 +9,7 @@ import functools
 import re
 from pathlib import Path
 
-from collectors import records as R
+from runfolder import records as R
 
 UNISTD = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
 

@@ -8,7 +8,7 @@ from typing import Any
 from analysis import selfcheck, threadtime
 import engines
 from analysis.components import QUEUE_PARTS
-from collectors import modes
+from probepoints import modes
 from analysis.losses import loss_phrases
 from analysis.windows import MIN_WINDOWS as MIN_WINDOWS_FOR_INTERVAL
 

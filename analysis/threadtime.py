@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 import engines
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 SOURCE = "kernel accounting: se.sum_exec_runtime, sched_info.run_delay"
 

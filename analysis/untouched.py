@@ -45,8 +45,8 @@ import pandas as pd
 import engines
 from analysis import components, sampling, syscalls, threadtime
 from analysis.symbols import RunSymbols
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 SOURCE = ("wall sweeps of the writer threads between windows (kernel accounting, "
           "state, bytes written), perf samples, the windows' writes per byte written")

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import engines
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 BOOTSTRAP = 1000
 SEED = 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import engines
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 
 def from_engines(command_output: str) -> dict[str, Any] | None:

@@ -16,8 +16,8 @@ import pandas as pd
 import engines
 from analysis import chain, components
 from analysis.compensation import HIT_COSTS, Calibration
-from collectors import records as R
-from collectors.run_folder import RunFolder
+from runfolder import records as R
+from runfolder.files import RunFolder
 
 QUEUE_PARTS = components.QUEUE_PARTS
 

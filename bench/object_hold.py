@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
-from collectors import modes  # noqa: E402
+from probepoints import modes  # noqa: E402
 from collectors.object_cache import ObjectCache  # noqa: E402
 
 PROGRAM = ("import sys, sqlite3, json, decimal, bz2, lzma, csv, queue\n"

@@ -39,7 +39,7 @@ from bench.idle import IdleError, add_option, poll_before_halt  # noqa: E402
 
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # sudo bench/x.py: .venv's Python
 from collectors.session import SAFE_PATH  # noqa: E402
-from collectors.run_folder import RUNS_DIR  # noqa: E402
+from runfolder.files import RUNS_DIR  # noqa: E402
 # traced runs' folders: the plain command's place (its working directory
 # is ROOT), this process's own names
 RUNS = ROOT / RUNS_DIR

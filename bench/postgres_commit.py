@@ -45,7 +45,7 @@ from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from collectors.run_folder import RUNS_DIR  # noqa: E402
+from runfolder.files import RUNS_DIR  # noqa: E402
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LOCK = "/tmp/walscope-heavy.lock"

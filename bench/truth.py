@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.cells import MANY_CORE  # noqa: E402
-from collectors.run_folder import RUNS_DIR  # noqa: E402
+from runfolder.files import RUNS_DIR  # noqa: E402
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
 # traced runs' folders: the plain command's place (runs/ under the working
 # directory, ROOT), not beside the database: on this VM's journal-less

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from collectors.records import ROOT
+from runfolder.records import ROOT
 
 TOOL = ROOT / ".output" / "walscope-calibrate"
 CACHE_DIR = Path("/var/cache/walscope")

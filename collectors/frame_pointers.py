@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from elftools.common.exceptions import ELFError
 
-from collectors import symbols
+from probepoints.elf import vaddr_to_offset
 
 FP_PROLOGUES = (b"\x55\x48\x89\xe5", b"\xf3\x0f\x1e\xfa\x55\x48\x89\xe5")
 
@@ -27,7 +27,7 @@ def frame_pointer_share(path: str, limit: int = 400) -> float:
             funcs = sorted(set(funcs))[:: max(1, len(set(funcs)) // limit)][:limit]
             hits = 0
             for vaddr in funcs:
-                off = symbols._vaddr_to_offset(elf, vaddr)
+                off = vaddr_to_offset(elf, vaddr)
                 if off is None:
                     continue
                 f.seek(off)

@@ -39,7 +39,7 @@ class Mapping:
         return f"/proc/{pid}/map_files/{self.range}"
 
 
-def _vaddr_to_offset(elf: ELFFile, vaddr: int) -> int | None:
+def vaddr_to_offset(elf: ELFFile, vaddr: int) -> int | None:
     for seg in elf.iter_segments():
         if seg["p_type"] == "PT_LOAD" and \
                 seg["p_vaddr"] <= vaddr < seg["p_vaddr"] + seg["p_filesz"]:
@@ -65,7 +65,7 @@ def hook_line(read_path: str) -> str | None:
                         found[sym] = got[0]["st_value"]
             if HOOK not in found:
                 return None
-            offset = _vaddr_to_offset(elf, found[HOOK])
+            offset = vaddr_to_offset(elf, found[HOOK])
     except (OSError, ELFError, ValueError):
         return None
     if offset is None:

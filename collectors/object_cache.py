@@ -39,7 +39,7 @@ import elftools
 import numpy as np
 
 from collectors.calibration import CACHE_DIR   # beside the calibration (root's)
-from collectors.records import ROOT
+from runfolder.records import ROOT
 
 FORMAT = 1
 MAX_ENTRIES = 20_000   # ~2 MB; the least recently met dropped past it
@@ -48,7 +48,8 @@ RACY_NS = 2_000_000_000
 STALE_S = 7 * 86400    # other versions' files, unused this long, are dropped
 # the code whose reading of an object a verdict depends on
 SOURCES = ("collectors/objects.py", "collectors/symbols.py", "collectors/loader.py",
-           "collectors/modes.py", "collectors/object_cache.py")
+           "collectors/object_cache.py", *(f"probepoints/{m}.py" for m in (
+               "modes", "points", "elf", "usdt")))
 
 
 def fingerprint() -> str:

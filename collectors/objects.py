@@ -36,9 +36,14 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 import engines
-from collectors import loader, modes, procfs, symbols
+from collectors import loader, procfs
+from collectors.attach_lines import resolution_lines, stepped_components
+from collectors.symbols import resolver_module
+from probepoints.elf import sections, symbols_read
+from probepoints.points import Resolution
+from probepoints import modes
 from collectors.object_cache import ObjectCache, Verdict, stat_of
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 from collectors.session import Collector, SessionError
 
 @dataclass
@@ -61,7 +66,7 @@ class ObjectInfo:
 
 
 def build_id(elf: ELFFile) -> str | None:
-    for sec in symbols.sections(elf):
+    for sec in sections(elf):
         if sec["sh_type"] != "SHT_NOTE":
             continue
         for note in sec.iter_notes():
@@ -75,7 +80,7 @@ def _elf_facts(path: str) -> tuple[str | None, bool, str | None]:
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
-            has_symtab = any(s.name == ".symtab" for s in symbols.sections(elf))
+            has_symtab = any(s.name == ".symtab" for s in sections(elf))
             return build_id(elf), has_symtab, None
     except (OSError, ELFError) as e:
         return None, False, f"not a readable ELF object ({e})"
@@ -91,7 +96,7 @@ def _marked_engine(path: str) -> str | None:
 
 
 def inspect(read_path: str, shown_path: str, mode: modes.Mode, keep_stepped: bool
-            ) -> tuple[ObjectInfo, symbols.Resolution | None]:
+            ) -> tuple[ObjectInfo, Resolution | None]:
     """The engine in one object and the probe points mode attaches (read
     through read_path, named shown_path), or why there is none."""
     info = ObjectInfo(path=shown_path, how="start")
@@ -101,7 +106,7 @@ def inspect(read_path: str, shown_path: str, mode: modes.Mode, keep_stepped: boo
         return info, None
     info.symbols = ".symtab" if has_symtab else ".dynsym"
     for engine in engines.ENGINES:
-        unit = symbols.resolver_module(engine)
+        unit = resolver_module(engine)
         res = unit.resolve([read_path], mode, keep_stepped=keep_stepped)
         if res.object_path is not None:
             break
@@ -185,7 +190,7 @@ class ObjectFollower:
     run_dir: Path
     t0_ns: int = field(default_factory=time.monotonic_ns)
     objects: list[ObjectInfo] = field(default_factory=list)
-    found: list[symbols.Resolution] = field(default_factory=list)
+    found: list[Resolution] = field(default_factory=list)
     _seen: dict[tuple[int, int], ObjectInfo] = field(default_factory=dict)
     _queue: "queue.Queue[str | None]" = field(default_factory=queue.Queue)
     stepped: set[str] = field(default_factory=set)   # components with stepped sites
@@ -226,14 +231,14 @@ class ObjectFollower:
             info, res, hooks = self._inspect_or_recall(p, p)
             self._keep(key, info, res)
             if res is not None:
-                lines += symbols.resolution_lines(res)
+                lines += resolution_lines(res)
                 info.probes = len(res.probes) * 2 - sum(1 for r in res.probes
                                                         if not r.spec.ret)
             lines += hooks
         return lines
 
     def _inspect_or_recall(self, read: str, shown: str
-                           ) -> tuple[ObjectInfo, symbols.Resolution | None, list[str]]:
+                           ) -> tuple[ObjectInfo, Resolution | None, list[str]]:
         """inspect() and the loader hook's line, or the rejection an earlier
         run kept for this file; a new rejection with nothing to attach, read
         whole, is kept."""
@@ -248,7 +253,7 @@ class ObjectFollower:
         info, res = inspect(read, shown, self.mode, self.keep_stepped)
         hooks = self._hook_lines(read)
         if res is None and not hooks and info.symbols and info.why \
-                and symbols.symbols_read(read):
+                and symbols_read(read):
             self._cache.add(read, before, Verdict(info.build_id, info.symbols, info.why))
         return info, res, hooks
 
@@ -267,13 +272,13 @@ class ObjectFollower:
         return [line] if line else []
 
     def _keep(self, key: tuple[int, int], info: ObjectInfo,
-              res: symbols.Resolution | None) -> None:
+              res: Resolution | None) -> None:
         self._seen[key] = info
         self.objects.append(info)
         if res is not None:
             self.found.append(res)
             # read now: a /proc/PID/map_files path lasts as long as its process
-            self.stepped |= symbols.stepped_components(res.probes)
+            self.stepped |= stepped_components(res.probes)
 
     def follow(self, collector: Collector) -> None:
         """Tell the collector what was inspected already, then handle its
@@ -371,7 +376,7 @@ class ObjectFollower:
         info.how, info.pid, info.seen_ns = how, ev.pid, ev.ts_ns - self.t0_ns
         self._keep(key, info, res)
         self._met.setdefault(ev.ts_ns, []).append(info)
-        lines = (symbols.resolution_lines(res) if res is not None else []) + hooks
+        lines = (resolution_lines(res) if res is not None else []) + hooks
         if not lines:
             return
         assert self._collector is not None
@@ -394,15 +399,15 @@ class ObjectFollower:
         """Engines found, in the order they were (RocksDB first at start)."""
         return list(dict.fromkeys(r.engine for r in self.found))
 
-    def merged(self) -> symbols.Resolution:
+    def merged(self) -> Resolution:
         """What was found, as one Resolution: the first object of the
         engine earliest in the registry (engines.ENGINES: RocksDB first)
         names the run's engine and library; probes, missing points, notes
         and sampled splits of every object together."""
         if not self.found:
-            return symbols.Resolution(objects_checked=[o.path for o in self.objects])
+            return Resolution(objects_checked=[o.path for o in self.objects])
         main = min(self.found, key=lambda r: engines.NAMES.index(r.engine))
-        out = symbols.Resolution(
+        out = Resolution(
             objects_checked=[o.path for o in self.objects], object_path=main.object_path,
             version=main.version, engine=main.engine,
             groups_unprobed=any(r.groups_unprobed for r in self.found))

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 # (start, end, file offset, path) of an executable mapping
 Mapping = tuple[int, int, int, str]

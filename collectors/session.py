@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from collectors.records import ROOT
-from collectors.run_folder import RunFolder
+from runfolder.records import ROOT
+from runfolder.files import RunFolder
 
 COLLECT = ROOT / ".output" / "walscope-collect"
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -18,10 +18,11 @@ import numpy as np
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from collectors import records as R
-from collectors import symbols
+from runfolder import records as R
+from probepoints.elf import symbol_ranges
+from probepoints.points import SymbolError
 from collectors.procfs import Mapping
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 KERNEL_HALF = 0xffff800000000000   # x86_64: kernel addresses from here
 
@@ -35,9 +36,9 @@ class Symbolizer:
     def _table(self, path: str):
         if path not in self._tables:
             try:
-                rows = symbols.symbol_ranges(path)
+                rows = symbol_ranges(path)
                 bias = _load_bias(path)
-            except (symbols.SymbolError, OSError, ELFError,
+            except (SymbolError, OSError, ELFError,
                     subprocess.SubprocessError):
                 rows, bias = [], 0  # unreadable object: samples name it only
             self._tables[path] = ([r[0] for r in rows], [r[1] for r in rows],

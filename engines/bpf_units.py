@@ -17,7 +17,7 @@ dispatcher per hook: the hooks a unit defines are
 found in its file by their fixed names, `<name>_<hook>`; an engine that
 defines none of a hook gets the hook's default (no syscall rule: none,
 never another engine's).  Then each engine's enums, kept in BTF for
-Python (collectors/records.py).
+Python (runfolder/records.py).
 
 probes/calibrate.gen.h (walscope-calibrate's): each engine's play
 `probes/<name>.cal.h` where it has one, and ws_calibrate_engines(), which

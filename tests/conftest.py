@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TRACE = [str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "trace_wal.py")]
 GOLDEN_LAYOUT = ROOT / "tests" / "golden" / "layout.json"
 
-from collectors import records as _R  # noqa: E402
-from collectors.run_folder import RunFolder as _RunFolder  # noqa: E402
+from runfolder import records as _R  # noqa: E402
+from runfolder.files import RunFolder as _RunFolder  # noqa: E402
 
 GOLDEN = _R.Layout(GOLDEN_LAYOUT)
 

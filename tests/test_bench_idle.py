@@ -86,19 +86,19 @@ def test_the_kernel_takes_the_setting_and_gets_its_own_back():
 def test_a_cell_measured_with_the_guest_polling_is_marked(tmp_path):
     """A cell bench/overhead.py --idle-poll-us measured says so in the
     generated table and its footnote; the others do not."""
-    from runners import docs
+    from runners import bench_tables
     cell = {"ratios": [0.95, 0.97], "median": 0.96, "settled": True, "run_folder": "runs"}
     data = {"sync-on-1t": {"walscope-budget": {**cell, "idle_poll_us": 400}},
             "sync-on-4t": {"walscope-budget": cell}}
     path = tmp_path / "overhead.json"
     path.write_text(json.dumps(data))
-    table = docs.overhead(path)
+    table = bench_tables.overhead(path)
     rows = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| db")}
     assert "0.96 (2)*†‡" in rows["| db_bench, sync=true, 1 thread"]
     assert "‡" not in rows["| db_bench, sync=true, 4 threads"]
     assert "‡ measured with the guest polling 400 us before it halts" in table
     path.write_text(json.dumps({"sync-on-4t": {"walscope-budget": cell}}))
-    assert "‡" not in docs.overhead(path)
+    assert "‡" not in bench_tables.overhead(path)
 
 
 def test_overhead_renders_its_results_again(tmp_path, monkeypatch):

@@ -61,11 +61,11 @@ def test_unprobed_wal_calls_run_inside_the_probed_one(tmp_path, run):
     probed in the same phase.  bpftrace counts their calls by where they
     run, on runs that switch memtables (small write buffers)."""
     import os
-    from collectors import symbols as S
+    from probepoints.elf import demangle, function_symbols
     ensure_tracefs()
     lib = os.path.realpath("/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8")
-    syms = S.function_symbols(lib)
-    names = S.demangle([m for m, _ in syms])
+    syms = function_symbols(lib)
+    names = demangle([m for m, _ in syms])
     offs = {d: off for d, (_, off) in zip(names, syms) if "[clone" not in d}
 
     def sites(*prefixes: str) -> list[int]:

@@ -15,7 +15,7 @@ import pytest
 from analysis import components
 from analysis import diff as D
 from analysis import windows as W
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 from runners.command import walscope
 from viz import diff as VD
 from viz import flamegraph
@@ -348,7 +348,7 @@ def test_sync_true_against_sync_false(traced, tmp_path):
 def test_runs_compare_without_a_build(tmp_path, monkeypatch, capsys):
     """Run folders copied to a machine with only the package: no layout
     at hand, the components and syncs come from the folders' own files."""
-    from collectors import records as R
+    from runfolder import records as R
     monkeypatch.setattr(R, "BTF_JSON", tmp_path / "no-build.json")
     rng = np.random.default_rng(12)
     a = make_run(tmp_path / "A", exp_comps(rng, 300))

@@ -79,9 +79,10 @@ def test_no_generic_c_file_names_an_engine():
     assert not hits, "generic C files name an engine:\n" + "\n".join(hits)
 
 
-# the generic Python: the collectors, the analysis and the pictures (the
-# runners and benches drive named workloads; the CLI's examples name them)
-GENERIC_PY = ("collectors", "analysis", "viz")
+# the generic Python: the readers, the run folder, the collectors, the
+# analysis and the pictures (the runners and benches drive named
+# workloads; the CLI's examples name them)
+GENERIC_PY = ("probepoints", "runfolder", "collectors", "analysis", "viz")
 
 
 def python_code_tokens(text: str):
@@ -329,7 +330,7 @@ def test_the_grouped_engines_are_those_with_leaders_and_followers(tmp_path):
     groups: RocksDB's, PostgreSQL's, InnoDB's; not SQLite's, nor the
     log-sync engine's (its rows have roles, but no group)."""
     from collectors import topology
-    from collectors.records import Layout
+    from runfolder.records import Layout
     from runners.command.plan import Plan, TraceOptions, collector_options
     grouped = {e.name for e in engines.ENGINES if e.grouped}
     assert grouped == {"rocksdb", "postgres", "innodb"}
@@ -353,14 +354,15 @@ def test_the_collector_refuses_a_bad_engine_list(bad):
 @pytest.mark.skipif(not (ROOT / ".output" / "walscope.btf.json").exists(),
                     reason="the build's layout (make)")
 def test_a_syscall_rows_resolution_turns_its_engine_on_by_an_attach_line():
-    from collectors import symbols
-    from collectors.records import Layout
-    res = symbols.Resolution(engine="logsync", object_path="/x", syscall_rows=True)
+    from collectors.attach_lines import resolution_lines
+    from probepoints.points import Resolution
+    from runfolder.records import Layout
+    res = Resolution(engine="logsync", object_path="/x", syscall_rows=True)
     ids = Layout.build().enum_values("ws_engine")
-    assert symbols.resolution_lines(res) == [
+    assert resolution_lines(res) == [
         f"rows\t{ids['WS_ENGINE_LOGSYNC']}\t0\t-\tlogsync"]
     res.syscall_rows = False
-    assert symbols.resolution_lines(res) == []
+    assert resolution_lines(res) == []
 
 
 def test_an_engines_later_objects_come_from_its_unit():
@@ -369,6 +371,7 @@ def test_an_engines_later_objects_come_from_its_unit():
     not the generic object search's; a program that is no Python has none."""
     import glob as g
     from collectors import symbols
+    from collectors.symbols import candidate_objects_for_command
     from engines.sqlite import resolve
     assert not hasattr(symbols, "python_sqlite_module")
     assert resolve.candidate_objects("/bin/true") == []
@@ -376,5 +379,5 @@ def test_an_engines_later_objects_come_from_its_unit():
     if not g.glob("/usr/lib/python3*/lib-dynload/_sqlite3*.so"):
         pytest.skip("this Python has no _sqlite3 module")
     assert mods and all("_sqlite3" in m for m in mods)
-    objs = symbols.candidate_objects_for_command("/usr/bin/python3", [])
+    objs = candidate_objects_for_command("/usr/bin/python3", [])
     assert set(mods) <= set(objs)

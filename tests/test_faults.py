@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from collectors import records as R
+from runfolder import records as R
 from tests.conftest import TRACE, record_fault, records_lost, run_trace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build

@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from collectors import records as R
+from runfolder import records as R
 from tests.conftest import GOLDEN, golden_folder
 from analysis.compensation import Calibration
 from analysis.io import io_frame

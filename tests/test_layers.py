@@ -9,34 +9,43 @@ from pathlib import Path
 import pytest
 
 from analysis import components, syscalls
-from collectors import records as R
+from runfolder import records as R
 from tests.conftest import GOLDEN
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # layer -> the packages (or single modules) its code may import
 ALLOWED = {
-    # an engine unit's declarations import nothing but the registry; its
-    # resolve.py (finding probe points) is collector-side code
+    # the bottom: the run modes, probe-point types and the ELF/USDT readers
+    # (what every engine's resolver reads objects with) import nothing
+    "probepoints": {"probepoints"},
+    # an engine unit's declarations import nothing but the registry
+    # (engines/base.py); its resolve.py finds probe points with the readers
+    # (RESOLVERS below)
     "engines": {"engines"},
-    "collectors": {"collectors", "engines"},
-    # the collector's record layouts are the analysis' input format; the
-    # mode table (pure data) says what a summary's mode recorded; the run
-    # folder's table of files (pure) names what analysis and viz read
-    "analysis": {"analysis", "collectors.records", "collectors.modes",
-                 "collectors.run_folder", "engines"},
-    "viz": {"viz", "analysis", "collectors.run_folder", "engines"},
+    # the run folder's format: its files (stdlib only) and the record
+    # layouts, which name components by the registry
+    "runfolder": {"runfolder", "engines"},
+    "collectors": {"collectors", "engines", "probepoints", "runfolder"},
+    # the analysis reads run folders, the modes (pure data) that say what a
+    # summary's mode recorded, and the registry
+    "analysis": {"analysis", "runfolder", "probepoints.modes", "engines"},
+    "viz": {"viz", "analysis", "runfolder.files", "engines"},
     # runners/, split by job: the traced programs run on their own (the
     # standard library only); the commands (trace_wal.py, walscope) drive
     # every layer; experiments run the commands' trace() many times
     "runners.workloads": {"runners.workloads"},
-    "runners.command": {"runners.command", "engines", "collectors", "analysis", "viz"},
+    "runners.command": {"runners.command", "engines", "probepoints", "runfolder",
+                        "collectors", "analysis", "viz"},
     "runners.experiments": {"runners.experiments", "runners.command", "engines",
-                            "collectors", "analysis", "viz"},
+                            "probepoints", "runfolder", "collectors", "analysis", "viz"},
     # runners/*.py: study.py (the documented entry to experiments/study.py)
     # and docs.py (`make docs`, which reads every layer)
-    "runners": {"runners", "engines", "collectors", "analysis", "viz"},
+    "runners": {"runners", "engines", "probepoints", "runfolder", "collectors",
+                "analysis", "viz"},
 }
+# an engine's resolve.py: the readers and its own unit's declarations
+RESOLVERS = {"engines", "probepoints"}
 OURS = {layer.split(".")[0] for layer in ALLOWED} | {"tests", "bench", "probes"}
 
 
@@ -83,16 +92,53 @@ def backward(p: Path, rules: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_layers_import_one_way(layer):
-    """probes -> collectors -> analysis -> viz -> runners; inside runners,
-    workloads import none of it, experiments import the commands."""
+    """probepoints -> engines -> runfolder -> collectors -> analysis -> viz
+    -> runners; inside runners, workloads import none of it, experiments
+    import the commands."""
     def rules(p: Path) -> set[str]:
         if layer == "engines" and p.name == "resolve.py":
-            return ALLOWED["collectors"]
+            return RESOLVERS
         return ALLOWED[layer]
     files = layer_files(layer)
     assert files, layer
     bad = [b for p in files for b in backward(p, rules(p))]
     assert not bad, "\n".join(bad)
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """Top-level folder -> the folders its Python files import (an engine's
+    resolve.py counted as its folder's, engines/)."""
+    graph: dict[str, set[str]] = {}
+    for layer in ALLOWED:
+        top = layer.split(".")[0]
+        for p in layer_files(layer):
+            graph.setdefault(top, set()).update(
+                m.split(".")[0] for _, m in imports_of(p) if m.split(".")[0] != top)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every folder that reaches itself, with the path back."""
+    out = []
+    for start in graph:
+        todo, seen = [[start]], set()
+        while todo:
+            path = todo.pop()
+            for nxt in sorted(graph.get(path[-1], ())):
+                if nxt == start:
+                    out.append(path + [start])
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(path + [nxt])
+    return out
+
+
+def test_no_folder_imports_itself_back():
+    """No folder cycle: the engines' resolvers read objects with
+    probepoints/, which imports nothing of walscope's, so collectors ->
+    engines never comes back (runners/ counted as one folder)."""
+    assert not cycles(folder_graph()), cycles(folder_graph())
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}})   # the check can fail
 
 
 def test_every_file_is_in_one_layer():
@@ -133,11 +179,14 @@ def test_the_import_rule_can_fail(tmp_path):
                  "from collectors.session import Collector\n")
     assert len(backward(f, ALLOWED["runners.workloads"])) == 3
     assert not backward(f, ALLOWED["runners.experiments"])
-    f.write_text("from collectors import records as R\nfrom collectors.records import Layout\n"
-                 "from collectors import modes, run_folder\nimport engines\n"
+    f.write_text("from runfolder import records as R\nfrom runfolder.records import Layout\n"
+                 "from probepoints import modes\nfrom runfolder import files\nimport engines\n"
                  "from analysis import run\n")
     assert not backward(f, ALLOWED["analysis"])
     assert len(backward(f, ALLOWED["viz"])) == 3   # records (twice), modes
+    f.write_text("from collectors import symbols\nfrom probepoints.elf import embedded\n"
+                 "import engines\n")
+    assert backward(f, RESOLVERS) == [f"{f.name}:1 imports collectors.symbols"]
     assert not allowed("collectors.session", ALLOWED["analysis"])
 
 

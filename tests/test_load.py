@@ -25,7 +25,8 @@ import pytest
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from collectors import modes, session, topology
+from collectors import session, topology
+from probepoints import modes
 from runners.command import defaults
 from runners.command.plan import Plan, TraceOptions, collector_options
 from tests.conftest import ROOT

@@ -1,4 +1,4 @@
-"""The mode table (collectors/modes.py) is the only place a mode is
+"""The mode table (probepoints/modes.py) is the only place a mode is
 defined: the command lines offer its rows, every field is read, nothing
 else compares a mode's name, and what the tracer does in each mode is what
 it did before the table (the collector's options, the defaults it plans)."""
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors import modes
+from probepoints import modes
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "collectors" / "modes.py"
+TABLE = ROOT / "probepoints" / "modes.py"
 # walscope's own code (the tests may name modes: they check what a mode did)
 CODE = ["collectors", "analysis", "viz", "runners", "engines", "bench"]
 
@@ -53,7 +53,7 @@ def test_no_mode_is_compared_outside_the_table():
     """A decision that differs by mode reads a field of the mode's row."""
     bad = [f"{p.relative_to(ROOT)}:{hit}" for p in code_files() if p != TABLE
            for hit in mode_comparisons(p)]
-    assert not bad, "compare a field of collectors/modes.py's row instead:\n" + "\n".join(bad)
+    assert not bad, "compare a field of probepoints/modes.py's row instead:\n" + "\n".join(bad)
 
 
 def test_the_comparison_rule_can_fail(tmp_path):
@@ -119,12 +119,12 @@ def test_the_rows_agree_with_themselves():
 
 def test_every_probe_set_an_engine_names_is_a_rows():
     """The probe sets the engines' probe tables name are the table's."""
-    from collectors import symbols
+    from probepoints.points import BOTH
     from engines.postgres import resolve as PR
     from engines.rocksdb import resolve as RR
     sets = {m.probe_set for m in modes.MODES.values()} - {None}
     named = set().union(*(s.modes for s in RR.PROBES + PR.FUNCTIONS),
-                        *(ms for _, ms in PR.MARKERS.values()), symbols.BOTH)
+                        *(ms for _, ms in PR.MARKERS.values()), BOTH)
     assert named == sets
 
 

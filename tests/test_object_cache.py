@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors import modes, object_cache
+from collectors import object_cache
+from probepoints import modes
 from collectors.object_cache import ObjectCache
 from collectors.objects import ObjectFollower
 from tests.conftest import run_trace

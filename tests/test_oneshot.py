@@ -306,7 +306,7 @@ def test_sqlite3_shell_runs_a_script(tmp_path):
 def test_the_plain_command_puts_its_run_folder_under_runs(tmp_path):
     """`sudo ./trace_wal.py -- db_bench ...` with no -o and no --mode, from
     the user's directory: one run folder, runs/<stamp>-db_bench there
-    (collectors/run_folder.RUNS_DIR), every write of a short synced run
+    (runfolder/files.py RUNS_DIR), every write of a short synced run
     recorded, as many as RocksDB's statistics count."""
     p = run_trace(["-q", "--", "db_bench", "--benchmarks=fillrandom", "--num=300",
                    "--sync=true", "--statistics", f"--db={tmp_path / 'db'}"], cwd=tmp_path)

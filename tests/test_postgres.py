@@ -92,7 +92,7 @@ def wal_io_between(out: Path, r: dict) -> tuple[int, int]:
 def check_partition(out: Path, n: int) -> pd.DataFrame:
     """n rows, each one's components adding up to its duration exactly."""
     from analysis import components
-    from collectors.records import Layout
+    from runfolder.records import Layout
     w = pd.read_parquet(out / "writes.parquet")
     assert len(w) == n and (w["engine"] == "postgres").all()
     comps = components.names("postgres", Layout.of(out))

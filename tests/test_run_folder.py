@@ -1,4 +1,4 @@
-"""collectors/run_folder.py's table of files is the run folder: the C
+"""runfolder/files.py's table of files is the run folder: the C
 loader writes exactly its collector rows, the Python layers spell no file
 name of their own, and a real run folder holds nothing the table lacks."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors import run_folder as RF
+from runfolder import files as RF
 
 ROOT = Path(__file__).resolve().parent.parent
 # the Python layers that read and write run folders through the table; the
@@ -50,7 +50,7 @@ def test_the_collector_writes_the_tables_collector_files():
     listed = set(RF.written_by(RF.COLLECTOR))
     assert spelled == listed, (
         f"only in the C loader: {sorted(spelled - listed)}; only in "
-        f"collectors/run_folder.py: {sorted(listed - spelled)}")
+        f"runfolder/files.py: {sorted(listed - spelled)}")
 
 
 def test_the_records_are_read_from_the_files_they_are_written_to():
@@ -90,7 +90,7 @@ def test_no_python_module_spells_a_run_folder_file():
            for layer in PY_LAYERS for p in sorted((ROOT / layer).rglob("*.py"))
            if p != mine and not any(p.is_relative_to(ROOT / w) for w in WORKLOADS)
            for line, name in py_file_names(p)]
-    assert not bad, "use collectors.run_folder:\n" + "\n".join(bad)
+    assert not bad, "use runfolder.files:\n" + "\n".join(bad)
 
 
 def test_the_python_check_can_fail(tmp_path):
@@ -146,7 +146,7 @@ def test_the_readers(tmp_path):
 
 def test_the_table_is_pure():
     """Stdlib only, so every layer may read folders through it."""
-    tree = ast.parse((ROOT / "collectors" / "run_folder.py").read_text())
+    tree = ast.parse((ROOT / "runfolder" / "files.py").read_text())
     mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
             for a in n.names}
     mods |= {n.module.split(".")[0] for n in ast.walk(tree)
@@ -173,7 +173,7 @@ def test_a_full_run_folder_holds_only_the_tables_files(traced):
     files for such a run are there (so the check looked at a real folder)."""
     r = traced("--benchmarks=fillrandom", "--num=1500", "--threads=2", "--sync=true",
                "--enable_pipelined_write=false")
-    assert unlisted(r.dir) == [], "add them to collectors/run_folder.py"
+    assert unlisted(r.dir) == [], "add them to runfolder/files.py"
     folder = RF.RunFolder(r.dir)
     want = [folder.records(s) for s in RF.RECORD_FILES] + [
         folder.collector_json, folder.collector_log, folder.attach_tsv, folder.layout_json,

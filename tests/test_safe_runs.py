@@ -180,7 +180,7 @@ def test_sample_hz_help_is_what_prepare_does():
     rate prepare() gives them (their rows' sample_hz)."""
     import inspect
 
-    from collectors import modes
+    from probepoints import modes
     from runners.command import cli, plan
     text = " ".join(cli.build_parser().format_help().split())
     m = re.search(r"--sample-hz HZ (.*?)\)", text)

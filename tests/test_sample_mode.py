@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from collectors.modes import SAMPLE_MODE_HZ
+from probepoints.modes import SAMPLE_MODE_HZ
 from tests.conftest import ROOT, TRACE, BpftraceTotals, ensure_tracefs
 
 # total time db_bench's own threads spend in a syscall, timed by tracepoints;

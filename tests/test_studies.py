@@ -11,7 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from collectors import modes
+from probepoints import modes
 from runners.experiments.studies import STUDIES
 from runners.experiments.studies.model import HELD, NOT_HELD, PARTLY, UNTESTABLE
 from runners.experiments.studies.results import Results

@@ -593,3 +593,14 @@ def test_log_axes_label_whole_values_not_minor_digits():
     for ax in (t.layout.xaxis, t.layout.yaxis):
         assert ax.type == "log" and ax.tickvals
         assert not any(re.fullmatch(r"\d", x) for x in ax.ticktext)
+
+
+def test_the_throughput_sentence_names_an_indistinguishable_client_count():
+    """One client count called, one inside the noise: the second sentence
+    says the metric again, shortly (it once raised a NameError there)."""
+    said = s004.throughput_sentence(tpcc(two_tpmc=25_100), [1, 2])
+    assert said.startswith("WAL committed 2.6 times DELETE's " + s004.TPM)
+    assert said.endswith(f"With 2 clients, WAL's {s004.TPM_SHORT} were not "
+                         "distinguishable from DELETE's here.")
+    alone = s004.throughput_sentence(tpcc(wal_tpmc=25_750), [1, 2])
+    assert alone.startswith("With 1 client and 2 clients, WAL's " + s004.TPM + " were")

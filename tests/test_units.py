@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collectors import modes, records as R
+from probepoints import modes
+from runfolder import records as R
 from collectors import topology as T
 from analysis.compensation import Calibration
 from analysis.io import io_frame
@@ -162,7 +163,7 @@ def test_each_folder_is_read_with_its_own_layout(tmp_path):
     record's file kind by their own."""
     import json
     from analysis.io import io_frame
-    from collectors.run_folder import RunFolder
+    from runfolder.files import RunFolder
     raw = json.loads(GOLDEN.path.read_text())
     kinds = next(t for t in raw["types"] if t.get("name") == "ws_file_kind")
     vals = {v["name"]: v for v in kinds["values"]}
@@ -260,7 +261,7 @@ def test_run_folder_keeps_its_schema_and_analyses_offline(traced):
             "*.parquet", "*.folded", "*.svg", "summary.json", "report.html"))
         subprocess.run(["chown", "-R", "nobody", str(base)], check=True)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-                "from collectors import records as R; R.BTF_JSON = R.Path('/nonexistent'); "
+                "from runfolder import records as R; R.BTF_JSON = R.Path('/nonexistent'); "
                 "from analysis.__main__ import main; sys.exit(main(['-q', sys.argv[2]]))")
         p = subprocess.run(["runuser", "-u", "nobody", "--",
                             str(ROOT / ".venv" / "bin" / "python"), "-c", code, str(ROOT),
@@ -283,15 +284,14 @@ def test_stepped_sites_cost_more(tmp_path):
 
 @pytest.mark.root
 def test_probe_site_classes():
-    from collectors import symbols as S
     from engines.rocksdb import resolve as RR
-    from engines.sqlite import resolve as SR
+    from probepoints.elf import is_emulated_site, stepped_phases
     lib = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"
     res = RR.resolve([lib], modes.FULL)
-    stepped = S.stepped_phases(res.probes)
+    stepped = stepped_phases(res.probes)
     assert "PH_WRITE" not in stepped  # push %rbp: emulated
     ext = [p for p in res.probes if p.name.startswith("rocksdb::crc32c::Extend(")]
-    assert ext and not S.is_emulated_site(ext[0].path, ext[0].offset)  # jmp *mem
+    assert ext and not is_emulated_site(ext[0].path, ext[0].offset)  # jmp *mem
     # the inner WriteToWAL(const WriteBatch&) runs inside the group-level one
     wal = [p.name for p in res.probes if p.name.startswith("rocksdb::DBImpl::WriteToWAL(")]
     assert len(wal) == 1 and "WriteGroup const&" in wal[0], wal
@@ -302,7 +302,6 @@ def test_probe_site_classes():
 def test_writes_mode_probes_boundaries_and_wal_calls_only():
     """--mode writes: WriteImpl and the WAL calls; group roles and queue
     come from syscalls, memtable and a waiter's spin from samples."""
-    from collectors import symbols as S
     from engines.rocksdb import resolve as RR
     from engines.sqlite import resolve as SR
     res = RR.resolve(["/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8"], modes.WRITES)
@@ -377,10 +376,9 @@ def test_transactions_labelled_by_the_workload_log():
 
 @pytest.mark.root
 def test_sqlite_symbols_of_the_system_library():
-    from collectors import symbols as S
-    from engines.rocksdb import resolve as RR
+    from collectors.symbols import candidate_objects_for_command
     from engines.sqlite import resolve as SR
-    objs = S.candidate_objects_for_command("/usr/bin/python3", [])
+    objs = candidate_objects_for_command("/usr/bin/python3", [])
     res = SR.resolve(objs, modes.FULL)
     assert res.engine == "sqlite" and res.object_path and "libsqlite3" in res.object_path
     step = next(p for p in res.probes if p.spec.phase == "PH_SQL_STEP")
@@ -393,12 +391,12 @@ def test_sqlite_symbols_of_the_system_library():
 def test_the_runs_engine_is_the_earliest_found_in_the_registry(tmp_path):
     """A process with SQLite met before RocksDB (Python's own sqlite3) is
     a RocksDB run; objects of one engine: the first met names it."""
-    from collectors import symbols as S
     from collectors.objects import ObjectFollower
+    from probepoints.points import Resolution
     f = ObjectFollower(modes.FULL, False, tmp_path)
-    f.found = [S.Resolution(object_path="/a/libsqlite3.so", engine="sqlite"),
-               S.Resolution(object_path="/b/librocksdb.so", engine="rocksdb"),
-               S.Resolution(object_path="/c/librocksdb.so", engine="rocksdb")]
+    f.found = [Resolution(object_path="/a/libsqlite3.so", engine="sqlite"),
+               Resolution(object_path="/b/librocksdb.so", engine="rocksdb"),
+               Resolution(object_path="/c/librocksdb.so", engine="rocksdb")]
     res = f.merged()
     assert (res.engine, res.object_path) == ("rocksdb", "/b/librocksdb.so")
     f.found = f.found[:1]

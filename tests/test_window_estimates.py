@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import windows as W
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 
 def test_a_torn_last_window_is_not_one(tmp_path):

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 

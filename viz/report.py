@@ -20,7 +20,7 @@ from typing import Any
 
 from plotly.offline import get_plotlyjs
 
-from collectors.run_folder import REPORT_HTML, RunFolder
+from runfolder.files import REPORT_HTML, RunFolder
 from viz import export, figures, headline, matrix
 from viz.figures import breakdown_figure
 from viz.flameframe import flame_frame

@@ -13,7 +13,7 @@ from analysis import components
 from analysis.aggregate import Dist
 from analysis.columns import ParquetColumns
 from analysis.components import QUEUE_PARTS
-from collectors.run_folder import SUMMARY_JSON, RunFolder
+from runfolder.files import SUMMARY_JSON, RunFolder
 
 COMPONENTS = list(components.DISPLAY_ORDER)
 COLORS = components.COLORS

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from collectors.modes import Mode
-from collectors.symbols import BOTH, ProbeSpec, Resolution, Resolved, embedded, \
-    first_defining
 from engines.innodb import ENGINE
+from probepoints.elf import embedded, first_defining
+from probepoints.modes import Mode
+from probepoints.points import BOTH, ProbeSpec, Resolution, Resolved
 
 COMMIT = "_Z15ha_commit_transP3THDb"    # ha_commit_trans(THD*, bool)
 PROBES: tuple[ProbeSpec, ...] = (ProbeSpec("ha_commit_trans(", "IP_COMMIT", BOTH),)

@@ -11,9 +11,10 @@ import engines
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from collectors.modes import Mode
-from collectors.symbols import Resolution, sections
 from engines.logsync import ENGINE
+from probepoints.elf import sections
+from probepoints.modes import Mode
+from probepoints.points import Resolution
 
 
 def imported(path: str) -> set[str]:

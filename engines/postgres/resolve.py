@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 
-from collectors.modes import Mode
-from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved, embedded,
-                                first_defining, usdt_probes)
 from engines.postgres import ENGINE
+from probepoints.elf import embedded, first_defining
+from probepoints.modes import Mode
+from probepoints.points import BOTH, FULL, ProbeSpec, Resolution, Resolved
+from probepoints.usdt import usdt_probes
 
 # (function, phase, modes, return probe too)
 FUNCTIONS: tuple[ProbeSpec, ...] = (

@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import re
 
-from collectors.modes import Mode
-from collectors.symbols import (BOTH, FULL, ProbeSpec, Resolution, Resolved,
-                                SymbolError, demangle, embedded, function_symbols,
-                                stepped_phases)
 from engines.rocksdb import ENGINE
+from probepoints.elf import demangle, embedded, function_symbols, stepped_phases
+from probepoints.modes import Mode
+from probepoints.points import BOTH, FULL, ProbeSpec, Resolution, Resolved, SymbolError
 
 PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec("rocksdb::DBImpl::WriteImpl(", "PH_WRITE", BOTH),

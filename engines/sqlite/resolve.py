@@ -8,10 +8,10 @@ import glob
 import os
 import re
 
-from collectors.modes import Mode
-from collectors.symbols import (BOTH, ProbeSpec, Resolution, Resolved, embedded,
-                                first_defining)
 from engines.sqlite import ENGINE
+from probepoints.elf import embedded, first_defining
+from probepoints.modes import Mode
+from probepoints.points import BOTH, ProbeSpec, Resolution, Resolved
 
 PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("sqlite3_step", "PH_SQL_STEP", ()),

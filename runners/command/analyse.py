@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.__main__ import main as analyse_main
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 
 
 def render(run_dir: Path) -> None:

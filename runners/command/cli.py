@@ -8,7 +8,8 @@ import textwrap
 from pathlib import Path
 
 import engines
-from collectors import modes, symbols
+from probepoints.elf import is_elf
+from probepoints import modes
 from runners.command import defaults
 from runners.command.entry import hold_interrupts, quiet_broken_pipe, release_interrupts
 from runners.command.version import VersionAction
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.force and args.output is None:
         parser.error("--force applies to -o DIR only")
     for lib in args.lib:
-        if not os.path.isfile(lib) or not symbols.is_elf(lib):
+        if not os.path.isfile(lib) or not is_elf(lib):
             parser.error(f"--lib {lib}: " + ("no such file" if not os.path.exists(lib)
                                              else "not a file" if not os.path.isfile(lib)
                                              else "not an ELF object"))

@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors import perf_record, procfs, records as R
+from collectors import perf_record, procfs
+from runfolder import records as R
 from collectors.session import Collector, SessionError, Workload, process_tree
 from runners.command import defaults
 from runners.command.plan import Plan, TraceError, collector_options

@@ -1,6 +1,6 @@
 """Defaults the command line shows and the tracer applies (one place)."""
 
-# (the modes, the default one and each mode's sample rate: collectors/modes.py)
+# (the modes, the default one and each mode's sample rate: probepoints/modes.py)
 # the default mode's overhead budget: a share of the workload's throughput
 BUDGET = 0.02
 STACK_METHODS = ("off", "auto", "bpf", "dwarf")

@@ -20,10 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import engines
-from collectors import calibration, frame_pointers, records as R
-from collectors import modes, symbols, topology
+from collectors import calibration, frame_pointers
+from runfolder import records as R
+from collectors import topology
+from collectors.symbols import candidate_objects_for_command, candidate_objects_for_pid
+from probepoints.elf import is_elf
+from probepoints.points import Resolution, SymbolError
+from probepoints import modes
 from collectors.objects import ObjectFollower
-from collectors.run_folder import RUNS_DIR, RunFolder
+from runfolder.files import RUNS_DIR, RunFolder
 from collectors.session import RunAs, SessionError
 from runners.command import defaults
 
@@ -38,7 +43,7 @@ class TraceOptions:
     pid: int | None = None
     duration: float | None = None
     output: Path | None = None
-    mode: str = modes.DEFAULT   # a name in collectors/modes.py
+    mode: str = modes.DEFAULT   # a name in probepoints/modes.py
     cpu_types: str | None = None
     user: str | None = None
     libs: list[str] = field(default_factory=list)
@@ -156,26 +161,26 @@ def candidate_objects(opts: TraceOptions, run_as: RunAs) -> list[str]:
     """The objects the command (or -p PID) will run, known before it runs:
     the program, its libraries, --lib; later ones are met as they load."""
     if opts.pid is not None:
-        return symbols.candidate_objects_for_pid(opts.pid, opts.libs)
+        return candidate_objects_for_pid(opts.pid, opts.libs)
     path = run_as.env()["PATH"]
     exe = _resolve_exe(opts.command[0], path)
-    objs = symbols.candidate_objects_for_command(exe, opts.libs)
+    objs = candidate_objects_for_command(exe, opts.libs)
     # wrappers (taskset, nice, env, numactl...) exec the real program:
     # look at later arguments that are executables too
     for arg in opts.command[1:]:
         if arg.startswith("-"):
             continue
-        found = symbols.shutil.which(arg, path=path) \
+        found = shutil.which(arg, path=path) \
             if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
-        if found and os.path.isfile(found) and symbols.is_elf(found):
-            objs += [o for o in symbols.candidate_objects_for_command(found, [])
+        if found and os.path.isfile(found) and is_elf(found):
+            objs += [o for o in candidate_objects_for_command(found, [])
                      if o not in objs]
     return objs
 
 
 def _resolve_exe(exe: str, path: str) -> str:
     if "/" not in exe:
-        found = symbols.shutil.which(exe, path=path)
+        found = shutil.which(exe, path=path)
         if not found:
             raise TraceError(f"command not found: {exe}")
         exe = found
@@ -243,7 +248,7 @@ def prepare(opts: TraceOptions) -> Plan:
     try:
         run_as = RunAs.lookup(opts.user)
         objs = candidate_objects(opts, run_as)
-    except (SessionError, symbols.SymbolError) as e:
+    except (SessionError, SymbolError) as e:
         raise TraceError(str(e)) from None
     name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
     run_dir = opts.output or unused_run_dir(default_run_dir(name))
@@ -299,12 +304,12 @@ def _decide(opts: TraceOptions, mode: modes.Mode, topo: topology.Topology, run_a
                 offcpu_kind, fp_objects, own_dir)
 
 
-def stack_objects(opts: TraceOptions, res: symbols.Resolution) -> list[str]:
+def stack_objects(opts: TraceOptions, res: Resolution) -> list[str]:
     """What on-CPU stacks walk through: the program and the database library."""
     objs = [res.object_path] if res.object_path else []
     exe = f"/proc/{opts.pid}/exe" if opts.pid is not None else (
-        symbols.shutil.which(opts.command[0]) if opts.command else None)
-    if exe and os.path.exists(exe) and symbols.is_elf(exe):
+        shutil.which(opts.command[0]) if opts.command else None)
+    if exe and os.path.exists(exe) and is_elf(exe):
         objs.append(os.path.realpath(exe))
     return objs
 

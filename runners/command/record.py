@@ -23,9 +23,12 @@ import engines
 from analysis import dataset
 from analysis import run as analysis
 from analysis.table import format_table
-from collectors import calibration, modes, perf_record, records as R
-from collectors import symbolize, symbols
-from collectors.run_folder import RunFolder
+from collectors import calibration, perf_record
+from probepoints import modes
+from runfolder import records as R
+from collectors import symbolize
+from collectors.attach_lines import attach_lines
+from runfolder.files import RunFolder
 from collectors.session import chown_tree
 from runners.command.collect import COSTLY_WRITES_PER_S, Collected
 from runners.command.plan import Plan, TraceError, discard_run_dir
@@ -232,7 +235,7 @@ def write_run_info(plan: Plan, started: bool, exit_code: int = 0,
             "command_exit_code": command_exit_code, "interrupted": interrupted,
             "started_utc": plan.started_utc, "elapsed_s": elapsed,
             "mono_to_unix_ns": plan.mono_to_unix_ns,
-            "probes": {"attached": len(symbols.attach_lines(res.probes)),
+            "probes": {"attached": len(attach_lines(res.probes)),
                        "missing": res.missing,
                        "points": sorted({p.name.split('(')[0] for p in res.probes})},
             "environment": {

@@ -22,7 +22,7 @@ from typing import Callable
 
 from analysis import dataset as D
 from analysis import query as Q
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 from runners.command.entry import quiet_broken_pipe
 from runners.command.version import VersionAction
 

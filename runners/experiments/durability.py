@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from runners.command.plan import TraceError, TraceOptions  # noqa: E402
 from runners.command.trace import trace  # noqa: E402
-from collectors.run_folder import RunFolder  # noqa: E402
+from runfolder.files import RunFolder  # noqa: E402
 from collectors.session import RunAs, SessionError, chown_tree  # noqa: E402
 
 ACK_WRITER = ROOT / ".output" / "ack_writer"

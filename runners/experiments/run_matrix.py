@@ -44,7 +44,7 @@ from collectors import topology  # noqa: E402
 from runners.command.plan import TraceError, TraceOptions  # noqa: E402
 from runners.command.record import cpu_model  # noqa: E402
 from runners.command.trace import trace  # noqa: E402
-from collectors.run_folder import REPORT_HTML, RunFolder  # noqa: E402
+from runfolder.files import REPORT_HTML, RunFolder  # noqa: E402
 from collectors.session import RunAs, chown_tree  # noqa: E402
 from engines.rocksdb import report as db_bench_report  # noqa: E402
 from runners.experiments.scenario import Cell, Scenario, ScenarioError, load  # noqa: E402

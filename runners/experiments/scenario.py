@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from collectors import modes
+from probepoints import modes
 
 ROOT = Path(__file__).resolve().parents[2]
 # the shipped scenario files (the studies' matrices among them)

@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 from runners.command.entry import in_venv  # noqa: E402
 in_venv(str(ROOT / "trace_wal.py"), __file__)   # the project's .venv, whoever starts it
 
-from collectors import modes, topology  # noqa: E402
+from collectors import topology  # noqa: E402
+from probepoints import modes  # noqa: E402
 from runners.experiments import run_matrix  # noqa: E402
 from runners.experiments.scenario import SCENARIOS, Scenario, ScenarioError, load  # noqa: E402
 from runners.experiments.studies import STUDIES  # noqa: E402

@@ -15,7 +15,7 @@ import pandas as pd
 
 from analysis import components as K
 from analysis.answer import headline_of
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 from viz.runs import Run, col, component_means
 
 

@@ -430,7 +430,7 @@ def throughput_sentence(r: Results, ns: list[int]) -> str:
     if quiet:
         out += (" " if out else "") + (
             f"With {' and '.join(plural(n) for n in quiet)}, WAL's "
-            + (TPM if not s else TPM_SHORT)
+            + (TPM if not out else TPM_SHORT)
             + " were not distinguishable from DELETE's here.")
     return out
 

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from collectors.run_folder import RunFolder
+from runfolder.files import RunFolder
 from runners.experiments.studies.judge import (COVERAGE, MIN_ROUNDS, beside_untraced, trust_note,
                                                truth_note)
 from runners.experiments.studies.model import UNTESTABLE, Study, Verdict

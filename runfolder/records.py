@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import engines
-from collectors.run_folder import RECORD_FILES, RunFolder
+from runfolder.files import RECORD_FILES, RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 BTF_JSON = ROOT / ".output" / "walscope.btf.json"

@@ -47,7 +47,8 @@ $(OUTPUT)/walscope.btf.json: $(OUTPUT)/walscope.bpf.o
 # the collector: one object per unit of collectors/ in $(OUTPUT)/collect/,
 # each rebuilt when a header it includes changes (-MMD: its .d file)
 COLLECT_UNITS := walscope_collect collect_options collect_commands collect_attach \
-	collect_outputs collect_windows collect_wall budget
+	collect_outputs collect_windows collect_window_log collect_pace collect_sample \
+	collect_wall budget
 COLLECT_OBJS := $(patsubst %,$(OUTPUT)/collect/%.o,$(COLLECT_UNITS))
 
 $(OUTPUT)/collect:

@@ -40,6 +40,9 @@
 #include "collect_options.h"
 #include "collect_attach.h"
 #include "collect_outputs.h"
+#include "collect_pace.h"
+#include "collect_sample.h"
+#include "collect_window_log.h"
 #include "collect_windows.h"
 #include "collect_wall.h"
 
@@ -49,23 +52,6 @@
 #define FOREVER_NS (~0ULL)
 /* while every write is traced, the cost is judged this often */
 #define BUDGET_POLL_MS 10
-/* writers told apart in a sample: more count as this many */
-#define MAX_WRITERS 64
-
-/* what the probes did since the sample began (--budget) */
-static struct {
-	unsigned long long since_ns;
-	__u64 hits[3];			/* uprobe, uretprobe, tracepoint
-					 * counters at since_ns */
-	__u64 sleeps;			/* CNT_WRITE_SLEEPS at since_ns */
-	double probe_ns;		/* in its writes, by their records */
-	unsigned long long lo_ns, hi_ns;	/* its writes' span */
-	unsigned long long writes;
-	unsigned long long followers;	/* carried by another's group */
-	double busy_ns;			/* its writes' time, summed */
-	__u32 tids[MAX_WRITERS];
-	unsigned int threads;
-} sample;
 
 static struct {
 	bool open, draining;
@@ -74,7 +60,6 @@ static struct {
 					 * last window's begins */
 	unsigned long long open_ns, close_ns;
 	struct bpf_link *links[NR_WINDOW_PROGS];
-	FILE *log;			/* windows.tsv */
 	unsigned long n;
 	struct budget_sample seen;	/* what the window saw (--budget) */
 } win;
@@ -93,111 +78,6 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);	/* bpf_ktime_get_ns's clock */
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* a write record seen: its writer counts in the sample, and its probe
- * time (its hits as the record counts them, at the calibrated costs:
- * what compensation removes from it, less the wait-for charges) */
-void sample_write(const struct ws_write_rec *w)
-{
-	double pairs = 0, ones = 0, sys = 0, cold;
-	unsigned int i;
-
-	for (i = 0; i < WS_MAX_COMP; i++) {
-		pairs += w->hits_in[i];
-		ones += w->hits_one[i];
-		sys += w->sys_in[i] * env.hit_ns[4] + w->sys_ign[i] * env.hit_ns[5];
-	}
-	/* the share of its hits that came cold, as compensation charges them */
-	cold = pairs + ones > 0 ? w->cold_hits / (2 * pairs + ones) : 0.5;
-	if (cold > 1)
-		cold = 1;
-	sample.probe_ns += pairs * (env.hit_ns[0] + cold * (env.hit_ns[1] - env.hit_ns[0])) +
-			   ones * (env.hit_ns[2] + cold * (env.hit_ns[3] - env.hit_ns[2])) + sys;
-	if (!sample.writes || w->start_ns < sample.lo_ns)
-		sample.lo_ns = w->start_ns;
-	if (w->start_ns + w->dur_ns > sample.hi_ns)
-		sample.hi_ns = w->start_ns + w->dur_ns;
-	sample.writes++;
-	sample.busy_ns += w->dur_ns;
-	/* only an engine whose rows form groups has followers */
-	if ((env.grouped >> (w->engine & 63) & 1) && !(w->flags & WS_WF_LEADER))
-		sample.followers++;
-	for (i = 0; i < sample.threads && i < MAX_WRITERS; i++)
-		if (sample.tids[i] == w->tid)
-			return;
-	if (sample.threads < MAX_WRITERS)
-		sample.tids[sample.threads] = w->tid;
-	sample.threads++;
-}
-
-/* a counter summed over CPUs */
-static __u64 counter(struct walscope_bpf *skel, __u32 k)
-{
-	static __u64 *vals;
-	static int nr;
-	__u64 sum = 0;
-	int c;
-
-	if (!vals) {
-		nr = libbpf_num_possible_cpus();
-		vals = calloc(nr, sizeof(*vals));
-		if (!vals)
-			return 0;
-	}
-	if (bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k), vals,
-				 sizeof(*vals) * nr, 0))
-		return 0;
-	for (c = 0; c < nr; c++)
-		sum += vals[c];
-	return sum;
-}
-
-static void read_hits(struct walscope_bpf *skel, __u64 hits[3])
-{
-	hits[0] = counter(skel, CNT_UPROBE);
-	hits[1] = counter(skel, CNT_URETPROBE);
-	hits[2] = counter(skel, CNT_TRACEPOINT);
-}
-
-static void sample_start(struct walscope_bpf *skel, unsigned long long now)
-{
-	read_hits(skel, sample.hits);
-	sample.sleeps = counter(skel, CNT_WRITE_SLEEPS);
-	sample.since_ns = now;
-	sample.probe_ns = 0;
-	sample.lo_ns = sample.hi_ns = 0;
-	sample.writes = 0;
-	sample.followers = 0;
-	sample.busy_ns = 0;
-	sample.threads = 0;
-}
-
-/* the sample so far, as the budget reads it: the span of its writes (the
- * records come in after their writes end, a poll or two late), or the
- * time since it began when it has fewer than two */
-static struct budget_sample sample_take(struct walscope_bpf *skel,
-					unsigned long long now)
-{
-	struct budget_sample s = { .paced_cost = -1 };
-	__u64 hits[3], sleeps;
-	int i;
-
-	read_hits(skel, hits);	/* every hit, in writes or not */
-	for (i = 0; i < 3; i++)
-		s.all_probe_ns += (double)(hits[i] - sample.hits[i]) * env.hit_ns[6 + i];
-	s.all_period_ns = now - sample.since_ns;
-
-	s.probe_ns = sample.probe_ns;
-	s.period_ns = sample.writes >= 2 && sample.hi_ns > sample.lo_ns ?
-		      sample.hi_ns - sample.lo_ns : now - sample.since_ns;
-	s.writes = sample.writes;
-	s.threads = sample.threads;
-	s.followers = sample.followers;
-	s.busy_ns = sample.busy_ns;
-	sleeps = counter(skel, CNT_WRITE_SLEEPS);	/* 0 where unread */
-	s.sleeps = sleeps > sample.sleeps ? sleeps - sample.sleeps : 0;
-	return s;
 }
 
 /* the i-th of the programs attached only while a window is open */
@@ -240,132 +120,6 @@ static unsigned long long next_open(unsigned long long now, double window_ns,
 
 	win.stretch_ns = start + (unsigned long long)stretch;
 	return start + (unsigned long long)(drand48() * (stretch - window_ns));
-}
-
-static void window_line(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!win.log)
-		return;
-	va_start(ap, fmt);
-	vfprintf(win.log, fmt, ap);
-	va_end(ap);
-	if (fflush(win.log))
-		fail_write("windows.tsv");
-}
-
-/*
- * The traced processes' write syscalls so far (each thread's own syscw, a
- * count the kernel keeps anyway), as a "syscw" line of windows.tsv: read
- * at each window's open and close, and at the start and end, it says how
- * many write syscalls the gaps between windows held (also before each
- * attach, and once the workload has settled after a detach: the pace's
- * gap), from which the
- * analysis estimates the writes it did not record.  The live threads' by a
- * task iterator (ws_syscw_sweep), the exited ones' as the BPF side kept
- * them at their exit (exited_syscw): a process that exits between two
- * readings keeps its last writes, and a reaped child is not counted again
- * in its parent (as /proc/PID/io would).
- */
-static struct bpf_link *syscw_iter;
-static bool syscw_broken;	/* said once, then no syscw lines */
-
-/* the count now in *n; false (and said once) where it cannot be read */
-static bool syscw_read(struct walscope_bpf *skel, unsigned long long *n)
-{
-	unsigned long long exited;
-	char buf[64];
-	ssize_t got = 0;
-	int fd;
-
-	if (syscw_broken)
-		return false;
-	if (!syscw_iter)
-		syscw_iter = bpf_program__attach_iter(skel->progs.ws_syscw_sweep, NULL);
-	/* the exited threads first: one that exits during the sweep is then
-	 * missed for a moment (the next reading has it), not counted twice */
-	exited = __atomic_load_n(&skel->bss->exited_syscw, __ATOMIC_SEQ_CST);
-	skel->bss->live_syscw = 0;
-	fd = syscw_iter ? bpf_iter_create(bpf_link__fd(syscw_iter)) : -1;
-	if (fd >= 0) {
-		while ((got = read(fd, buf, sizeof(buf))) > 0)
-			;
-		close(fd);
-	}
-	if (fd < 0 || got < 0) {
-		fprintf(stderr, "walscope-collect: counting write syscalls: %s (the share "
-			"recorded is estimated from the windows' rates)\n", strerror(errno));
-		syscw_broken = true;
-		return false;
-	}
-	*n = exited + skel->bss->live_syscw;
-	return true;
-}
-
-/* the count now, also in windows.tsv (0 and no line where it cannot be
- * read) */
-static unsigned long long syscw_line(struct walscope_bpf *skel, unsigned long long ts)
-{
-	unsigned long long n;
-
-	if (env.budget <= 0 || !syscw_read(skel, &n))
-		return 0;
-	window_line("syscw\t%llu\t%llu\n", ts, n);
-	return n;
-}
-
-/*
- * The workload's pace (write syscalls a second) where it was not traced:
- * the gap before the open window, from the counts at its edges.  The gap
- * begins PACE_SETTLE_NS after the last detach, where the gap is longer
- * (walscope.h's WS_SETTLE_NS says why); and it ends before the next
- * attach.  Inside the window, the pace counts from BUDGET_PACE_LEAD_NS
- * after its open.
- */
-#define PACE_MIN_SYSCALLS 20	/* fewer in a gap or window: no pace */
-#define PACE_SETTLE_NS ((unsigned long long)WS_SETTLE_NS)
-static struct {
-	unsigned long long close_ns, close_n;	/* where the gap began */
-	unsigned long long settle_ns;		/* it begins again here (0: no) */
-	unsigned long long open_ns, open_n;	/* where the window's pace
-						 * begins: its open, then its
-						 * lead's end */
-	unsigned long long lead_ns;		/* the lead ends here (0: no) */
-	double gap_rate;			/* < 0: none */
-} pace = { .gap_rate = -1 };
-
-/* the untraced gap, for the pace, begins (again) now */
-static void gap_begins(struct walscope_bpf *skel, unsigned long long now)
-{
-	pace.close_ns = now;
-	pace.close_n = syscw_line(skel, now);
-}
-
-/* the open window's pace against the gap's, as a cost (< 0: unknown) */
-static double paced_cost(struct walscope_bpf *skel, unsigned long long now)
-{
-	unsigned long long n = 0;
-	double rate;
-
-	if (pace.gap_rate <= 0 || now <= pace.open_ns || !syscw_read(skel, &n) ||
-	    n < pace.open_n + PACE_MIN_SYSCALLS)
-		return -1;
-	rate = (double)(n - pace.open_n) / (now - pace.open_ns);
-	return budget_paced_cost(pace.gap_rate, rate);
-}
-
-/* the window's lead is over: its pace counts from now (where the count
- * cannot be read, from its open) */
-static void lead_ends(struct walscope_bpf *skel, unsigned long long now)
-{
-	unsigned long long n;
-
-	pace.lead_ns = 0;
-	if (bud.every_write || !syscw_read(skel, &n))
-		return;
-	pace.open_n = n;
-	pace.open_ns = now;
 }
 
 /*
@@ -616,7 +370,7 @@ int step_windows(struct walscope_bpf *skel)
 	 * from the open (from now it would count nothing) */
 	if (win.open && pace.lead_ns && now >= pace.lead_ns) {
 		if (now < win.close_ns)
-			lead_ends(skel, now);
+			lead_ends(skel, now, bud.every_write);
 		pace.lead_ns = 0;
 	}
 	if (win.open && now < win.close_ns && env.budget > 0 && window_spent(skel, now))
@@ -648,8 +402,7 @@ int start_windows(struct walscope_bpf *skel)
 {
 	if (!env.window_ms)
 		return 0;
-	win.log = open_out("windows.tsv");
-	if (!win.log)
+	if (window_log_open())
 		return -1;
 	srand48(now_ns() ^ getpid());
 	if (env.budget > 0) {
@@ -696,8 +449,6 @@ void free_windows(void)
 	detach_window_probes(true);
 	for (i = 0; i < NR_WINDOW_PROGS; i++)
 		bpf_link__destroy(win.links[i]);
-	bpf_link__destroy(syscw_iter);
-	syscw_iter = NULL;
-	if (win.log)
-		close_out(win.log, "windows.tsv");
+	pace_free();
+	window_log_close();
 }

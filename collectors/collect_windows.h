@@ -12,7 +12,6 @@
 struct walscope_bpf;
 struct bpf_program;
 struct ring_buffer;
-struct ws_write_rec;
 
 /* --window-ms: the programs attached only while a window is open */
 #define NR_WINDOW_PROGS 5
@@ -26,8 +25,6 @@ int start_windows(struct walscope_bpf *skel);
 int step_windows(struct walscope_bpf *skel);
 /* a window open or its writes still draining: its probes are attached */
 bool window_attached(void);
-/* --budget: a write record seen counts in the budget's sample */
-void sample_write(const struct ws_write_rec *w);
 /* at the end: the open window closed, its writes drained from rb, the
  * last lines of windows.tsv */
 void end_windows(struct walscope_bpf *skel, struct ring_buffer *rb);

@@ -47,6 +47,7 @@
 #include "collect_options.h"
 #include "collect_attach.h"
 #include "collect_outputs.h"
+#include "collect_sample.h"
 #include "collect_windows.h"
 #include "collect_wall.h"
 #include "collect_commands.h"

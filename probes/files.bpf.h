@@ -121,6 +121,18 @@ static __always_inline bool inode_is_dir(struct inode *ino)
 	return (mode & 00170000) == 0040000;
 }
 
+/* O_DSYNC (asm-generic/fcntl.h); O_SYNC holds it too */
+#define WS_O_DSYNC 010000
+
+/* writes to an fd of the current task are durable when they return: it
+ * was opened O_DSYNC or O_SYNC (a log an engine syncs by its writes) */
+static __always_inline bool fd_is_dsync(int fd)
+{
+	struct file *f = fd_file(fd);
+
+	return f && (BPF_CORE_READ(f, f_flags) & WS_O_DSYNC);
+}
+
 /* inode and directory bit of an fd of the current task */
 static __always_inline __u64 fd_inode(int fd, bool *is_dir)
 {

@@ -35,14 +35,25 @@ static __always_inline __u8 logsync_sys_comp(struct thread_state *t, int cls,
 	bool log = is_log_kind(t->sys_kind);
 
 	if (cls == IOC_WRITE || cls == IOC_SYNC) {
+		/* a write to a log opened O_DSYNC or O_SYNC syncs it */
+		bool durable = log && cls == IOC_WRITE && fd_is_dsync(t->sys_fd);
+		__u8 c;
+
 		if (cls == IOC_WRITE)
 			t->rec.flags |= WS_WF_WROTE;
 		if (log)	/* unsynced writes of the log, since its last sync */
-			t->eng.logsync.log_writes = cls == IOC_WRITE ?
+			t->eng.logsync.log_writes = cls == IOC_WRITE && !durable ?
 				t->eng.logsync.log_writes + 1 : 0;
-		return log_or_data_io(t, cls, log, LS_LOG_WRITE_IO, LS_LOG_SYNC_IO,
-				      LS_DATA_WRITE_IO, LS_DATA_SYNC_IO);
+		t->eng.logsync.durable = durable;
+		/* a durable write is busy as a write: its bytes count */
+		c = log_or_data_io(t, cls, log, LS_LOG_WRITE_IO, LS_LOG_SYNC_IO,
+				   LS_DATA_WRITE_IO, LS_DATA_SYNC_IO);
+		if (!durable)
+			return c;
+		t->rec.flags |= WS_WF_LEADER;	/* it synced the log itself */
+		return LS_LOG_SYNC_IO;
 	}
+	t->eng.logsync.durable = 0;
 	switch (nr) {
 	case WS_NR_fcntl:
 	case WS_NR_flock:
@@ -75,9 +86,9 @@ static __always_inline void logsync_sys_exit(struct thread_state *t, __u16 kind,
 	t->rec.sys_in[WS_COMP_PENDING] = 0;
 }
 
-/* what makes the commit durable ends its row: a WAL's sync; a rollback
- * journal's unlink or truncation (DELETE, TRUNCATE); LS_BURST unsynced
- * writes of the log */
+/* what makes the commit durable ends its row: a WAL's sync; a write to a
+ * log opened O_DSYNC or O_SYNC; a rollback journal's unlink or truncation
+ * (DELETE, TRUNCATE); LS_BURST unsynced writes of the log */
 static __always_inline int logsync_sys_ends_row(struct thread_state *t,
 						__u16 kind, long ret)
 {
@@ -85,6 +96,8 @@ static __always_inline int logsync_sys_ends_row(struct thread_state *t,
 
 	kind = t->sys_kind;	/* the fd's, or the path's of an unlink */
 	if (cls == IOC_SYNC && kind == FK_WAL)
+		return 0;
+	if (cls == IOC_WRITE && t->eng.logsync.durable)	/* O_DSYNC, O_SYNC */
 		return 0;
 	if (kind == FK_JOURNAL && (t->sys_nr == WS_NR_unlink ||
 				   t->sys_nr == WS_NR_unlinkat ||

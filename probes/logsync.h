@@ -10,8 +10,10 @@
  * FK_JOURNAL: SQLite's -wal and -journal, RocksDB's *.log, InnoDB's
  * ib_logfile*) by a thread in no other row, and ends at what makes the
  * commit durable: a sync of a WAL, or the unlink or truncation of a
- * rollback journal (SQLite's DELETE and TRUNCATE modes).  A WAL sync with
- * no write before it in the row is a checkpoint's (WS_WF_CHECKPOINT).
+ * rollback journal (SQLite's DELETE and TRUNCATE modes); a write to a log
+ * opened O_DSYNC or O_SYNC is its own sync and ends its row too.  A WAL
+ * sync with no write before it in the row is a checkpoint's
+ * (WS_WF_CHECKPOINT).
  */
 #ifndef __WS_LOGSYNC_H
 #define __WS_LOGSYNC_H
@@ -35,6 +37,8 @@ _Static_assert(LS_OTHER == WS_COMP_OTHER && LS_SCHED_RUNQ == WS_COMP_SCHED_RUNQ 
 /* a thread's log-sync state (struct thread_state's eng.logsync) */
 struct ws_logsync_state {
 	__u16 log_writes;	/* the row's writes to its log, none synced yet */
+	__u8 durable;		/* the syscall in progress writes a log opened
+				 * O_DSYNC or O_SYNC: its own sync */
 };
 
 #endif /* __WS_LOGSYNC_H */

@@ -100,3 +100,64 @@ def test_delete_journal_one_row_per_commit(tmp_path, stripped):
     for c in ("log_write_io_ns", "log_sync_io_ns", "data_sync_io_ns", "log_lifecycle_ns"):
         assert (w[c] > 0).all(), c
     assert not w["during_checkpoint"].any()
+
+
+# A program that holds SQLite's mark and none of its functions, and keeps
+# its own log: COMMITS writes of a "-wal" file, each a commit.  Opened
+# O_DSYNC (argv[2] "dsync"), each write is durable when it returns, so it
+# is its own sync; opened plainly and never synced, its writes are bursts.
+DSYNC_PROGRAM = r'''
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+const char mark[] = "SQLite format 3";
+int main(int argc, char **argv)
+{
+	int n = 50, i, fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC |
+				 (strcmp(argv[2], "dsync") ? 0 : O_DSYNC), 0644);
+	char page[4096];
+
+	memset(page, 'x', sizeof page);
+	if (fd < 0)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (pwrite(fd, page, sizeof page, (off_t)i * sizeof page) != sizeof page)
+			return 2;
+	return close(fd) || mark[0] != 'S';
+}
+'''
+DSYNC_WRITES = 50
+
+
+@pytest.fixture(scope="module")
+def own_log(tmp_path_factory) -> Path:
+    if not shutil.which("cc"):
+        pytest.skip("cc (build-essential; ./setup.sh has it)")
+    d = tmp_path_factory.mktemp("own_log")
+    (d / "log.c").write_text(DSYNC_PROGRAM)
+    exe = d / "own_log"
+    subprocess.run(["cc", "-O2", str(d / "log.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("opened", ["dsync", "plain"])
+def test_a_log_opened_o_dsync_syncs_at_each_write(tmp_path, own_log, opened):
+    """Each write to a log opened O_DSYNC is a commit of its own (its time
+    the log's sync, its writer the one that synced); the same writes to a
+    log opened plainly and never synced are one burst."""
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--", str(own_log),
+                   str(tmp_path / "t.db-wal"), opened])
+    assert p.returncode == 0, p.stderr[-3000:]
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["engine"] == "logsync", s.get("engine")
+    w = pd.read_parquet(tmp_path / "o" / "writes.parquet")
+    if opened == "dsync":
+        assert len(w) == DSYNC_WRITES, len(w)
+        assert (w["log_sync_io_ns"] > 0).all() and (w["log_write_io_ns"] == 0).all()
+        assert w["leader"].all() and not w["during_checkpoint"].any()
+        assert (w["wal_bytes"] == 4096).all()
+    else:
+        assert len(w) == 1, len(w)
+        assert w["log_write_io_ns"].iloc[0] > 0 and w["log_sync_io_ns"].iloc[0] == 0
+        assert w["wal_bytes"].iloc[0] == DSYNC_WRITES * 4096

@@ -6,8 +6,9 @@ probes, so it splits no CPU time: what is not the log's or the database's
 I/O, a lock wait or a run-queue wait is "other".
 
 A row begins at a write or sync of a log by a thread in no other row and
-ends at what makes the commit durable: the WAL's sync, or the rollback
-journal's unlink or truncation.  A WAL sync with no write before it is a
+ends at what makes the commit durable: the WAL's sync, a write to a log
+opened O_DSYNC or O_SYNC (its own sync: its time is log_sync_io), or the
+rollback journal's unlink or truncation.  A WAL sync with no write before it is a
 checkpoint's row (during_checkpoint).  A log written 64 times with no
 sync ends its row there: a log not synced on commit (SQLite's WAL with
 synchronous=NORMAL, RocksDB's default) gives rows of write bursts, not

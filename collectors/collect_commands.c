@@ -36,6 +36,7 @@
 #include "file_kind.h"
 #include "walscope.skel.h"
 #include "collect_attach.h"
+#include "collect_options.h"
 #include "collect_windows.h"
 #include "collect_commands.h"
 
@@ -136,7 +137,8 @@ static void seed_fds(struct walscope_bpf *skel, __u32 pid)
 		path[n] = 0;
 		memset(&fi, 0, sizeof(fi));
 		fi.ino = st.st_ino;
-		fi.kind = ws_file_kind(path, S_ISDIR(st.st_mode));
+		fi.kind = ws_file_kind_rules(path, S_ISDIR(st.st_mode), env.log_rules,
+					     env.nr_log_rules);
 		key = (__u64)pid << 32 | (__u32)fd;
 		if (bpf_map__update_elem(skel->maps.fds, &key, sizeof(key),
 					 &fi, sizeof(fi), BPF_ANY))

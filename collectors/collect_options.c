@@ -34,6 +34,7 @@ enum {
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
 	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
 	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND, OPT_GROUPED, OPT_LOAD_ONLY,
+	OPT_LOG_FILES,
 };
 
 static const struct argp_option opts[] = {
@@ -99,12 +100,78 @@ static const struct argp_option opts[] = {
 	{ "grouped-engines", OPT_GROUPED, "ID1,ID2", 0, "The engines (enum "
 	  "ws_engine) whose rows form groups, a leader doing the log I/O its "
 	  "followers wait for: the budget counts their followers", 0 },
+	{ "log-files", OPT_LOG_FILES, "RULE;...", 0, "Log files the user "
+	  "named (up to 4), each PREFIX/SUFFIX/DIR/EXACT: hex bytes of the "
+	  "basename's start and end and of its parent directory's name (each "
+	  "up to 8, empty: any), EXACT 1 where the basename is PREFIX whole; "
+	  "such a file is a WAL", 0 },
 	{ "load-only", OPT_LOAD_ONLY, NULL, 0, "Load the programs as the other "
 	  "options would (the verifier), list them on stdout and exit: nothing "
 	  "attached, no -o", 0 },
 	{ "verbose", 'v', NULL, 0, "libbpf debug output", 0 },
 	{},
 };
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* up to 8 bytes as hex digits, packed big-endian into *v; the bytes'
+ * count, or -1 where s (up to the next '/', ';' or end) is not that */
+static int parse_hex_bytes(const char **s, __u64 *v)
+{
+	int n = 0, hi, lo;
+
+	*v = 0;
+	while (**s && **s != '/' && **s != ';') {
+		hi = hex_digit((*s)[0]);
+		lo = (*s)[1] ? hex_digit((*s)[1]) : -1;
+		if (hi < 0 || lo < 0 || n == 8)
+			return -1;
+		*v = *v << 8 | (__u64)(hi << 4 | lo);
+		*s += 2;
+		n++;
+	}
+	return n;
+}
+
+/* --log-files: RULE;RULE..., each PREFIX/SUFFIX/DIR/EXACT */
+static void parse_log_rules(struct argp_state *state, const char *arg)
+{
+	const char *s = arg;
+	struct ws_log_rule *r;
+	int n[3], i;
+
+	while (*s) {
+		if (env.nr_log_rules == WS_LOG_RULES)
+			argp_error(state, "log-files: more than %d", WS_LOG_RULES);
+		r = &env.log_rules[env.nr_log_rules++];
+		for (i = 0; i < 3; i++) {
+			n[i] = parse_hex_bytes(&s, i == 0 ? &r->prefix :
+					       i == 1 ? &r->suffix : &r->dir);
+			if (n[i] < 0 || *s != '/')
+				argp_error(state, "log-files: not PREFIX/SUFFIX/DIR/EXACT "
+					   "in hex bytes: %s", arg);
+			s++;
+		}
+		r->plen = n[0];
+		r->slen = n[1];
+		r->dlen = n[2];
+		if ((*s != '0' && *s != '1') || (s[1] && s[1] != ';') ||
+		    (*s == '1' && n[1]) || (!n[0] && !n[1]))
+			argp_error(state, "log-files: not PREFIX/SUFFIX/DIR/EXACT "
+				   "in hex bytes: %s", arg);
+		r->exact = *s == '1';
+		s += s[1] ? 2 : 1;
+	}
+}
 
 /* a whole decimal number in [lo, hi], or an argp error naming the option */
 static unsigned long parse_ulong(struct argp_state *state, const char *opt,
@@ -178,6 +245,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   arg);
 		break;
 	}
+	case OPT_LOG_FILES:
+		parse_log_rules(state, arg);
+		break;
 	case OPT_WALL_HZ:
 		env.wall_hz = parse_ulong(state, "wall-hz", arg, 0, 1000);
 		break;

@@ -7,6 +7,8 @@
 #define __COLLECT_OPTIONS_H
 
 #include <stdbool.h>
+#include <linux/types.h>
+#include "walscope.h"
 
 struct env {
 	const char *outdir;
@@ -19,6 +21,8 @@ struct env {
 	const char *background;		/* the engines' background threads'
 					 * name prefixes, comma-separated */
 	unsigned long long grouped;	/* bit N: engine N's rows form groups */
+	struct ws_log_rule log_rules[WS_LOG_RULES];	/* --log-files */
+	__u32 nr_log_rules;
 	unsigned long stack_entries;
 	unsigned long stack_every;
 	bool writes_io_only;

@@ -237,6 +237,22 @@ class ObjectFollower:
             lines += hooks
         return lines
 
+    def from_log_files(self, program: str) -> list[str]:
+        """No engine found at start, and the user named its log
+        (--log-file): the unit that makes rows of a log's syscalls turns on
+        for the program; its attach lines (none in a mode without
+        syscalls)."""
+        unit = next(e for e in engines.ENGINES if e.log_files)
+        res = Resolution(engine=unit.name, object_path=program,
+                         syscall_rows=self.mode.syscalls)
+        res.notes.append(
+            "no engine found: its commits come from the logs --log-file names, from "
+            "their syscalls alone (no CPU split)" if self.mode.syscalls else
+            "no engine found, and this mode traces no syscall: nothing of the logs "
+            "--log-file names")
+        self.found.append(res)
+        return resolution_lines(res)
+
     def _inspect_or_recall(self, read: str, shown: str
                            ) -> tuple[ObjectInfo, Resolution | None, list[str]]:
         """inspect() and the loader hook's line, or the rejection an earlier

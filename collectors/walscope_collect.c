@@ -155,6 +155,8 @@ static void configure(struct walscope_bpf *skel)
 	skel->rodata->groups_unprobed = env.groups_unprobed;
 	skel->rodata->offcpu_stack_every = env.stack_every;
 	skel->rodata->follow_objects = env.follow_objects;
+	memcpy((void *)skel->rodata->ws_log_rules, env.log_rules, sizeof(env.log_rules));
+	skel->rodata->ws_nr_log_rules = env.nr_log_rules;
 	bpf_map__set_max_entries(skel->maps.events, env.ringbuf_kb << 10);
 	if (env.stack_entries)	/* a power of two: the kernel makes that many
 				 * buckets but only max_entries elements, and

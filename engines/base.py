@@ -154,6 +154,9 @@ class Engine:
     # a row's style where no workload labels it, for the flame graphs'
     # "label" group: (its flag column, the label where set, where not)
     styles: tuple[str, str, str] | None = None
+    # where no engine is found, its rows come from the logs --log-file
+    # names (from their syscalls alone): one engine says so
+    log_files: bool = False
 
     def component_names(self) -> list[str]:
         """Display order: its own, then the run queue, then the residual."""

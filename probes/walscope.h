@@ -73,6 +73,20 @@ enum ws_file_kind {
 	FK_NR = 7,
 };
 
+/*
+ * A log file the user names (--log-file GLOB, collectors/log_files.py):
+ * its basename's first plen bytes and last slen bytes (the whole name,
+ * plen bytes, when exact), and its parent directory's name (dlen bytes; 0:
+ * any), each packed big-endian as file_kind.h's path state keeps them.
+ * Such a file is of kind FK_WAL, before any engine's rule.
+ */
+#define WS_LOG_RULES 4		/* a power of two: BPF masks indexes */
+struct ws_log_rule {
+	__u64 prefix, suffix, dir;
+	__u8 plen, slen, dlen, exact;
+	__u32 __pad;
+};
+
 /* CPU types, set per CPU by the loader */
 enum ws_cpu_type {
 	CT_UNIFORM = 0,		/* homogeneous or undeclared */

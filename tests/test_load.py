@@ -45,6 +45,9 @@ VARIANTS: dict[str, list[str]] = {
                                       "--writes-io-only", "--min-runq-ns", "1000",
                                       "--cpu-types", "PEU"],
     "no scheduler hooks": ["--no-sched", "--ringbuf-mb", "1", "--stack-entries", "1000"],
+    # --log-file's rules, every field set (the file-kind rule loop walked)
+    "log files": ["--log-files",
+                  "617070/2e646174//0;/2e7265646f//0;/2e6c6f67/77616c/0;6a6f75726e616c///1"],
 }
 
 # the collector's options no configuration above uses, and why none needs to

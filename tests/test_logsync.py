@@ -161,3 +161,66 @@ def test_a_log_opened_o_dsync_syncs_at_each_write(tmp_path, own_log, opened):
         assert len(w) == 1, len(w)
         assert w["log_write_io_ns"].iloc[0] > 0 and w["log_sync_io_ns"].iloc[0] == 0
         assert w["wal_bytes"].iloc[0] == DSYNC_WRITES * 4096
+
+
+# A program that holds no engine at all and keeps its own log: each commit
+# a write and an fdatasync of argv[1]
+OWN_LOG_PROGRAM = r'''
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	int i, fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char rec[512];
+
+	memset(rec, 'r', sizeof rec);
+	for (i = 0; fd >= 0 && i < 40; i++)
+		if (write(fd, rec, sizeof rec) != sizeof rec || fdatasync(fd))
+			return 2;
+	return fd < 0 || close(fd);
+}
+'''
+OWN_LOG_COMMITS = 40
+
+
+@pytest.fixture(scope="module")
+def app_log(tmp_path_factory) -> Path:
+    if not shutil.which("cc"):
+        pytest.skip("cc (build-essential; ./setup.sh has it)")
+    d = tmp_path_factory.mktemp("app_log")
+    (d / "app.c").write_text(OWN_LOG_PROGRAM)
+    exe = d / "app_log"
+    subprocess.run(["cc", "-O2", str(d / "app.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+def test_a_log_named_with_log_file_gives_a_row_per_commit(tmp_path, app_log):
+    """No engine in the program: --log-file names its log (by a suffix,
+    under its directory's name), and each write-and-sync is a row; the same
+    file unnamed is no log, and the run has no rows."""
+    logs = tmp_path / "journal"
+    logs.mkdir()
+    p = run_trace(["-q", "-o", str(tmp_path / "o"), "--log-file", "/any/journal/*.dat",
+                   "--", str(app_log), str(logs / "app.dat")])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "no engine found: its commits come from the logs --log-file names" in p.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["engine"] == "logsync"
+    w = pd.read_parquet(tmp_path / "o" / "writes.parquet")
+    assert len(w) == OWN_LOG_COMMITS, len(w)
+    assert (w["log_write_io_ns"] > 0).all() and (w["log_sync_io_ns"] > 0).all()
+    assert (w["wal_bytes"] == 512).all() and w["leader"].all()
+    io = pd.read_parquet(tmp_path / "o" / "io.parquet")
+    assert set(io[io["path"].str.endswith("app.dat")]["kind"]) == {"wal"}
+    # another directory's name: not the log the user named
+    q = run_trace(["-q", "-o", str(tmp_path / "q"), "--log-file", "journal/*.dat",
+                   "--", str(app_log), str(tmp_path / "app.dat")])
+    assert q.returncode != 0 and not (tmp_path / "q" / "writes.parquet").exists(), q.stderr
+
+
+def test_a_glob_walscope_cannot_follow_is_one_line(tmp_path):
+    p = run_trace(["-o", str(tmp_path / "o"), "--log-file", "a*/b*.log", "--", "true"])
+    assert p.returncode != 0 and p.stderr.count("\n") == 1, p.stderr
+    assert "--log-file a*/b*.log: a wildcard in its directory" in p.stderr
+    assert not (tmp_path / "o").exists()

@@ -92,6 +92,43 @@ def test_file_kind_rules(tmp_path):
     assert {p: kinds[int(k)] for p, k in zip(cases, out)} == cases
 
 
+
+def test_log_file_rules_name_a_wal_before_the_engines(tmp_path):
+    """--log-file's globs (collectors/log_files.py), as file_kind.h reads
+    them in user space (the collector at -p attach; the BPF side takes the
+    same rules as read-only data): a named file is a WAL, another an
+    engine's rule decides."""
+    from collectors import log_files
+    rules = log_files.rules(["app*.dat", "*.redo", "/x/wal/*.log", "journal"])
+    init = ",".join(
+        "{%d,%d,%d,%d,%d,%d,%d,0}" % (int.from_bytes(r.prefix, "big"),
+                                     int.from_bytes(r.suffix, "big"),
+                                     int.from_bytes(r.dir, "big"), len(r.prefix),
+                                     len(r.suffix), len(r.dir), r.exact) for r in rules)
+    src = tmp_path / "fk.c"
+    src.write_text('#include <stdio.h>\n#include <linux/types.h>\n#include "walscope.h"\n'
+                   '#include "file_kind.h"\nint main(int c,char**v){char b[WS_PATH_LEN]={0};'
+                   f'struct ws_log_rule r[] = {{{init}}};'
+                   'for(int i=1;i<c;i++){snprintf(b,sizeof b,"%s",v[i]);'
+                   'printf("%d\\n",ws_file_kind_rules(b,0,r,4));}return 0;}\n')
+    exe = tmp_path / "fk"
+    subprocess.run(["cc", "-I", str(ROOT / "probes"), str(src), "-o", str(exe)], check=True)
+    cases = {"/d/app.dat": "wal", "/d/app1234567.dat": "wal", "/d/ap.dat": "other",
+             "/d/app.data": "other", "/d/x.redo": "wal", "/d/.redo": "wal",
+             "/a/wal/app.log": "wal", "/a/wals/app.log": "other",
+             "/a/b/x.log": "other", "/j/journal": "wal", "/j/journal2": "other",
+             "/j/t.db-journal": "journal",    # SQLite's rule: no user rule named it
+             "/db/000012.log": "wal", "/db/000009.sst": "sst"}
+    out = subprocess.run([str(exe), *cases], capture_output=True, text=True).stdout.split()
+    kinds = GOLDEN.file_kinds()
+    assert {p: kinds[int(k)] for p, k in zip(cases, out)} == cases
+    for bad in ("*", "a*b*", "x?.log", "a*/b.log", "averyverylongname", "/x/" + "d" * 9 + "/a*"):
+        with pytest.raises(log_files.LogFileError):
+            log_files.parse(bad)
+    with pytest.raises(log_files.LogFileError):
+        log_files.rules(["a*"] * 5)
+    assert log_files.parse("/x/wal/*.log").option() == "/2e6c6f67/77616c/0"
+
 def test_topology_declaration():
     t = T.parse_declaration("P:0-1,E:2-3", 4)
     assert t.letters() == "PPEE" and t.hybrid and t.cpus("E") == [2, 3]

@@ -12,7 +12,11 @@ rollback journal's unlink or truncation.  A WAL sync with no write before it is 
 checkpoint's row (during_checkpoint).  A log written 64 times with no
 sync ends its row there: a log not synced on commit (SQLite's WAL with
 synchronous=NORMAL, RocksDB's default) gives rows of write bursts, not
-commits."""
+commits.
+
+It also turns on where no engine is found at all and the user names the
+log (--log-file GLOB, collectors/log_files.py): an application's own
+log, or an engine walscope does not know."""
 from __future__ import annotations
 
 from engines.base import Component, Engine
@@ -46,6 +50,7 @@ ENGINE = Engine(
     log_kinds=("wal", "journal"),
     wal_io=False,   # its log is a WAL or a journal: its components say its I/O
     flag_columns=(("during_checkpoint", "checkpoint"),),
+    log_files=True,
     flame_root="commit",
     roles=("synced the log itself", "did not sync it"),
     frames=(

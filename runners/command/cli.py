@@ -195,6 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "where windows were needed, the table names the budget "
                         "that would have recorded every write "
                         f"(default: {defaults.BUDGET * 100:g}%%)")
+    p.add_argument("--log-file", action="append", default=[], metavar="GLOB",
+                   help="a write-ahead log by its name (NAME, PREFIX*, *SUFFIX or "
+                        "PREFIX*SUFFIX, up to 8 bytes each, optionally under a "
+                        "directory, whose own name counts; repeatable, up to 4): "
+                        "its writes and syncs are the log's to every engine, and "
+                        "where no engine is found, each commit its syscalls show "
+                        "is a row (a log synced on commit: a row per sync)")
     p.add_argument("--dataset", type=Path, metavar="DIR",
                    help="also add the run to this dataset (Hive-partitioned "
                         "Parquet; see docs/dataset.md)")
@@ -338,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                         force=args.force,
                         window_ms=args.window_ms, window_duty=args.window_duty,
                         budget=args.budget,
-                        host=args.host,
+                        host=args.host, log_files=args.log_file,
                         echo=args.verbose >= 1 and not args.quiet,
                         tail_on_failure=not args.quiet, verbose=args.verbose >= 2,
                         recalibrate=args.recalibrate,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import engines
-from collectors import calibration, frame_pointers
+from collectors import calibration, frame_pointers, log_files
 from runfolder import records as R
 from collectors import topology
 from collectors.symbols import candidate_objects_for_command, candidate_objects_for_pid
@@ -74,6 +74,7 @@ class TraceOptions:
     budget: float = defaults.BUDGET           # --mode budget: the throughput it may cost
     dataset: Path | None = None   # also export the run into this dataset
     host: str | None = None       # ... under this host name
+    log_files: list[str] = field(default_factory=list)  # --log-file GLOBs
 
 
 CAP_PERFMON, CAP_BPF, CAP_SYS_ADMIN = 38, 39, 21
@@ -242,6 +243,10 @@ def prepare(opts: TraceOptions) -> Plan:
     if opts.pid is not None and not os.path.exists(f"/proc/{opts.pid}"):
         raise TraceError(f"no such process: {opts.pid}")
     try:
+        log_files.rules(opts.log_files)
+    except log_files.LogFileError as e:
+        raise TraceError(str(e)) from None
+    try:
         topo = topology.resolve(opts.cpu_types)
     except topology.TopologyError as e:
         raise TraceError(str(e)) from None
@@ -271,6 +276,9 @@ def _decide(opts: TraceOptions, mode: modes.Mode, topo: topology.Topology, run_a
     points of the objects known now, and what to collect."""
     found = ObjectFollower(mode, opts.stepped_probes, run_dir, cache_dir=calibration.CACHE_DIR)
     attach = found.inspect_start(objs)
+    if opts.log_files and not found.found and objs:
+        # no engine: the logs the user named give the rows
+        attach += found.from_log_files(objs[0])
     res = found.merged()
     for m in res.missing:
         print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
@@ -327,6 +335,8 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         "background": ",".join(engines.background_prefixes()) or None,
         # the engines whose rows have a leader and followers (the budget
         # counts followers)
+        # the logs the user named (--log-file): WALs to every engine
+        "log-files": log_files.option(opts.log_files),
         "grouped-engines": ",".join(
             str(R.Layout.build().enum_values("ws_engine")[e.ws_engine])
             for e in engines.ENGINES if e.grouped) or None,

@@ -285,6 +285,25 @@ def iter_records(run_dir: str | os.PathLike | RunFolder, struct: str,
             yield part[part["rec_type"] == want]
 
 
+def read_new(run_dir: str | os.PathLike | RunFolder, struct: str, offset: int,
+             layout: Layout, rows: int = 1 << 16) -> tuple[np.ndarray, int]:
+    """The complete records of one type written since offset (a file the
+    collector is still appending to: a record it has half written waits
+    for the next read), and the offset after them."""
+    folder = _folder(run_dir)
+    dt = layout.struct_dtype(struct)
+    path = folder.records(struct)
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read(rows * dt.itemsize)
+    except FileNotFoundError:
+        return np.zeros(0, dtype=dt), offset
+    n = len(data) // dt.itemsize
+    part = np.frombuffer(data, dtype=dt, count=n)
+    return part[part["rec_type"] == _rec_type(layout, struct)], offset + n * dt.itemsize
+
+
 def torn_bytes(run_dir: str | os.PathLike | RunFolder) -> dict[str, int]:
     """Bytes after the last complete record, per file (non-zero: a crash)."""
     folder = _folder(run_dir)

@@ -46,6 +46,9 @@ NOT_RUN = [
            "traces run and -p)"),
     NotRun(r"bench/", "a benchmark (minutes), run to produce bench/results"),
     NotRun(r"-- \./my_app$", "./my_app stands for the user's program"),
+    NotRun(r"walscope serve |curl -s http://127\.0\.0\.1:9464/metrics",
+           "it serves until stopped: tests/test_serve.py serves a running server and "
+           "scrapes it"),
     NotRun(r"^\./walscope ",
            "tests/test_commands.py runs each from a plain shell, and below as nobody"),
 ]

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from collectors import perf_record, procfs
 from runfolder import records as R
@@ -80,10 +80,11 @@ class Collected:
     perf: perf_record.PerfRecorder | None = None
 
 
-def collect(plan: Plan) -> Collected:
+def collect(plan: Plan, on_tracing: Callable[[], None] | None = None) -> Collected:
     """Run the collector with the workload (or -p PID) until it ends, is
     interrupted (Ctrl-C, SIGTERM) or --duration passes; the collector is
-    stopped last, whatever happened."""
+    stopped last, whatever happened.  on_tracing, if given, is called once
+    the processes are traced (-p: attached; a command: released)."""
     opts, got = plan.opts, Collected()
     collector = workload = None
     stop = _Interrupts().install()
@@ -99,6 +100,8 @@ def collect(plan: Plan) -> Collected:
             procfs.save_open_files(plan.run_dir, procfs.open_files(pids))
             for p in pids:
                 collector.add_pid(p)
+            if on_tracing is not None:
+                on_tracing()
             start_watching(plan, got, opts.pid)
             watch_cost(plan)
             deadline = time.monotonic() + opts.duration if opts.duration else None
@@ -117,6 +120,8 @@ def collect(plan: Plan) -> Collected:
                     workload.pid, plan.sample_hz or defaults.DWARF_HZ,
                     plan.folder.perf_data)
             workload.release()
+            if on_tracing is not None:
+                on_tracing()
             watch_cost(plan)
             if plan.sample_hz or plan.offcpu_kind != "off":
                 got.maps.start(workload.pid)

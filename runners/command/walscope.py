@@ -8,6 +8,7 @@ by `make venv` as a console script, which setup.sh links from
     walscope flamegraph RUN... | --diff A B      flame graph SVGs with inferno
     walscope diff A B [-o FILE.html|DIR] [--json]  where two runs differ, by component
     walscope study ID... | all                   regenerate studies/ (root)
+    walscope serve -p PID [--listen HOST:PORT]   /metrics for Prometheus, until stopped (root)
     walscope export RUN... DATASET [--host H]    run folders into a dataset
     walscope query NAME DATASET [--engine duckdb|spark] [--format table|csv|parquet] [-o FILE]
     walscope query --list                        the named queries
@@ -55,6 +56,8 @@ DELEGATED: dict[str, tuple[str, str]] = {
     "report": ("build report.html from run folders, or --dataset", "viz.report"),
     "flamegraph": ("render a run folder's flame graphs (or --diff A B)", "viz.flamegraph"),
     "study": ("run a study from studies/ again (root)", "runners.study"),
+    "serve": ("serve a running server's write latency at /metrics, for Prometheus "
+              "(root)", "runners.command.serve"),
 }
 
 

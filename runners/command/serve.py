@@ -1,0 +1,240 @@
+"""walscope serve: attach to a running server (-p PID) and keep its write
+latency, by component, at an HTTP endpoint in Prometheus' text format
+(/metrics), until it stops, SIGTERM or Ctrl-C comes, or --duration
+passes; then the run folder is finished as `trace -p` finishes it.
+
+It traces as `walscope trace -p` does, within the same budget (the
+default mode); a feeder thread reads the records the collector appends,
+compensates them as the analysis does (analysis/writes.py) and adds them
+to the metrics (viz/openmetrics.py).  What it serves is what the rows say:
+the rows recorded (every write while that is cheap, windows within the
+budget when not), their durations and components, and the WAL syncs and
+bytes the tracer saw; nothing else of the process (no file paths, no
+query text).  It listens on 127.0.0.1 unless told otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import http.server
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from analysis import components, syscalls
+from analysis.compensation import Calibration, load as load_calibration
+from analysis.writes import writes_frame_from
+from runfolder import records as R
+from runfolder.files import RunFolder
+from runners.command import defaults
+from runners.command.cli import budget_share
+from runners.command.collect import collect
+from runners.command.plan import TraceError, TraceOptions, prepare
+from runners.command.record import finish, start_folder
+from viz.openmetrics import Metrics
+
+DEFAULT_LISTEN = "127.0.0.1:9464"
+INTERVAL_S = 1.0      # how often the records are read
+
+
+class ServeError(RuntimeError):
+    """Bad input or a port in use: one line for the user."""
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ServeError(f"--listen {text}: give HOST:PORT (e.g. {DEFAULT_LISTEN})")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def start_http(listen: str, metrics: Metrics) -> http.server.ThreadingHTTPServer:
+    """The endpoint, serving in a daemon thread: /metrics, nothing else."""
+    host, port = parse_listen(listen)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:   # noqa: N802 (http.server's name)
+            if self.path.split("?")[0] != "/metrics":
+                self.send_error(404, "only /metrics")
+                return
+            body = metrics.exposition().encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:   # quiet: a scrape a second
+            pass
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    http.server.ThreadingHTTPServer.address_family = family
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), Handler)
+    except OSError as e:
+        raise ServeError(f"--listen {listen}: {e.strerror}") from None
+    threading.Thread(target=server.serve_forever, name="walscope-metrics",
+                     daemon=True).start()
+    return server
+
+
+def process_name(pid: int, names: dict[int, str]) -> str:
+    """A process's name (its comm), kept once read: it may be gone later."""
+    if pid not in names:
+        try:
+            names[pid] = Path(f"/proc/{pid}/comm").read_text().strip() or str(pid)
+        except OSError:
+            names[pid] = str(pid)
+    return names[pid]
+
+
+class Feeder:
+    """Reads what the collector appends to the run folder and adds it to
+    the metrics, every INTERVAL_S and once more at the end."""
+
+    def __init__(self, run_dir: Path, metrics: Metrics, engine: str,
+                 interval: float = INTERVAL_S) -> None:
+        self.folder = RunFolder(run_dir)
+        self.metrics = metrics
+        self.engine = engine          # for the WAL's I/O, which names none
+        self.interval = interval
+        self.layout = R.Layout.of(self.folder)
+        self.cal: Calibration = load_calibration(run_dir)
+        self.ncpu = os.cpu_count() or 0
+        self.offsets = {"ws_write_rec": 0, "ws_io_rec": 0}
+        self.names: dict[int, str] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="walscope-feeder",
+                                        daemon=True)
+        self.engine_of = self.layout.engine_names()    # records' engine -> name
+        self.wal = next((v for v, k in self.layout.file_kinds().items() if k == "wal"), -1)
+
+    def start(self) -> "Feeder":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.read()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.read()
+
+    def read(self) -> None:
+        self._writes()
+        self._io()
+
+    def _writes(self) -> None:
+        while True:
+            recs, self.offsets["ws_write_rec"] = R.read_new(
+                self.folder, "ws_write_rec", self.offsets["ws_write_rec"], self.layout)
+            if not len(recs):
+                return
+            for eid in np.unique(recs["engine"]):
+                engine = self.engine_of.get(int(eid))
+                if engine is None:
+                    continue
+                self.engine = engine
+                frame = writes_frame_from(recs, self.cal, engine, self.ncpu,
+                                          layout=self.layout)
+                comps = components.names(engine, self.layout)
+                for pid, rows in frame.groupby("pid"):
+                    self.metrics.add_rows(engine, process_name(int(pid), self.names),
+                                          rows, comps)
+
+    def _io(self) -> None:
+        syncs = {syscalls.number(n, self.layout) for n in syscalls.syncs(self.layout)}
+        writes = {syscalls.number(n, self.layout) for n in syscalls.writes(self.layout)}
+        while True:
+            recs, self.offsets["ws_io_rec"] = R.read_new(
+                self.folder, "ws_io_rec", self.offsets["ws_io_rec"], self.layout)
+            if not len(recs):
+                return
+            wal = recs[recs["kind"] == self.wal]
+            for pid in np.unique(wal["pid"]):
+                mine = wal[wal["pid"] == pid]
+                labels = (("engine", self.engine),
+                          ("process", process_name(int(pid), self.names)))
+                n_sync = int(np.isin(mine["nr"], list(syncs)).sum())
+                wrote = mine[np.isin(mine["nr"], list(writes)) & (mine["ret"] > 0)]
+                if n_sync:
+                    self.metrics.add_counter("wal_syncs_recorded_total", labels, n_sync)
+                if len(wrote):
+                    self.metrics.add_counter("wal_bytes_recorded_total", labels,
+                                             int(wrote["ret"].sum()))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="walscope serve",
+        description="Attach to a running server and serve its write latency, by "
+                    "component, at /metrics (Prometheus' text format) until it stops, "
+                    "SIGTERM or Ctrl-C (root).  The run folder is then finished as "
+                    "`walscope trace -p` finishes it.")
+    p.add_argument("-p", "--pid", type=int, required=True, metavar="PID",
+                   help="the server's process (its threads and children are traced)")
+    p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
+                   help=f"where /metrics is served (default {DEFAULT_LISTEN}: this "
+                        "machine only)")
+    p.add_argument("-o", "--output", type=Path, metavar="DIR",
+                   help="run folder, new or empty (default runs/<UTC time>-pidPID)")
+    p.add_argument("--duration", type=float, metavar="S",
+                   help="stop after S seconds (default: until the server stops, "
+                        "SIGTERM or Ctrl-C)")
+    p.add_argument("--budget", type=budget_share, metavar="PERCENT",
+                   default=defaults.BUDGET,
+                   help="the share of the server's throughput tracing may cost "
+                        f"(default {defaults.BUDGET * 100:g}%%)")
+    p.add_argument("--interval", type=float, default=INTERVAL_S, metavar="S",
+                   help=f"how often the records are read (default {INTERVAL_S:g} s)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    metrics = Metrics()
+    try:
+        if args.interval <= 0:
+            raise ServeError(f"--interval {args.interval:g}: give a number of seconds above 0")
+        server = start_http(args.listen, metrics)
+    except ServeError as e:
+        print(f"walscope serve: {e}", file=sys.stderr)
+        return 2
+    opts = TraceOptions(pid=args.pid, output=args.output, duration=args.duration,
+                        budget=args.budget)
+    try:
+        plan = prepare(opts)
+    except TraceError as e:
+        print(f"walscope serve: {e}", file=sys.stderr)
+        server.shutdown()
+        return 1
+    start_folder(plan)
+    metrics.set_gauge("budget_ratio", "The share of the server's throughput tracing "
+                      "may cost", (), opts.budget)
+    feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
+                    args.interval).start()
+
+    def tracing() -> None:
+        metrics.set_gauge("tracing", "1 while the server's processes are traced", (), 1)
+        print(f"walscope serve: pid {args.pid} traced: metrics at "
+              f"http://{args.listen}/metrics", file=sys.stderr, flush=True)
+
+    t0 = time.monotonic()
+    try:
+        got = collect(plan, on_tracing=tracing)
+    except TraceError as e:
+        print(f"walscope serve: {e}", file=sys.stderr)
+        server.shutdown()
+        return 1
+    finally:
+        feeder.stop()
+        metrics.set_gauge("tracing", "1 while the server's processes are traced", (), 0)
+    result = finish(plan, got, time.monotonic() - t0)
+    server.shutdown()
+    return result.exit_code

@@ -1,0 +1,171 @@
+"""walscope serve (issue 47): a running server's write latency at /metrics.
+
+The exposition is read back with the Prometheus client library's own
+parser (an outside reading of the format), and the end-to-end test serves
+a SQLite "server" (a process that commits when told to) attached with -p,
+scraping /metrics over HTTP while it commits: the rows the endpoint
+counts are the server's own commits."""
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+import pandas as pd
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from runners.command import serve
+from tests.conftest import ROOT
+from viz import openmetrics as OM
+
+
+def families(text: str) -> dict[str, object]:
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def rows(durs_us: list[float]) -> pd.DataFrame:
+    d = np.array(durs_us) * 1e3
+    return pd.DataFrame({"dur_adj_ns": d, "wal_sync_io_adj_ns": d * 0.75,
+                         "other_adj_ns": d * 0.25})
+
+
+def test_the_exposition_reads_back_as_prometheus_reads_it():
+    m = OM.Metrics()
+    m.add_rows("rocksdb", 'db"bench', rows([3, 30, 300, 3000]), ["wal_sync_io", "other"])
+    m.add_rows("rocksdb", 'db"bench', rows([40]), ["wal_sync_io", "other"])
+    m.add_counter("wal_syncs_recorded_total", (("engine", "rocksdb"), ("process", 'db"bench')), 7)
+    m.set_gauge("budget_ratio", "the budget", (), 0.02)
+    fam = families(m.exposition())
+    h = fam["walscope_write_duration_seconds"]
+    assert h.type == "histogram"
+    got = {s.name.rsplit("_", 1)[1] if not s.name.endswith("_bucket") else s.labels["le"]: s.value
+           for s in h.samples}
+    assert got["count"] == 5 and math.isclose(got["sum"], 3373e-6)
+    assert got["+Inf"] == 5 and got["1e-05"] == 1 and got["5e-05"] == 3   # 3, 30, 40 us
+    assert all(s.labels["process"] == 'db"bench' for s in h.samples)
+    comp = fam["walscope_write_component_duration_seconds"]
+    counts = {s.labels["component"]: s.value for s in comp.samples if s.name.endswith("_count")}
+    assert counts == {"wal_sync_io": 5, "other": 5}
+    # a sum over components is the writes' own sum: no write counted twice
+    sums = sum(s.value for s in comp.samples if s.name.endswith("_sum"))
+    assert math.isclose(sums, got["sum"])
+    assert [s.value for s in fam["walscope_writes_recorded"].samples] == [5]
+    assert [s.value for s in fam["walscope_wal_syncs_recorded"].samples] == [7]
+    assert [s.value for s in fam["walscope_budget_ratio"].samples] == [0.02]
+
+
+def test_the_quantile_is_prometheus_histogram_quantile():
+    buckets = [(1.0, 0), (2.0, 50), (4.0, 100), (math.inf, 100)]
+    assert OM.quantile(buckets, 0.5) == 2.0
+    assert OM.quantile(buckets, 0.75) == 3.0
+    assert math.isnan(OM.quantile([(1.0, 0), (math.inf, 0)], 0.5))
+
+
+def test_bad_input_is_one_line():
+    for bad in ("9464", "host:", "host:99999", "x:y"):
+        with pytest.raises(serve.ServeError):
+            serve.parse_listen(bad)
+    assert serve.parse_listen("127.0.0.1:9464") == ("127.0.0.1", 9464)
+    assert serve.parse_listen(":9464") == ("127.0.0.1", 9464)
+
+
+# a "server": opens its database, then commits COMMITS transactions each
+# time it is told to (SIGUSR1), and says when it has (a line on stdout)
+SERVER = r'''
+import signal, sqlite3, sys, threading
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v TEXT)")
+go = threading.Event()
+signal.signal(signal.SIGUSR1, lambda *a: go.set())
+print("ready", flush=True)
+while True:
+    go.wait(); go.clear()
+    for i in range(int(sys.argv[2])):
+        db.execute("INSERT INTO t(v) VALUES (?)", (f"row {i}",))
+    print("committed", flush=True)
+'''
+COMMITS = 120
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(port: int) -> str | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            return r.read().decode()
+    except OSError:
+        return None
+
+
+def recorded(text: str | None) -> float:
+    if not text:
+        return -1
+    fam = families(text)
+    f = fam.get("walscope_writes_recorded")
+    return sum(s.value for s in f.samples) if f else 0
+
+
+@pytest.mark.root
+def test_serve_counts_a_running_servers_commits(tmp_path):
+    """serve -p on a SQLite server: /metrics answers while it runs, and
+    once the server has committed, the rows it counts are its commits,
+    in histograms that hold each once; SIGTERM finishes the run folder."""
+    srv = subprocess.Popen([sys.executable, "-c", SERVER, str(tmp_path / "t.db"),
+                            str(COMMITS)], stdout=subprocess.PIPE, text=True)
+    port = free_port()
+    out = tmp_path / "o"
+    walscope = None
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        walscope = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "walscope"), "serve", "-p", str(srv.pid), "--listen", f"127.0.0.1:{port}", "-o", str(out),
+             "--interval", "0.2"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        # the endpoint answers; the server is traced once serve says so
+        said = []
+        while not said or "traced: metrics at http://127.0.0.1:" not in said[-1]:
+            said.append(walscope.stderr.readline())
+            assert said[-1], "".join(said)
+        assert families(scrape(port))["walscope_tracing"].samples[0].value == 1
+        assert recorded(scrape(port)) == 0      # nothing committed yet
+        os.kill(srv.pid, signal.SIGUSR1)
+        assert srv.stdout.readline().strip() == "committed"
+        deadline = time.monotonic() + 60       # the feeder reads every 0.2 s
+        while recorded(text := scrape(port)) < COMMITS and time.monotonic() < deadline:
+            time.sleep(0.2)
+        fam = families(text)
+        assert recorded(text) == COMMITS, text
+        h = [s for s in fam["walscope_write_duration_seconds"].samples
+             if s.name.endswith("_count")]
+        assert [(s.labels["engine"], s.value) for s in h] == [("sqlite", COMMITS)]
+        comps = [s for s in fam["walscope_write_component_duration_seconds"].samples
+                 if s.name.endswith("_count")]
+        assert comps and all(s.value == COMMITS for s in comps)
+        assert sum(s.value for s in fam["walscope_wal_syncs_recorded"].samples) >= COMMITS
+        assert scrape(port) and urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/metrics").status == 200
+        walscope.send_signal(signal.SIGTERM)
+        rc = walscope.wait(timeout=120)
+        assert rc == 0, walscope.stderr.read()[-3000:]
+        w = pd.read_parquet(out / "writes.parquet")
+        assert len(w) == COMMITS
+        # the endpoint's sum is the run folder's, compensated the same way
+        total = sum(s.value for s in fam["walscope_write_duration_seconds"].samples
+                    if s.name.endswith("_sum"))
+        assert math.isclose(total, w["dur_adj_ns"].sum() / 1e9, rel_tol=0.02), \
+            (total, w["dur_adj_ns"].sum() / 1e9)
+    finally:
+        srv.kill()
+        if walscope is not None and walscope.poll() is None:
+            walscope.kill()

@@ -1,0 +1,176 @@
+"""walscope's live metrics in Prometheus' text exposition format (0.0.4),
+for `walscope serve`'s /metrics: what the rows recorded so far say, by
+engine and process, kept as cumulative histograms and counters.
+
+    walscope_write_duration_seconds             histogram: a write whole
+    walscope_write_component_duration_seconds   histogram: one component of
+                                                 it (apart, so a sum over
+                                                 components never counts a
+                                                 write twice)
+    walscope_writes_recorded_total              counter: rows recorded
+    walscope_wal_syncs_recorded_total           counter: WAL syncs traced
+    walscope_wal_bytes_recorded_total           counter: bytes written to the
+                                                 WAL, traced
+    walscope_<gauge>                            gauges the server sets (the
+                                                 budget, whether rows are
+                                                 trusted, ...)
+
+Durations are the compensated ones (the probes' own cost removed), as the
+table and summary.json give them.  Pure: rows in, text out; the server
+(runners/command/serve.py) feeds it.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+# bucket upper bounds in seconds: 1 us to 10 s, about 2.5x apart (an
+# unsynced RocksDB write is 4-15 us, a synced one 100-400 us, a commit
+# behind a checkpoint tens of ms)
+BUCKETS_S: tuple[float, ...] = (
+    1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
+    5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+PREFIX = "walscope_"
+HELP = {
+    "write_duration_seconds":
+        "A recorded write's duration, its probes' cost removed",
+    "write_component_duration_seconds":
+        "The time a recorded write spent in one component (a write counts once "
+        "per component)",
+    "writes_recorded_total": "Writes recorded (rows)",
+    "wal_syncs_recorded_total": "Syncs of a write-ahead log the tracer saw",
+    "wal_bytes_recorded_total": "Bytes written to a write-ahead log the tracer saw",
+}
+
+
+def escape(value: str) -> str:
+    """A label value as the format quotes it."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def label_text(labels: tuple[tuple[str, str], ...]) -> str:
+    return ",".join(f'{k}="{escape(v)}"' for k, v in labels)
+
+
+def number(v: float) -> str:
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(float(v)) if not float(v).is_integer() else str(int(v))
+
+
+@dataclass
+class Histogram:
+    """Cumulative counts per bucket (BUCKETS_S, then +Inf), a sum and a count."""
+    counts: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_S) + 1))
+    sum_s: float = 0.0
+    count: int = 0
+
+    def observe(self, seconds: np.ndarray) -> None:
+        if not len(seconds):
+            return
+        idx = np.searchsorted(BUCKETS_S, seconds, side="left")
+        for i, n in zip(*np.unique(idx, return_counts=True)):
+            self.counts[int(i)] += int(n)
+        self.sum_s += float(seconds.sum())
+        self.count += len(seconds)
+
+    def lines(self, name: str, labels: tuple[tuple[str, str], ...]) -> list[str]:
+        out, acc = [], 0
+        for bound, n in zip((*BUCKETS_S, math.inf), self.counts):
+            acc += n
+            le = label_text((*labels, ("le", number(bound))))
+            out.append(f"{name}_bucket{{{le}}} {acc}")
+        lt = label_text(labels)
+        out += [f"{name}_sum{{{lt}}} {number(self.sum_s)}",
+                f"{name}_count{{{lt}}} {self.count}"]
+        return out
+
+
+Labels = tuple[tuple[str, str], ...]
+
+
+class Metrics:
+    """Everything /metrics shows; fed and read from different threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hist: dict[str, dict[Labels, Histogram]] = {}
+        self._counters: dict[str, dict[Labels, float]] = {}
+        self._gauges: dict[str, tuple[str, dict[Labels, float]]] = {}
+
+    def add_rows(self, engine: str, process: str, rows: pd.DataFrame,
+                 components: list[str]) -> None:
+        """Rows of one engine and process (analysis/writes.py's frame: their
+        dur_adj_ns and each component's <c>_adj_ns)."""
+        if rows.empty:
+            return
+        base: Labels = (("engine", engine), ("process", process))
+        with self._lock:
+            self._histogram("write_duration_seconds", base).observe(
+                rows["dur_adj_ns"].to_numpy(np.float64) / 1e9)
+            for c in components:
+                col = f"{c}_adj_ns"
+                if col in rows:
+                    self._histogram("write_component_duration_seconds",
+                                    (*base, ("component", c))).observe(
+                        np.maximum(rows[col].to_numpy(np.float64), 0) / 1e9)
+            self._add("writes_recorded_total", base, len(rows))
+
+    def add_counter(self, name: str, labels: Labels, value: float) -> None:
+        with self._lock:
+            self._add(name, labels, value)
+
+    def set_gauge(self, name: str, help_: str, labels: Labels, value: float) -> None:
+        with self._lock:
+            self._gauges.setdefault(name, (help_, {}))[1][labels] = value
+
+    def _histogram(self, name: str, labels: Labels) -> Histogram:
+        return self._hist.setdefault(name, {}).setdefault(labels, Histogram())
+
+    def _add(self, name: str, labels: Labels, value: float) -> None:
+        table = self._counters.setdefault(name, {})
+        table[labels] = table.get(labels, 0) + value
+
+    def exposition(self) -> str:
+        """The text /metrics serves (families in a fixed order)."""
+        out: list[str] = []
+        with self._lock:
+            for name in sorted(self._hist):
+                full = PREFIX + name
+                out += [f"# HELP {full} {HELP[name]}", f"# TYPE {full} histogram"]
+                for labels in sorted(self._hist[name]):
+                    out += self._hist[name][labels].lines(full, labels)
+            for name in sorted(self._counters):
+                full = PREFIX + name
+                out += [f"# HELP {full} {HELP[name]}", f"# TYPE {full} counter"]
+                out += [f"{full}{{{label_text(labels)}}} {number(v)}"
+                        for labels, v in sorted(self._counters[name].items())]
+            for name in sorted(self._gauges):
+                help_, values = self._gauges[name]
+                full = PREFIX + name
+                out += [f"# HELP {full} {help_}", f"# TYPE {full} gauge"]
+                out += [f"{full}{{{label_text(labels)}}} {number(v)}" if labels
+                        else f"{full} {number(v)}" for labels, v in sorted(values.items())]
+        return "\n".join(out) + "\n"
+
+
+def quantile(buckets: list[tuple[float, int]], q: float) -> float:
+    """Prometheus' histogram_quantile over cumulative (upper bound, count)
+    pairs: linear inside the bucket the rank falls in (for tests and for
+    comparing with a run's own percentiles)."""
+    total = buckets[-1][1]
+    if not total:
+        return math.nan
+    rank = q * total
+    i = bisect.bisect_left([c for _, c in buckets], rank)
+    lo_b, lo_c = (0.0, 0) if i == 0 else buckets[i - 1]
+    hi_b, hi_c = buckets[i]
+    if math.isinf(hi_b):
+        return lo_b
+    return lo_b + (hi_b - lo_b) * ((rank - lo_c) / (hi_c - lo_c) if hi_c > lo_c else 0)

@@ -34,7 +34,7 @@ enum {
 	OPT_GROUPS_UNPROBED, OPT_NO_SCHED, OPT_SAMPLE_STACKS, OPT_STACK_ENTRIES,
 	OPT_FOLLOW_OBJECTS, OPT_WINDOW_MS, OPT_WINDOW_GAP_MS, OPT_BUDGET,
 	OPT_HIT_NS, OPT_WALL_HZ, OPT_BACKGROUND, OPT_GROUPED, OPT_LOAD_ONLY,
-	OPT_LOG_FILES,
+	OPT_LOG_FILES, OPT_LIVE_COUNTERS,
 };
 
 static const struct argp_option opts[] = {
@@ -105,6 +105,8 @@ static const struct argp_option opts[] = {
 	  "basename's start and end and of its parent directory's name (each "
 	  "up to 8, empty: any), EXACT 1 where the basename is PREFIX whole; "
 	  "such a file is a WAL", 0 },
+	{ "live-counters", OPT_LIVE_COUNTERS, NULL, 0, "Write the counters to "
+	  "counters.json every second while it runs (walscope serve)", 0 },
 	{ "load-only", OPT_LOAD_ONLY, NULL, 0, "Load the programs as the other "
 	  "options would (the verifier), list them on stdout and exit: nothing "
 	  "attached, no -o", 0 },
@@ -245,6 +247,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   arg);
 		break;
 	}
+	case OPT_LIVE_COUNTERS:
+		env.live_counters = true;
+		break;
 	case OPT_LOG_FILES:
 		parse_log_rules(state, arg);
 		break;

@@ -40,6 +40,7 @@ struct env {
 					 * warm and cold; a traced and an
 					 * untraced syscall; a uprobe, a
 					 * uretprobe, a tracepoint (midpoints) */
+	bool live_counters;		/* counters.json every LIVE_COUNTERS_MS */
 	bool load_only;			/* load, list the programs, exit */
 	bool verbose;
 };

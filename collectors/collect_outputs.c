@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <unistd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,11 +183,70 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* the counters summed over CPUs into sums[CNT_NR] (0 where unread) */
+static void read_counters(struct walscope_bpf *skel, __u64 *vals, int nr_cpus,
+			  __u64 *sums)
+{
+	int c;
+	__u32 k;
+
+	for (k = 0; k < CNT_NR; k++) {
+		sums[k] = 0;
+		if (!bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k),
+					  vals, sizeof(__u64) * nr_cpus, 0))
+			for (c = 0; c < nr_cpus; c++)
+				sums[k] += vals[c];
+	}
+}
+
+/*
+ * counters.json while it runs (--live-counters): the counters now, written
+ * to a new file and renamed over the last, so a reader sees one whole
+ * snapshot.  A failure is said once; the run goes on (collector.json has
+ * the counters at the end).
+ */
+void write_live_counters(struct walscope_bpf *skel, unsigned long long ts_ns)
+{
+	static __u64 *vals;
+	static int nr_cpus;
+	static bool said;
+	const char *name = "counters.json";
+	__u64 sums[CNT_NR];
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+	__u32 k;
+
+	if (!vals) {
+		nr_cpus = libbpf_num_possible_cpus();
+		vals = calloc(nr_cpus, sizeof(__u64));
+		if (!vals)
+			return;
+	}
+	read_counters(skel, vals, nr_cpus, sums);
+	snprintf(path, sizeof(path), "%s/%s", env.outdir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", env.outdir, name);
+	f = fopen(tmp, "w");
+	if (f) {
+		fprintf(f, "{\"ts_ns\": %llu, \"counters\": [", ts_ns);
+		for (k = 0; k < CNT_NR; k++)
+			fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sums[k]);
+		fprintf(f, "]}\n");
+	}
+	if (!f || fclose(f) || rename(tmp, path)) {
+		if (!said)
+			fprintf(stderr, "walscope-collect: %s: %s (the live counters "
+				"stop; collector.json keeps them at the end)\n", path,
+				strerror(errno));
+		said = true;
+		unlink(tmp);
+	}
+}
+
 /* collector.json: counters, record counts, errors, attach results */
 void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 {
-	int nr_cpus = libbpf_num_possible_cpus(), c;
-	__u64 *vals = calloc(nr_cpus, sizeof(__u64));
+	int nr_cpus = libbpf_num_possible_cpus();
+	__u64 *vals = calloc(nr_cpus, sizeof(__u64)), sums[CNT_NR];
 	struct rusage ru;
 	size_t i;
 	__u32 k;
@@ -201,16 +262,10 @@ void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled)
 		free(vals);
 		return;
 	}
+	read_counters(skel, vals, nr_cpus, sums);
 	fprintf(f, "{\n  \"counters\": [");
-	for (k = 0; k < CNT_NR; k++) {
-		__u64 sum = 0;
-
-		if (!bpf_map__lookup_elem(skel->maps.counters, &k, sizeof(k),
-					  vals, sizeof(__u64) * nr_cpus, 0))
-			for (c = 0; c < nr_cpus; c++)
-				sum += vals[c];
-		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sum);
-	}
+	for (k = 0; k < CNT_NR; k++)
+		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)sums[k]);
 	fprintf(f, "],\n  \"records\": {");
 	for (i = 1; i < NR_OUTS; i++)
 		fprintf(f, "%s\"%s\": %llu", i > 1 ? ", " : "", outs[i].name,

@@ -38,6 +38,8 @@ void drop_outputs(void);
 /* the stack map (stacks.bin) and the offcpu map (offcpu.bin) */
 void dump_stacks(struct walscope_bpf *skel);
 void dump_offcpu(struct walscope_bpf *skel);
+/* counters.json, the counters now, renamed over the last (--live-counters) */
+void write_live_counters(struct walscope_bpf *skel, unsigned long long ts_ns);
 /* collector.json: counters, record counts, errors, attach results */
 void write_summary(struct walscope_bpf *skel, int ncpu, int nsampled);
 

@@ -7,7 +7,10 @@ A glob names a file by its basename, PREFIX*SUFFIX, PREFIX*, *SUFFIX or a
 NAME, each part up to 8 bytes (the BPF side reads a path once, keeping a
 basename's first and last 8 bytes), optionally under a directory: only its
 own name counts (up to 8 bytes, no wildcard), so /var/lib/app/wal/*.log
-names *.log files in any directory called "wal"."""
+names *.log files in any directory called "wal", and /x.log names x.log in
+any directory.  The directory is read from the path the program opens: a
+program that changes into wal/ and opens 000.log is matched by *.log, not
+by wal/*.log."""
 from __future__ import annotations
 
 from dataclasses import dataclass

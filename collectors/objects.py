@@ -421,7 +421,8 @@ class ObjectFollower:
         names the run's engine and library; probes, missing points, notes
         and sampled splits of every object together."""
         if not self.found:
-            return Resolution(objects_checked=[o.path for o in self.objects])
+            return Resolution(objects_checked=[o.path for o in self.objects],
+                              engine=engines.UNNAMED)
         main = min(self.found, key=lambda r: engines.NAMES.index(r.engine))
         out = Resolution(
             objects_checked=[o.path for o in self.objects], object_path=main.object_path,

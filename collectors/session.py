@@ -80,7 +80,7 @@ class Collector:
 
     def __init__(self, outdir: Path, attach: list[str], options: dict[str, Any],
                  on_object: Callable[[str], None] | None = None):
-        """attach: the uprobe lines (symbols.attach_lines); options: the
+        """attach: the uprobe lines (attach_lines.attach_lines); options: the
         collector's long options (walscope-collect --help) by name: True
         for a flag, a value for an option, None or False to leave it out;
         on_object: called from the reader thread with each "obj ..." line

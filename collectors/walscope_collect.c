@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -193,6 +194,17 @@ static void configure(struct walscope_bpf *skel)
 	bpf_program__set_autoattach(skel->progs.ws_wall_sweep, false);
 }
 
+/* --live-counters: counters.json this often */
+#define LIVE_COUNTERS_MS 1000
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /*
  * Wait on the ring buffer and stdin together until quit, EOF, a signal or
  * an error: a command (a process waiting for "cont") is answered at once,
@@ -207,6 +219,7 @@ static void collect(struct walscope_bpf *skel, struct ring_buffer *rb)
 	size_t cap = 1024, used = 0;
 	char *buf = malloc(cap);
 	int err, timeout, wall_ms;
+	unsigned long long next_counters = 0;
 
 	if (!buf) {
 		fprintf(stderr, "walscope-collect: out of memory\n");
@@ -231,6 +244,14 @@ static void collect(struct walscope_bpf *skel, struct ring_buffer *rb)
 			break;
 		}
 		flush_outputs();
+		if (env.live_counters) {
+			unsigned long long now = now_ns();
+
+			if (now >= next_counters) {
+				write_live_counters(skel, now);
+				next_counters = now + LIVE_COUNTERS_MS * 1000000ULL;
+			}
+		}
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR) &&
 		    read_commands(skel, &buf, &cap, &used))
 			break;

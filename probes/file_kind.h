@@ -14,7 +14,9 @@
  * registry's order (file_kinds.gen.h): an engine unit that knows its
  * files by name has probes/<name>.files.h, whose <name>_file_kind() reads
  * the state below and gives an FK_* kind, or -1 when the name is none of
- * its files.  A name no engine knows is FK_OTHER.
+ * its files; so an engine's rules all come before the next engine's (a
+ * name two engines would claim is the first's: MANIFEST-x-wal is
+ * RocksDB's manifest).  A name no engine knows is FK_OTHER.
  * Include after walscope.h.
  */
 #ifndef __WS_FILE_KIND_H

@@ -86,9 +86,11 @@ static void rocksdb_calibrate(struct ws_cal *c)
 	struct bpf_link *w_in, *w_out, *o_in;
 	double base, pair, pair_in, stepped, stepped_in, one;
 
-	/* warm up, then the unprobed reference */
+	/* warm up, then the unprobed reference, untraced */
+	cal_traced(c, 0);
 	rocksdb_cal_write(rocksdb_cal_phase);
 	base = rocksdb_cal_write(rocksdb_cal_phase);
+	cal_traced(c, 1);
 
 	w_in = cal_attach(c, c->skel->progs.ws_phase_enter, "rocksdb_cal_write",
 			  0, ROCKSDB_CAL_COOKIE(PH_WRITE));

@@ -92,8 +92,10 @@ static void sqlite_calibrate(struct ws_cal *c)
 	int fd;
 	double n;
 
+	cal_traced(c, 0);
 	sqlite_cal_time_step();
-	base = sqlite_cal_time_step();	/* unprobed: the reference */
+	base = sqlite_cal_time_step();	/* unprobed, untraced: the reference */
+	cal_traced(c, 1);
 	fd = sqlite_cal_db(c);
 	if (sqlite_cal_time_pwrite(fd) < 0)	/* warm up */
 		exit(1);

@@ -53,7 +53,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "wall.bpf.h"
 
 /* keep every record type and enum of walscope.h in BTF: Python derives its
- * dtypes and name tables from them (collectors/records.py) */
+ * dtypes and name tables from them (runfolder/records.py) */
 const struct ws_write_rec *__ws_write_rec __attribute__((unused));
 const struct ws_io_rec *__ws_io_rec __attribute__((unused));
 const struct ws_sched_rec *__ws_sched_rec __attribute__((unused));

@@ -3,7 +3,7 @@
  * walscope.h - the records walscope's BPF side streams to the collector.
  *
  * This header is the single source of truth for every record layout and
- * every enum the Python side uses.  Python (collectors/records.py) derives
+ * every enum the Python side uses.  Python (runfolder/records.py) derives
  * its numpy dtypes from the BTF of the compiled probes/walscope.bpf.o and
  * its component and kind names from the enums below; tests check both.
  *

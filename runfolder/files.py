@@ -52,6 +52,7 @@ OBJECTS_BIN = "objects.bin"
 STACKS_BIN = "stacks.bin"
 OFFCPU_BIN = "offcpu.bin"
 COLLECTOR_JSON = "collector.json"
+COUNTERS_JSON = "counters.json"       # while it runs, with --live-counters
 WINDOWS_TSV = "windows.tsv"
 # the tracer's
 COLLECTOR_LOG = "collector.log"
@@ -135,6 +136,8 @@ FILES: tuple[RunFile, ...] = (
     RunFile(OFFCPU_BIN, COLLECTOR, "the off-CPU map at exit (struct ws_offcpu_ent)"),
     RunFile(COLLECTOR_JSON, COLLECTOR, "its counters (losses, probe hits), records per file, "
                                        "errors, attach results"),
+    RunFile(COUNTERS_JSON, COLLECTOR, "walscope serve: the counters, rewritten every second "
+                                      "while it runs"),
     RunFile(WINDOWS_TSV, COLLECTOR, "window and budget modes: the windows as they ran, "
                                     "the budget's estimates"),
     RunFile(COLLECTOR_LOG, TRACER, "the collector's stderr"),
@@ -215,6 +218,7 @@ class RunFolder:
     stacks_bin = _File(STACKS_BIN)
     offcpu_bin = _File(OFFCPU_BIN)
     collector_json = _File(COLLECTOR_JSON)
+    counters_json = _File(COUNTERS_JSON)
     windows_tsv = _File(WINDOWS_TSV)
     collector_log = _File(COLLECTOR_LOG)
     attach_tsv = _File(ATTACH_TSV)
@@ -300,6 +304,14 @@ class RunFolder:
         (absent, or cut short)."""
         try:
             return json.loads(self.collector_json.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def live_counters(self) -> dict[str, Any]:
+        """counters.json: {"ts_ns", "counters"} as the collector last wrote
+        it while running (walscope serve); {} before the first."""
+        try:
+            return json.loads(self.counters_json.read_text())
         except (OSError, ValueError):
             return {}
 

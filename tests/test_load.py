@@ -56,6 +56,7 @@ UNUSED = {
     "attach": "uprobes are attached after load; their program loads without a target",
     "load-only": "every configuration has it",
     "verbose": "libbpf's debug output, not what is loaded",
+    "live-counters": "a file written while it runs (walscope serve), not what is loaded",
     "help": "argp's own", "usage": "argp's own", "version": "argp's own",
 }
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from runners.command import serve
+from tests import test_postgres as PG
 from tests.conftest import ROOT
+from tests.test_postgres import base, cluster, template  # noqa: F401 (fixtures)
 from viz import openmetrics as OM
 
 
@@ -169,3 +172,76 @@ def test_serve_counts_a_running_servers_commits(tmp_path):
         srv.kill()
         if walscope is not None and walscope.poll() is None:
             walscope.kill()
+
+
+def total(text: str | None, family: str) -> float:
+    if not text:
+        return -1
+    f = families(text).get(family)
+    return sum(s.value for s in f.samples) if f else 0
+
+
+def serving(pid: int, port: int, out: Path) -> subprocess.Popen:
+    """walscope serve -p pid, once it says the processes are traced."""
+    p = subprocess.Popen([str(ROOT / ".venv" / "bin" / "walscope"), "serve", "-p", str(pid),
+                          "--listen", f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2"],
+                         cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    said = []
+    while not said or "traced: metrics at http://127.0.0.1:" not in said[-1]:
+        said.append(p.stderr.readline())
+        assert said[-1], "".join(said)
+    return p
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not PG.HAVE_PG, reason=PG.NO_PG)
+def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
+    """serve -p on a running postmaster: walscope_writes_total, from
+    PostgreSQL's commit probe (attached windows or not), is pgbench's
+    processed transactions; the rows recorded are no more than it."""
+    start = PG.runner("start", str(cluster))
+    assert start.returncode == 0, start.stderr
+    pid = int(start.stdout.split()[-1])
+    port, out, walscope = free_port(), tmp_path / "o", None
+    try:
+        walscope = serving(pid, port, out)
+        pg_port = next(line.split("=")[1].strip() for line in
+                       (cluster / "postgresql.conf").read_text().splitlines()[::-1]
+                       if line.startswith("port"))
+        bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
+                                "-p", pg_port, "-n", "-c", "2", "-t", "100", "bench"],
+                               capture_output=True, text=True, timeout=300)
+        assert bench.returncode == 0 and "actually processed: 200/200" in bench.stdout, \
+            bench.stdout + bench.stderr
+        deadline = time.monotonic() + 60      # the collector writes its counters each second
+        while total(text := scrape(port), "walscope_writes") < 200 and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert total(text, "walscope_writes") == 200, text
+        assert 0 < recorded(text) <= 200
+        assert total(text, "walscope_events_lost") == 0
+        walscope.send_signal(signal.SIGTERM)
+        assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+    finally:
+        if walscope is not None and walscope.poll() is None:
+            walscope.kill()
+        PG.runner("stop", str(cluster))
+
+
+def test_a_feeder_error_is_said_once_and_shown(capsys):
+    """A chunk the feeder cannot read stops the metrics, says so once and
+    shows it (walscope_feeder_ok 0), and raises nothing: the run folder is
+    still finished."""
+    f = serve.Feeder.__new__(serve.Feeder)
+    f.metrics, f.failed = OM.Metrics(), False
+
+    def broken() -> None:
+        raise KeyError("engine 9")
+    f.read = broken
+    f._read_or_say()
+    f._read_or_say()
+    assert capsys.readouterr().err.count("walscope serve: reading the records: KeyError") == 1
+    assert "walscope_feeder_ok 0" in f.metrics.exposition()
+    f.read = lambda: None
+    f._read_or_say()
+    assert "walscope_feeder_ok 1" in f.metrics.exposition()

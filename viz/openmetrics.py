@@ -11,6 +11,10 @@ engine and process, kept as cumulative histograms and counters.
     walscope_wal_syncs_recorded_total           counter: WAL syncs traced
     walscope_wal_bytes_recorded_total           counter: bytes written to the
                                                  WAL, traced
+    walscope_writes_total                       counter: every write, where an
+                                                 engine's probe counts them
+                                                 (the collector's counters)
+    walscope_events_lost_total                  counter: events lost, by kind
     walscope_<gauge>                            gauges the server sets (the
                                                  budget, whether rows are
                                                  trusted, ...)
@@ -46,6 +50,9 @@ HELP = {
     "writes_recorded_total": "Writes recorded (rows)",
     "wal_syncs_recorded_total": "Syncs of a write-ahead log the tracer saw",
     "wal_bytes_recorded_total": "Bytes written to a write-ahead log the tracer saw",
+    "writes_total": "Writes an engine's counting probe saw, recorded or not (exact, "
+                    "where the engine has such a probe)",
+    "events_lost_total": "Events the tracer lost (a full ring buffer or map), by kind",
 }
 
 
@@ -125,6 +132,13 @@ class Metrics:
     def add_counter(self, name: str, labels: Labels, value: float) -> None:
         with self._lock:
             self._add(name, labels, value)
+
+    def set_total(self, name: str, labels: Labels, value: float) -> None:
+        """A counter kept elsewhere (the collector's), at its value now: it
+        never goes down (a value below the last is kept at the last)."""
+        with self._lock:
+            table = self._counters.setdefault(name, {})
+            table[labels] = max(table.get(labels, 0), value)
 
     def set_gauge(self, name: str, help_: str, labels: Labels, value: float) -> None:
         with self._lock:

@@ -75,6 +75,7 @@ class TraceOptions:
     dataset: Path | None = None   # also export the run into this dataset
     host: str | None = None       # ... under this host name
     log_files: list[str] = field(default_factory=list)  # --log-file GLOBs
+    live_counters: bool = False   # the collector's counters.json while it runs (serve)
 
 
 CAP_PERFMON, CAP_BPF, CAP_SYS_ADMIN = 38, 39, 21
@@ -337,6 +338,7 @@ def collector_options(plan: Plan) -> dict[str, Any]:
         # counts followers)
         # the logs the user named (--log-file): WALs to every engine
         "log-files": log_files.option(opts.log_files),
+        "live-counters": opts.live_counters,
         "grouped-engines": ",".join(
             str(R.Layout.build().enum_values("ws_engine")[e.ws_engine])
             for e in engines.ENGINES if e.grouped) or None,

@@ -22,9 +22,11 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
+import engines
 from analysis import components, syscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
@@ -71,10 +73,12 @@ def start_http(listen: str, metrics: Metrics) -> http.server.ThreadingHTTPServer
         def log_message(self, *args: object) -> None:   # quiet: a scrape a second
             pass
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    http.server.ThreadingHTTPServer.address_family = family
+    class Server(http.server.ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        daemon_threads = True
+
     try:
-        server = http.server.ThreadingHTTPServer((host, port), Handler)
+        server = Server((host, port), Handler)
     except OSError as e:
         raise ServeError(f"--listen {listen}: {e.strerror}") from None
     threading.Thread(target=server.serve_forever, name="walscope-metrics",
@@ -96,17 +100,23 @@ class Feeder:
     """Reads what the collector appends to the run folder and adds it to
     the metrics, every INTERVAL_S and once more at the end."""
 
-    def __init__(self, run_dir: Path, metrics: Metrics, engine: str,
-                 interval: float = INTERVAL_S) -> None:
+    def __init__(self, run_dir: Path, metrics: Metrics, engine: str, process: str,
+                 counted: Callable[[], str | None], interval: float = INTERVAL_S) -> None:
         self.folder = RunFolder(run_dir)
         self.metrics = metrics
-        self.engine = engine          # for the WAL's I/O, which names none
+        self.engine = engine          # the WAL's I/O of a process with no rows yet
+        self.process = process        # the served process's name
+        # the engine whose writes a probe counts, windows or not (its rows'
+        # marks: exact), if one was found
+        self.counted = counted
         self.interval = interval
         self.layout = R.Layout.of(self.folder)
         self.cal: Calibration = load_calibration(run_dir)
         self.ncpu = os.cpu_count() or 0
         self.offsets = {"ws_write_rec": 0, "ws_io_rec": 0}
         self.names: dict[int, str] = {}
+        self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
+        self.failed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="walscope-feeder",
                                         daemon=True)
@@ -120,15 +130,48 @@ class Feeder:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
-        self.read()
+        self._read_or_say()
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
+            self._read_or_say()
+
+    def _read_or_say(self) -> None:
+        """read(); an error is said once and shown (walscope_feeder_ok 0),
+        never raised: the endpoint and the run folder outlive it."""
+        try:
             self.read()
+            ok = 1
+        except Exception as e:   # noqa: BLE001 (a thread's last word)
+            if not self.failed:
+                print(f"walscope serve: reading the records: {type(e).__name__}: {e} "
+                      "(the metrics stop here; the run folder is still finished)",
+                      file=sys.stderr, flush=True)
+            self.failed, ok = True, 0
+        self.metrics.set_gauge("feeder_ok", "1 while the records are read into these "
+                               "metrics without error", (), ok)
 
     def read(self) -> None:
         self._writes()
         self._io()
+        self._counters()
+
+    def _counters(self) -> None:
+        """The collector's counters now (counters.json): the writes an
+        engine's counting probe saw, and the events lost, as totals."""
+        live = self.folder.live_counters()
+        if not live:
+            return
+        got = dict(zip(self.layout.counter_names(), live.get("counters", [])))
+        engine = self.counted()
+        if engine is not None and "row_marks" in got:
+            self.metrics.set_total("writes_total", (("engine", engine),
+                                                    ("process", self.process)),
+                                   got["row_marks"])
+        for name, v in got.items():
+            if name.startswith("lost_"):
+                self.metrics.set_total("events_lost_total",
+                                       (("kind", name.removeprefix("lost_")),), v)
 
     def _writes(self) -> None:
         while True:
@@ -140,11 +183,11 @@ class Feeder:
                 engine = self.engine_of.get(int(eid))
                 if engine is None:
                     continue
-                self.engine = engine
                 frame = writes_frame_from(recs, self.cal, engine, self.ncpu,
                                           layout=self.layout)
                 comps = components.names(engine, self.layout)
                 for pid, rows in frame.groupby("pid"):
+                    self.engine_of_pid[int(pid)] = engine
                     self.metrics.add_rows(engine, process_name(int(pid), self.names),
                                           rows, comps)
 
@@ -159,7 +202,7 @@ class Feeder:
             wal = recs[recs["kind"] == self.wal]
             for pid in np.unique(wal["pid"]):
                 mine = wal[wal["pid"] == pid]
-                labels = (("engine", self.engine),
+                labels = (("engine", self.engine_of_pid.get(int(pid), self.engine)),
                           ("process", process_name(int(pid), self.names)))
                 n_sync = int(np.isin(mine["nr"], list(syncs)).sum())
                 wrote = mine[np.isin(mine["nr"], list(writes)) & (mine["ret"] > 0)]
@@ -207,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"walscope serve: {e}", file=sys.stderr)
         return 2
     opts = TraceOptions(pid=args.pid, output=args.output, duration=args.duration,
-                        budget=args.budget)
+                        budget=args.budget, live_counters=True)
     try:
         plan = prepare(opts)
     except TraceError as e:
@@ -217,8 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     start_folder(plan)
     metrics.set_gauge("budget_ratio", "The share of the server's throughput tracing "
                       "may cost", (), opts.budget)
-    feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
-                    args.interval).start()
+    def counted() -> str | None:
+        return next((p.engine for r in list(plan.objects.found) for p in r.probes
+                     if p.spec.always), None)
+
+    feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine or engines.UNNAMED,
+                    process_name(args.pid, {}), counted, args.interval).start()
 
     def tracing() -> None:
         metrics.set_gauge("tracing", "1 while the server's processes are traced", (), 1)

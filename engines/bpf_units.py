@@ -237,43 +237,40 @@ def bpf_header(us: list[Unit]) -> str:
     return "\n".join(lines)
 
 
+def guarded(file: str, what: str, body: list[str]) -> str:
+    """A generated header: the banner saying what it holds, body inside its
+    include guard (named after the file)."""
+    guard = "__WS_" + file.replace(".", "_").upper()
+    return "\n".join([BANNER.format(file=file, what=what), f"#ifndef {guard}",
+                      f"#define {guard}", "", *body, "", f"#endif /* {guard} */", ""])
+
+
 def cal_header(us: list[Unit]) -> str:
-    guard = "__WS_CALIBRATE_GEN_H"
-    lines = [BANNER.format(file=CAL_HEADER, what=(
+    have = [u for u in us if u.cal]
+    return guarded(CAL_HEADER, (
         " * Each engine's play in walscope-calibrate (probes/<name>.cal.h, where\n"
         " * it has one: static void <name>_calibrate(struct ws_cal *c), which\n"
         " * measures its probes' costs and gives them with cal_field()), and\n"
         " * ws_calibrate_engines(), which plays them in the registry's order.\n"
-        " * Included by collectors/walscope_calibrate.c after its helpers.\n")),
-        f"#ifndef {guard}", f"#define {guard}", ""]
-    have = [u for u in us if u.cal]
-    lines += [f'#include "{u.name}.cal.h"' for u in have]
-    lines += ["", "static void ws_calibrate_engines(struct ws_cal *c)", "{"]
-    lines += [f"\t{u.name}_calibrate(c);" for u in have]
-    lines += ["}", "", f"#endif /* {guard} */", ""]
-    return "\n".join(lines)
+        " * Included by collectors/walscope_calibrate.c after its helpers.\n"), [
+        *(f'#include "{u.name}.cal.h"' for u in have), "",
+        "static void ws_calibrate_engines(struct ws_cal *c)", "{",
+        *(f"\t{u.name}_calibrate(c);" for u in have), "}"])
 
 
 def files_header(us: list[Unit]) -> str:
-    guard = "__WS_FILE_KINDS_GEN_H"
-    lines = [BANNER.format(file=FILES_HEADER, what=(
+    have = [u for u in us if u.files]
+    asks = [line for u in have for line in (f"\tkind = {u.name}_file_kind(s);",
+                                            "\tif (kind >= 0)", "\t\treturn kind;")]
+    return guarded(FILES_HEADER, (
         " * Each engine's files by their names (probes/<name>.files.h, where it\n"
         " * has one: <name>_file_kind(const struct ws_fk_state *s) gives an FK_*\n"
         " * kind, or -1 for a name not its), and ws_fk_engines(), which asks\n"
         " * them in the registry's order: the first kind given wins, -1 if none.\n"
-        " * Included by file_kind.h after its path state.\n")),
-        f"#ifndef {guard}", f"#define {guard}", ""]
-    have = [u for u in us if u.files]
-    lines += [f'#include "{u.name}.files.h"' for u in have]
-    lines += ["", "static __always_inline int ws_fk_engines(const struct ws_fk_state *s)",
-              "{", "\tint kind;", ""]
-    for u in have:
-        lines += [f"\tkind = {u.name}_file_kind(s);", "\tif (kind >= 0)",
-                  "\t\treturn kind;"]
-    lines += ["\treturn -1;", "}", "", f"#endif /* {guard} */", ""]
-    if not have:
-        lines.remove("\tint kind;")
-    return "\n".join(lines)
+        " * Included by file_kind.h after its path state.\n"), [
+        *(f'#include "{u.name}.files.h"' for u in have), "",
+        "static __always_inline int ws_fk_engines(const struct ws_fk_state *s)", "{",
+        *(["\tint kind;", ""] if have else []), *asks, "\treturn -1;", "}"])
 
 
 def generated(probes: Path = PROBES) -> dict[str, str]:

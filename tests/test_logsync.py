@@ -130,15 +130,20 @@ int main(int argc, char **argv)
 DSYNC_WRITES = 50
 
 
-@pytest.fixture(scope="module")
-def own_log(tmp_path_factory) -> Path:
+def compiled(tmp_path_factory, name: str, source: str) -> Path:
+    """A C program built into a temporary folder (skipped without cc)."""
     if not shutil.which("cc"):
         pytest.skip("cc (build-essential; ./setup.sh has it)")
-    d = tmp_path_factory.mktemp("own_log")
-    (d / "log.c").write_text(DSYNC_PROGRAM)
-    exe = d / "own_log"
-    subprocess.run(["cc", "-O2", str(d / "log.c"), "-o", str(exe)], check=True)
+    d = tmp_path_factory.mktemp(name)
+    (d / f"{name}.c").write_text(source)
+    exe = d / name
+    subprocess.run(["cc", "-O2", str(d / f"{name}.c"), "-o", str(exe)], check=True)
     return exe
+
+
+@pytest.fixture(scope="module")
+def own_log(tmp_path_factory) -> Path:
+    return compiled(tmp_path_factory, "own_log", DSYNC_PROGRAM)
 
 
 @pytest.mark.parametrize("opened", ["dsync", "plain"])
@@ -186,13 +191,7 @@ OWN_LOG_COMMITS = 40
 
 @pytest.fixture(scope="module")
 def app_log(tmp_path_factory) -> Path:
-    if not shutil.which("cc"):
-        pytest.skip("cc (build-essential; ./setup.sh has it)")
-    d = tmp_path_factory.mktemp("app_log")
-    (d / "app.c").write_text(OWN_LOG_PROGRAM)
-    exe = d / "app_log"
-    subprocess.run(["cc", "-O2", str(d / "app.c"), "-o", str(exe)], check=True)
-    return exe
+    return compiled(tmp_path_factory, "app_log", OWN_LOG_PROGRAM)
 
 
 def test_a_log_named_with_log_file_gives_a_row_per_commit(tmp_path, app_log):

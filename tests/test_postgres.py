@@ -39,6 +39,13 @@ def runner(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
                           env={**os.environ, **(env or {})})
 
 
+def pg_port(cluster: Path) -> str:
+    """The port the runner gave the cluster (postgresql.conf's last "port")."""
+    return next(line.split("=")[1].strip() for line in
+                (cluster / "postgresql.conf").read_text().splitlines()[::-1]
+                if line.startswith("port"))
+
+
 @pytest.fixture(scope="module")
 def base():
     d = Path(tempfile.mkdtemp(prefix="walscope-pg-"))
@@ -156,9 +163,7 @@ def test_running_postmaster_attached_with_p(cluster, tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_attached(out, tracer)
-        port = next(line.split("=")[1].strip() for line in
-                    (cluster / "postgresql.conf").read_text().splitlines()[::-1]
-                    if line.startswith("port"))
+        port = pg_port(cluster)
         bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
                                 "-p", port, "-n", "-c", "2", "-t", "23", "bench"],
                                capture_output=True, text=True, timeout=300)

@@ -205,9 +205,7 @@ def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
     port, out, walscope = free_port(), tmp_path / "o", None
     try:
         walscope = serving(pid, port, out)
-        pg_port = next(line.split("=")[1].strip() for line in
-                       (cluster / "postgresql.conf").read_text().splitlines()[::-1]
-                       if line.startswith("port"))
+        pg_port = PG.pg_port(cluster)
         bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
                                 "-p", pg_port, "-n", "-c", "2", "-t", "100", "bench"],
                                capture_output=True, text=True, timeout=300)

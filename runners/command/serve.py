@@ -26,7 +26,6 @@ from typing import Callable
 
 import numpy as np
 
-import engines
 from analysis import components, syscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
@@ -122,6 +121,8 @@ class Feeder:
                                         daemon=True)
         self.engine_of = self.layout.engine_names()    # records' engine -> name
         self.wal = next((v for v, k in self.layout.file_kinds().items() if k == "wal"), -1)
+        self.sync_nrs = [syscalls.number(n, self.layout) for n in syscalls.syncs(self.layout)]
+        self.write_nrs = [syscalls.number(n, self.layout) for n in syscalls.writes(self.layout)]
 
     def start(self) -> "Feeder":
         self._thread.start()
@@ -192,8 +193,7 @@ class Feeder:
                                           rows, comps)
 
     def _io(self) -> None:
-        syncs = {syscalls.number(n, self.layout) for n in syscalls.syncs(self.layout)}
-        writes = {syscalls.number(n, self.layout) for n in syscalls.writes(self.layout)}
+        syncs, writes = self.sync_nrs, self.write_nrs
         while True:
             recs, self.offsets["ws_io_rec"] = R.read_new(
                 self.folder, "ws_io_rec", self.offsets["ws_io_rec"], self.layout)
@@ -204,8 +204,8 @@ class Feeder:
                 mine = wal[wal["pid"] == pid]
                 labels = (("engine", self.engine_of_pid.get(int(pid), self.engine)),
                           ("process", process_name(int(pid), self.names)))
-                n_sync = int(np.isin(mine["nr"], list(syncs)).sum())
-                wrote = mine[np.isin(mine["nr"], list(writes)) & (mine["ret"] > 0)]
+                n_sync = int(np.isin(mine["nr"], syncs).sum())
+                wrote = mine[np.isin(mine["nr"], writes) & (mine["ret"] > 0)]
                 if n_sync:
                     self.metrics.add_counter("wal_syncs_recorded_total", labels, n_sync)
                 if len(wrote):
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         return next((p.engine for r in list(plan.objects.found) for p in r.probes
                      if p.spec.always), None)
 
-    feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine or engines.UNNAMED,
+    feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
                     process_name(args.pid, {}), counted, args.interval).start()
 
     def tracing() -> None:

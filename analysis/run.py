@@ -144,8 +144,15 @@ def untouched_lens(run_dir: Path, summary: dict[str, Any], layout: R.Layout
     # a row's probe pair costs this much outside its own span
     cal, pair = summary.get("calibration") or {}, engines.get(summary["engine"]).pair_cost
     outside = max(float(cal.get(f"{pair}_out_ns", 0.0)), 0.0)
+    io = C.ParquetColumns(folder.io_parquet).frame(
+        ["ts_ns", "tid", "lat_ns", "syscall", "kind"]) if folder.io_parquet.exists() else None
+    runq = None
+    if folder.sched_parquet.exists():
+        sched = C.ParquetColumns(folder.sched_parquet).frame(["ts_ns", "tid", "event", "dur_ns"])
+        runq = sched[sched["event"] == "runq"]
     return untouched.lens(untouched.wall_frame(run_dir), summary["engine"],
-                          windows.read_windows(run_dir), rows, samples, layout, outside)
+                          windows.read_windows(run_dir), rows, samples, layout, outside,
+                          io, runq)
 
 
 def tables(run_dir: Path, cal: compensation.Calibration,

@@ -175,7 +175,8 @@ def writers(rows_tids: np.ndarray, wall: pd.DataFrame, engine: str) -> set[int]:
 
 
 def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids: np.ndarray,
-                           wall: pd.DataFrame, tids: set[int]
+                           wall: pd.DataFrame, tids: set[int], unit: str | None = None,
+                           weights: np.ndarray | None = None
                            ) -> tuple[np.ndarray, np.ndarray, str, np.ndarray, np.ndarray]:
     """Per window: the rows that began inside it, and what their threads
     passed to write syscalls from its open to its close (the wall sweeps
@@ -186,12 +187,15 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
     within EDGE_NS of its open, or born inside it (first swept after the
     open and before the close: its counts began at 0), and within EDGE_NS
     after its close; one that ended inside the window leaves its rows
-    there out too."""
+    there out too.  unit: "syscw" to count calls even where the kernel
+    counts bytes; weights: each row's weight (its time, say) in place of 1."""
     k = len(windows)
     n = np.zeros(k)
     units = np.zeros(k)
     mine = wall[wall["tid"].isin(tids)]
-    unit = "bytes" if (mine["wchar"] > 0).any() else "syscw"
+    if unit is None:
+        unit = "bytes" if (mine["wchar"] > 0).any() else "syscw"
+    weight = np.ones(len(starts)) if weights is None else np.asarray(weights, np.float64)
     if not k:
         return n, units, unit, np.zeros(0), np.zeros(0)
     col = "wchar" if unit == "bytes" else "syscw"
@@ -226,10 +230,76 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
             c = first_sub[w] + np.arange(subs[w])
             cu[c] += np.diff(at_edges)
             r = mine_rows & (i == w)
-            cn[c] += np.bincount(sub_of[r], minlength=subs[w])[:subs[w]]
-            n[w] += float(r.sum())
+            cn[c] += np.bincount(sub_of[r], weights=weight[r], minlength=subs[w])[:subs[w]]
+            n[w] += float(weight[r].sum())
             units[w] += float(v[bt[w]] - start)
     return n, units, unit, cn, cu
+
+
+def runq_before(a: np.ndarray, d: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """One thread's run-queue time before each of t, its waits [a, a + d)
+    sorted by a and not overlapping."""
+    if not len(a):
+        return np.zeros(len(t))
+    cum = np.concatenate([[0.0], np.cumsum(d, dtype=np.float64)])
+    j = np.searchsorted(a, t, side="right") - 1
+    jj = np.maximum(j, 0)
+    return np.where(j >= 0, cum[jj] + np.clip(t - a[jj], 0, d[jj]), 0.0)
+
+
+def io_per_call(io: pd.DataFrame | None, runq: pd.DataFrame | None, windows: pd.DataFrame,
+                wall: pd.DataFrame, tids: set[int], engine: str, layout: R.Layout
+                ) -> dict[str, dict[str, float]]:
+    """Per write call the writers made inside the windows, the time each of
+    the engine's I/O components took there, exact from the windows'
+    syscall records: "time" (the syscalls' time, less the run-queue waits
+    inside them: on the CPU and blocked) and "runq" (those waits).  What
+    the probes distort little: a sync takes the device's time, and a write
+    call is one group's (a slowed leader's larger groups make fewer calls,
+    which the untouched time's own calls count).  The wall sweeps cannot
+    give it: a sweep is the collector's, and it runs late where the
+    writers hold the CPUs, which on RocksDB's synced groups is while a
+    leader syncs (they saw a writer in fdatasync half as often as bpftrace
+    timed it there).  Empty without syscall records."""
+    if io is None or not len(io) or not len(windows):
+        return {}
+    io = io[io["tid"].isin(tids)]
+    sync_names, write_names = syscalls.syncs(layout), syscalls.writes(layout)
+    comp = [components.io_component("sync" if n in sync_names else "write", str(k), engine,
+                                    layout) if n in sync_names or n in write_names else None
+            for n, k in zip(io["syscall"], io["kind"])]
+    io = io.assign(comp=comp).dropna(subset=["comp"])
+    if not len(io):
+        return {}
+    t0 = io["ts_ns"].to_numpy(np.int64)
+    t1 = t0 + io["lat_ns"].to_numpy(np.int64)
+    waited = np.zeros(len(io))
+    if runq is not None and len(runq):
+        for tid, g in runq[runq["tid"].isin(tids)].groupby("tid", sort=False):
+            m = (io["tid"] == tid).to_numpy()
+            if not m.any():
+                continue
+            g = g.sort_values("ts_ns")
+            d = g["dur_ns"].to_numpy(np.float64)
+            a = g["ts_ns"].to_numpy(np.float64) - d
+            waited[m] = runq_before(a, d, t1[m]) - runq_before(a, d, t0[m])
+    lat = io["lat_ns"].to_numpy(np.float64)
+    waited = np.minimum(waited, lat)
+    tid_arr = io["tid"].to_numpy()
+    out: dict[str, dict[str, float]] = {}
+    for c in sorted(set(io["comp"])):
+        m = (io["comp"] == c).to_numpy()
+        n_t, calls, _, _, _ = window_writes_per_byte(
+            windows, t0[m], tid_arr[m], wall, tids, unit="syscw", weights=lat[m] - waited[m])
+        n_q, _, _, _, _ = window_writes_per_byte(
+            windows, t0[m], tid_arr[m], wall, tids, unit="syscw", weights=waited[m])
+        n_k, _, _, _, _ = window_writes_per_byte(windows, t0[m], tid_arr[m], wall, tids,
+                                                 unit="syscw")
+        if calls.sum() > 0 and n_k.sum() > 0:
+            out[c] = {"time": float(n_t.sum() / calls.sum()),
+                      "runq": float(n_q.sum() / calls.sum()),
+                      "syscalls": int(n_k.sum()), "calls": float(calls.sum())}
+    return out
 
 
 def in_write_share(windows: pd.DataFrame, rows: pd.DataFrame, wall: pd.DataFrame,
@@ -363,14 +433,17 @@ def in_pieces(ts: np.ndarray, tids: np.ndarray, pieces: pd.DataFrame) -> np.ndar
 
 
 def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFrame,
-         samples: pd.DataFrame | None, layout: R.Layout, outside_ns: float = 0.0
-         ) -> dict[str, Any]:
+         samples: pd.DataFrame | None, layout: R.Layout, outside_ns: float = 0.0,
+         io: pd.DataFrame | None = None, runq: pd.DataFrame | None = None) -> dict[str, Any]:
     """summary.json's untouched: the lens's mean write, its components and
     interval, how each was derived, or why there is none ("why").  wall:
     wall_frame's table; windows: analysis/windows.py's; rows: the recorded
     rows' start_ns, tid, dur_ns and dur_adj_ns; samples: on-CPU samples
     (ts_ns, tid, component, symbol); outside_ns: what a row's probe pair
-    costs outside its span (in_write_share)."""
+    costs outside its span (in_write_share); io, runq: the syscall records
+    (ts_ns, tid, lat_ns, syscall, kind) and run-queue waits (ts_ns, tid,
+    dur_ns) of the touched time, for the I/O's time per write call
+    (io_per_call; without them, the sweeps split the I/O's too)."""
     starts = rows["start_ns"].to_numpy(np.int64)
     rows_tids = rows["tid"].to_numpy()
     out: dict[str, Any] = {"source": SOURCE, "span": (
@@ -416,6 +489,12 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
                         dtype="object")
     bshare = shares(blabels)
     idle = bshare.get("idle", 0.0)
+    # the I/O's time per write call, from the windows' own syscalls; the
+    # sweeps then split only the rest of the blocked time
+    per_call = io_per_call(io, runq, windows, wall, tids, engine, layout)
+    if per_call:
+        rest = blabels[~blabels.isin(list(per_call) + ["idle"])]
+        bshare = {**shares(rest), "idle": idle} if len(rest) else {"idle": idle}
     # run-queue time's split by where it was spent waiting: the component
     # the sweeps that found a writer runnable at a piece's end had it in
     # (PerfContext's wall-clock timers hold a preempted writer's wait in
@@ -429,6 +508,18 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
                                                             [""] * len(runnable)))],
                         dtype="object")
     rshare = shares(rlabels) if len(rlabels) >= MIN_RUNQ_SWEEPS else {}
+    if per_call and rshare:
+        runq_all = float(pieces["runq"].sum())
+        calls_all = float(pieces["syscw"].sum())
+        io_q = {c: min(calls_all * v["runq"] / runq_all, 1.0) if runq_all > 0 else 0.0
+                for c, v in per_call.items()}
+        scale = min(1.0, 1.0 / sum(io_q.values())) if sum(io_q.values()) > 0 else 1.0
+        io_q = {c: v * scale for c, v in io_q.items()}
+        rest_q = shares(rlabels[~rlabels.isin(list(per_call))])
+        left = 1.0 - sum(io_q.values())
+        rshare = {c: v for c, v in io_q.items() if v > 0}
+        for c, v in rest_q.items():
+            rshare[c] = rshare.get(c, 0.0) + left * v
     # on-CPU time's split, from the samples taken inside the pieces
     oshare: dict[str, float] = {}
     nsamp = 0
@@ -451,11 +542,25 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         for c, f in oshare.items():
             comps[c] = comps.get(c, 0.0) + oncpu * f
         comps[RUNQ] = comps.get(RUNQ, 0.0) + runq
-        for c, f in bshare.items():
-            if c != "idle":
-                comps[c] = comps.get(c, 0.0) + blk * f
-        if not bshare:
-            comps[BLOCKED_OTHER] = comps.get(BLOCKED_OTHER, 0.0) + blk
+        busy = blk * (1 - idle)
+        if per_call:
+            # each I/O component's time at the windows' time per call, less
+            # its on-CPU part, which the samples hold already
+            calls = float(p["syscw"].sum())
+            extra = {c: max(calls * v["time"] - oncpu * oshare.get(c, 0.0), 0.0)
+                     for c, v in per_call.items()}
+            taken = sum(extra.values())
+            scale = min(1.0, busy / taken) if taken > 0 else 0.0
+            for c, v in extra.items():
+                comps[c] = comps.get(c, 0.0) + v * scale
+            busy -= taken * scale
+        others = {c: f for c, f in bshare.items() if c != "idle"}
+        if others:
+            norm = sum(others.values())
+            for c, f in others.items():
+                comps[c] = comps.get(c, 0.0) + busy * f / norm
+        elif busy:
+            comps[BLOCKED_OTHER] = comps.get(BLOCKED_OTHER, 0.0) + busy
         comps = {c: v / writes for c, v in comps.items()}
         return float(sum(comps.values())), comps
 
@@ -506,13 +611,20 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         "blocked_split": bshare, "idle_share_of_blocked": idle,
         # sched_runq by where the writer waited (none: too few sweeps)
         "runq_split": rshare, "runq_sweeps": int(len(rlabels)),
+        # the I/O's time and run-queue waits per write call, from the
+        # windows' syscalls (the sweeps split the rest)
+        "io_per_call": per_call,
         "derived": (f"mean = writers' untouched time ({untouched_time / 1e9:.2f} thread-s, "
                     f"idle less) / writes there ({writes_untouched:,.0f}: "
                     f"{pieces[col].sum():,.0f} {unit} x {per_unit:.4g} writes per "
                     f"{unit[:-1] if unit == 'bytes' else 'call'}, from {int(n_win.sum())} "
                     f"rows in {len(n_win)} windows); on-CPU split by {nsamp} samples, "
-                    f"blocked by {len(blabels)} sweeps, run-queue waits placed by "
-                    f"{len(rlabels)}"),
+                    + ("the I/O's time at the windows' per write call ("
+                       + ", ".join(f"{c} {v['time'] / 1e3:.1f} us from {v['syscalls']} "
+                                   f"syscalls" for c, v in per_call.items())
+                       + f"), the rest of blocked by {len(blabels)} sweeps"
+                       if per_call else f"blocked by {len(blabels)} sweeps")
+                    + f", run-queue waits placed by {len(rlabels)}"),
         "trusted": bool(share_ok and half <= TRUST_HALF_WIDTH),
         "distrust": None,
     })

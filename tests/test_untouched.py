@@ -336,3 +336,59 @@ def test_a_writer_born_after_a_window_is_not_in_it():
     starts, who = rows_in(win, [91], write)
     u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
     assert u["writes_per_unit"] == pytest.approx(1 / 100, rel=0.01)
+
+
+def io_in(window: tuple[int, int], tids: list[int], write_ns: int, lat_ns: int,
+          waited_ns: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A WAL fdatasync of lat_ns at each write call inside the window, the
+    last waited_ns of it runnable (woken, waiting for a CPU)."""
+    starts, who = rows_in(window, tids, write_ns)
+    io = pd.DataFrame({"ts_ns": starts + 1 * US, "tid": who, "lat_ns": lat_ns,
+                       "syscall": "fdatasync", "kind": "wal"})
+    runq = pd.DataFrame({"ts_ns": io["ts_ns"] + lat_ns, "tid": who, "dur_ns": waited_ns})
+    return io, runq
+
+
+def test_the_io_split_comes_from_the_windows_syscalls():
+    """The sweeps never find a writer in its sync (a sweep runs late where
+    the writers hold the CPUs: on RocksDB's synced groups, while a leader
+    syncs), but the window's own syscalls time every sync: 2 us a write
+    call, 0.5 us of it runnable.  Blocked 3 us a write: 1.5 us is the
+    WAL sync, the rest the leader wait; the sync's runnable wait stays in
+    sched_runq and is said in io_per_call.  Without the syscalls the
+    sweeps alone put it all in the wait (the old split)."""
+    tids, end, write = [51, 52], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    io, runq = io_in(win, tids, write, 2 * US, US // 2)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN,
+                       0.0, io, runq)
+    c = u["components"]
+    assert u["mean_ns"] == pytest.approx(10 * US, rel=0.02)
+    assert c["wal_sync_io"] == pytest.approx(1.5 * US, rel=0.03)
+    assert c["queue"] == pytest.approx(1.5 * US, rel=0.03)
+    assert c["sched_runq"] == pytest.approx(2 * US, rel=0.02)
+    per = u["io_per_call"]["wal_sync_io"]
+    assert per["time"] == pytest.approx(1.5 * US, rel=0.01)
+    assert per["runq"] == pytest.approx(0.5 * US, rel=0.01)
+    old = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN)
+    assert "wal_sync_io" not in old["components"]
+    assert old["components"]["queue"] == pytest.approx(3 * US, rel=0.02)
+
+
+def test_io_longer_than_the_blocked_time_takes_no_more_than_it():
+    """A window whose syncs took longer a call than the untouched writers
+    were blocked (a slower moment of the device): the I/O takes all the
+    blocked time, never more, and the mean stays the writers' time."""
+    tids, end, write = [61], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    io, runq = io_in(win, tids, write, 5 * US, 0)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN,
+                       0.0, io, runq)
+    c = u["components"]
+    assert u["mean_ns"] == pytest.approx(10 * US, rel=0.02)
+    assert c["wal_sync_io"] == pytest.approx(3 * US, rel=0.02)
+    assert c.get("queue", 0.0) == pytest.approx(0.0, abs=1.0)

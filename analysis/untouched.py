@@ -545,7 +545,10 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         busy = blk * (1 - idle)
         if per_call:
             # each I/O component's time at the windows' time per call, less
-            # its on-CPU part, which the samples hold already
+            # its on-CPU part, which the samples hold already; taken from
+            # the blocked time, and what the blocked time cannot hold (a
+            # sync's own kernel time) from on-CPU time too few samples
+            # left unsplit (with enough, they name a syscall's own samples)
             calls = float(p["syscw"].sum())
             extra = {c: max(calls * v["time"] - oncpu * oshare.get(c, 0.0), 0.0)
                      for c, v in per_call.items()}
@@ -554,6 +557,13 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
             for c, v in extra.items():
                 comps[c] = comps.get(c, 0.0) + v * scale
             busy -= taken * scale
+            left = taken * (1 - scale)
+            unsplit = comps.get(ONCPU_UNSPLIT, 0.0)
+            if left > 0 and unsplit > 0:
+                moved = min(left, unsplit)
+                for c, v in extra.items():
+                    comps[c] += moved * v / taken
+                comps[ONCPU_UNSPLIT] = unsplit - moved
         others = {c: f for c, f in bshare.items() if c != "idle"}
         if others:
             norm = sum(others.values())

@@ -379,9 +379,28 @@ def test_the_io_split_comes_from_the_windows_syscalls():
 
 def test_io_longer_than_the_blocked_time_takes_no_more_than_it():
     """A window whose syncs took longer a call than the untouched writers
-    were blocked (a slower moment of the device): the I/O takes all the
-    blocked time, never more, and the mean stays the writers' time."""
+    were blocked (a slower moment of the device), on-CPU time split by
+    samples that saw no sync: the I/O takes all the blocked time, never
+    more, and the mean stays the writers' time."""
     tids, end, write = [61], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    io, runq = io_in(win, tids, write, 5 * US, 0)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who),
+                       samples(tids, end, {"memtable": 1.0}), GOLDEN, 0.0, io, runq)
+    c = u["components"]
+    assert u["mean_ns"] == pytest.approx(10 * US, rel=0.02)
+    assert c["wal_sync_io"] == pytest.approx(3 * US, rel=0.02)
+    assert c.get("queue", 0.0) == pytest.approx(0.0, abs=1.0)
+
+
+def test_a_syncs_own_cpu_time_comes_from_unsplit_cpu_time():
+    """A sync longer a call than the writer was blocked (its kernel time
+    on the CPU: a VM's I/O path), with too few samples to split on-CPU
+    time: what the blocked time cannot hold comes from the unsplit
+    on-CPU time, never more than it."""
+    tids, end, write = [71], 3000 * MS, 10 * US
     wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, FUTEX)
     win = (1000 * MS, 1100 * MS)
     starts, who = rows_in(win, tids, write)
@@ -389,6 +408,11 @@ def test_io_longer_than_the_blocked_time_takes_no_more_than_it():
     u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN,
                        0.0, io, runq)
     c = u["components"]
+    assert c["wal_sync_io"] == pytest.approx(5 * US, rel=0.02)
+    assert c[untouched.ONCPU_UNSPLIT] == pytest.approx(3 * US, rel=0.03)
     assert u["mean_ns"] == pytest.approx(10 * US, rel=0.02)
-    assert c["wal_sync_io"] == pytest.approx(3 * US, rel=0.02)
-    assert c.get("queue", 0.0) == pytest.approx(0.0, abs=1.0)
+    io, runq = io_in(win, tids, write, 9 * US, 0)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN,
+                       0.0, io, runq)
+    assert u["components"]["wal_sync_io"] == pytest.approx(8 * US, rel=0.02)
+    assert u["components"].get(untouched.ONCPU_UNSPLIT, 0) == pytest.approx(0, abs=1)

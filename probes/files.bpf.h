@@ -149,13 +149,16 @@ static __always_inline __u64 fd_inode(int fd, bool *is_dir)
 	return BPF_CORE_READ(ino, i_ino);
 }
 
-/* enum ws_file_kind of an fd of a task, from its file name */
+/* enum ws_file_kind of an fd of a task, from its file's name and its
+ * directory's ("pg_wal/000000010000000000000001": a rule may name the
+ * directory), each cut at half of WS_PATH_LEN */
 static __always_inline __u16 fd_kind(struct task_struct *task, int fd)
 {
 	struct file *f = task_fd_file(task, fd);
-	const unsigned char *name;
+	const unsigned char *name, *parent;
 	struct inode *ino;
-	__u32 zero = 0;
+	__u32 zero = 0, off = 0;
+	long n = 0;
 	char *buf;
 
 	buf = bpf_map_lookup_elem(&name_buf, &zero);
@@ -163,8 +166,17 @@ static __always_inline __u16 fd_kind(struct task_struct *task, int fd)
 		return FK_OTHER;
 	ino = BPF_CORE_READ(f, f_inode);
 	name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
-	if (!ino || !name ||
-	    bpf_probe_read_kernel_str(buf, WS_PATH_LEN, name) < 0)
+	parent = BPF_CORE_READ(f, f_path.dentry, d_parent, d_name.name);
+	if (!ino || !name)
+		return FK_OTHER;
+	if (parent)
+		n = bpf_probe_read_kernel_str(buf, WS_PATH_LEN / 2 - 1, parent);
+	if (n > 1) {		/* "dir/": off <= WS_PATH_LEN / 2 - 1 */
+		off = (__u32)(n - 1) & (WS_PATH_LEN / 2 - 1);
+		buf[off & (WS_PATH_LEN - 1)] = '/';
+		off = (off + 1) & (WS_PATH_LEN / 2 - 1);
+	}
+	if (bpf_probe_read_kernel_str(buf + off, WS_PATH_LEN / 2, name) < 0)
 		return FK_OTHER;
 	return ws_file_kind(buf, inode_is_dir(ino));
 }

@@ -408,7 +408,9 @@ enum ws_counter {
 				 * writes: a lock's backoff, a busy
 				 * handler, a write stall (the budget) */
 	CNT_LOST_WALL = 21,	/* ring buffer full: a wall sweep's record dropped */
-	CNT_NR = 22,
+	CNT_WAL_SYNC_MARKS = 22, /* WAL syncs an engine's counting probe saw,
+				  * inside windows or not */
+	CNT_NR = 23,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

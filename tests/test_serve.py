@@ -193,12 +193,39 @@ def serving(pid: int, port: int, out: Path) -> subprocess.Popen:
     return p
 
 
+def wal_syncs(data_dir: Path) -> int:
+    """pg_stat_wal's wal_sync now."""
+    q = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-h", str(data_dir), "-p",
+                        PG.pg_port(data_dir), "-At", "-c", "select wal_sync from pg_stat_wal",
+                        "bench"], capture_output=True, text=True, timeout=60)
+    assert q.returncode == 0, q.stderr
+    return int(q.stdout.strip())
+
+
+def settled(data_dir: Path, port: int) -> tuple[int, float]:
+    """pg_stat_wal's wal_sync and walscope_wal_syncs_total, once two
+    reads a WAL writer's loop apart or more agree (its report comes
+    after each loop: runners/workloads/postgres/stats.py)."""
+    last = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        now = (wal_syncs(data_dir), total(scrape(port), "walscope_wal_syncs"))
+        if now == last:
+            return now
+        last = now
+        time.sleep(0.5)
+    raise AssertionError(f"pg_stat_wal and walscope never settled: {last}")
+
+
 @pytest.mark.root
 @pytest.mark.skipif(not PG.HAVE_PG, reason=PG.NO_PG)
 def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
     """serve -p on a running postmaster: walscope_writes_total, from
     PostgreSQL's commit probe (attached windows or not), is pgbench's
-    processed transactions; the rows recorded are no more than it."""
+    processed transactions; the rows recorded are no more than it;
+    walscope_wal_syncs_total, from its WAL sync probe, moves as
+    pg_stat_wal's wal_sync does (the server's own syncs included); the
+    rows' self-check verdict is served beside the histograms."""
     start = PG.runner("start", str(cluster))
     assert start.returncode == 0, start.stderr
     pid = int(start.stdout.split()[-1])
@@ -206,6 +233,7 @@ def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
     try:
         walscope = serving(pid, port, out)
         pg_port = PG.pg_port(cluster)
+        syncs0, counted0 = settled(cluster, port)
         bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
                                 "-p", pg_port, "-n", "-c", "2", "-t", "100", "bench"],
                                capture_output=True, text=True, timeout=300)
@@ -218,6 +246,20 @@ def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
         assert total(text, "walscope_writes") == 200, text
         assert 0 < recorded(text) <= 200
         assert total(text, "walscope_events_lost") == 0
+        fam = families(text)
+        trusted = fam["walscope_rows_trusted"].samples
+        assert {s.labels["engine"] for s in trusted} == {"postgres"}, [s.labels for s in trusted]
+        assert trusted[0].value in (0, 1) and "walscope_self_check_risk" in fam
+        ratio = fam["walscope_recorded_ratio"].samples[0].value
+        assert ratio == pytest.approx(recorded(text) / 200)
+        # the backends' syncs flushed their counters at exit
+        deadline = time.monotonic() + 60
+        while True:
+            syncs1, counted1 = settled(cluster, port)
+            if counted1 - counted0 == syncs1 - syncs0 or time.monotonic() > deadline:
+                break
+        assert syncs1 - syncs0 >= 1
+        assert counted1 - counted0 == syncs1 - syncs0, (syncs0, syncs1, counted0, counted1)
         walscope.send_signal(signal.SIGTERM)
         assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
     finally:

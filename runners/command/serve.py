@@ -22,11 +22,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+import pandas as pd
 
-from analysis import components, syscalls
+from analysis import components, selfcheck, syscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
 from runfolder import records as R
@@ -95,18 +96,53 @@ def process_name(pid: int, names: dict[int, str]) -> str:
     return names[pid]
 
 
+class RowTotals:
+    """One engine and process's rows so far, as much of a summary as the
+    self-check reads (analysis/selfcheck.py): the verdict beside the
+    histograms, so a dashboard never shows a distrusted tail as the
+    workload's."""
+
+    def __init__(self, engine: str, band: float) -> None:
+        self.engine, self.band = engine, band
+        self.count = 0
+        self.raw_ns = self.adj_ns = self.max_ns = 0.0
+        self.comp_ns: dict[str, float] = {}
+
+    def add(self, rows: pd.DataFrame, comps: list[str]) -> None:
+        self.count += len(rows)
+        self.raw_ns += float(rows["dur_ns"].sum())
+        adj = rows["dur_adj_ns"].to_numpy(np.float64)
+        self.adj_ns += float(adj.sum())
+        self.max_ns = max(self.max_ns, float(adj.max()) if len(adj) else 0.0)
+        for c in comps:
+            if f"{c}_adj_ns" in rows:
+                self.comp_ns[c] = self.comp_ns.get(c, 0.0) + float(
+                    np.maximum(rows[f"{c}_adj_ns"].to_numpy(np.float64), 0).sum())
+
+    def check(self) -> dict[str, Any] | None:
+        if not self.count:
+            return None
+        n = self.count
+        return selfcheck.self_check({
+            "engine": self.engine, "calibration": {"band": self.band},
+            "writes": {"count": n, "duration": {"mean_ns": self.raw_ns / n},
+                       "duration_adj": {"mean_ns": self.adj_ns / n, "sum_ns": self.adj_ns,
+                                        "max_ns": self.max_ns}},
+            "components": {c: {"mean_ns": v / n} for c, v in self.comp_ns.items()}})
+
+
 class Feeder:
     """Reads what the collector appends to the run folder and adds it to
     the metrics, every INTERVAL_S and once more at the end."""
 
     def __init__(self, run_dir: Path, metrics: Metrics, engine: str, process: str,
-                 counted: Callable[[], str | None], interval: float = INTERVAL_S) -> None:
+                 counted: Callable[[str], str | None], interval: float = INTERVAL_S) -> None:
         self.folder = RunFolder(run_dir)
         self.metrics = metrics
         self.engine = engine          # the WAL's I/O of a process with no rows yet
         self.process = process        # the served process's name
-        # the engine whose writes a probe counts, windows or not (its rows'
-        # marks: exact), if one was found
+        # the engine whose writes ("rows") or WAL syncs ("wal_syncs") a
+        # probe counts, windows or not (exact), if one was found
         self.counted = counted
         self.interval = interval
         self.layout = R.Layout.of(self.folder)
@@ -115,6 +151,7 @@ class Feeder:
         self.offsets = {"ws_write_rec": 0, "ws_io_rec": 0}
         self.names: dict[int, str] = {}
         self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
+        self.totals: dict[tuple[str, str], RowTotals] = {}
         self.failed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="walscope-feeder",
@@ -164,11 +201,19 @@ class Feeder:
         if not live:
             return
         got = dict(zip(self.layout.counter_names(), live.get("counters", [])))
-        engine = self.counted()
-        if engine is not None and "row_marks" in got:
-            self.metrics.set_total("writes_total", (("engine", engine),
-                                                    ("process", self.process)),
-                                   got["row_marks"])
+        for kind, counter, total in (("rows", "row_marks", "writes_total"),
+                                     ("wal_syncs", "wal_sync_marks", "wal_syncs_total")):
+            engine = self.counted(kind)
+            if engine is not None and counter in got:
+                self.metrics.set_total(total, (("engine", engine), ("process", self.process)),
+                                       got[counter])
+                if kind == "rows" and got[counter]:
+                    recorded = sum(t.count for (e, _), t in self.totals.items() if e == engine)
+                    self.metrics.set_gauge(
+                        "recorded_ratio", "The share of the writes an engine's probe "
+                        "counted that were recorded whole (rows)",
+                        (("engine", engine), ("process", self.process)),
+                        min(recorded / got[counter], 1.0))
         for name, v in got.items():
             if name.startswith("lost_"):
                 self.metrics.set_total("events_lost_total",
@@ -189,8 +234,31 @@ class Feeder:
                 comps = components.names(engine, self.layout)
                 for pid, rows in frame.groupby("pid"):
                     self.engine_of_pid[int(pid)] = engine
-                    self.metrics.add_rows(engine, process_name(int(pid), self.names),
-                                          rows, comps)
+                    process = process_name(int(pid), self.names)
+                    self.metrics.add_rows(engine, process, rows, comps)
+                    self.totals.setdefault((engine, process), RowTotals(
+                        engine, self.cal.band)).add(rows, comps)
+                self._verdicts()
+
+    def _verdicts(self) -> None:
+        """The rows' self-check so far, per engine and process: whether the
+        histograms can be read as the workload's, and its risk."""
+        for (engine, process), t in self.totals.items():
+            check = t.check()
+            if check is None:
+                continue
+            labels = (("engine", engine), ("process", process))
+            self.metrics.set_gauge(
+                "rows_trusted", "1 where the rows' self-check trusts their latencies (the "
+                "histograms are the workload's), 0 where it does not", labels,
+                int(check["trusted"]))
+            self.metrics.set_gauge(
+                "self_check_risk", "The rows' self-check risk: how much the probes "
+                f"lengthened waits (>= {selfcheck.RISK_HIGH}: not trusted)", labels,
+                check["risk"])
+            self.metrics.set_gauge(
+                "lens", "The lens the histograms come from (1): the recorded rows",
+                (*labels, ("lens", "rows")), 1)
 
     def _io(self) -> None:
         syncs, writes = self.sync_nrs, self.write_nrs
@@ -260,9 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     start_folder(plan)
     metrics.set_gauge("budget_ratio", "The share of the server's throughput tracing "
                       "may cost", (), opts.budget)
-    def counted() -> str | None:
+    def counted(kind: str) -> str | None:
         return next((p.engine for r in list(plan.objects.found) for p in r.probes
-                     if p.spec.always), None)
+                     if p.spec.always and p.spec.counts == kind), None)
 
     feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
                     process_name(args.pid, {}), counted, args.interval).start()

@@ -17,8 +17,10 @@ strace binutils python3-venv sudo chromium"
 # tests/test_bindings.py's server (MariaDB with MyRocks) and
 # tests/test_oneshot.py's Python extension module with librocksdb.a linked
 # in (its headers; cmake and dpkg-dev to rebuild the archive's few objects
-# a shared object cannot take, from Debian's source)
-TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb postgresql-15 python3-dev cmake dpkg-dev"
+# a shared object cannot take, from Debian's source); tests/test_serve.py's
+# Prometheus server and promtool (the package's own service starts only
+# where the init system lets it; the test runs its own)
+TEST_APT_PKGS="mariadb-server mariadb-plugin-rocksdb postgresql-15 python3-dev cmake dpkg-dev prometheus"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -62,13 +62,36 @@ static int add_probe(const char *kind, const char *name, const char *path,
 	return 0;
 }
 
-/* attach one listed probe (a failure is reported and kept in its err) */
+static int attach_multi_prog(int prog_fd, const char *path,
+			     const unsigned long *offsets, const __u64 *cookies,
+			     size_t n, bool ret);
+
+/* attach one listed probe (a failure is reported and kept in its err).  In
+ * window mode the loader's hook and an engine's counting probes are
+ * uprobe_multi links of one offset, as the windows' are: a classic
+ * perf-event uprobe takes CAP_SYS_ADMIN where a multi link takes CAP_BPF
+ * and CAP_PERFMON (measured: serve as nobody with only those two attached
+ * every multi link and no classic one; deploy/walscope-serve@.service) */
 static void attach_probe(struct walscope_bpf *skel, struct probe *p)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
-	if (p->link)
+	if (p->link || p->multi_fd > 0)
 		return;
+	if (env.window_ms && (p->loader || p->always)) {
+		unsigned long off = p->offset;
+		int fd = attach_multi_prog(bpf_program__fd(p->loader ?
+					   skel->progs.ws_loader :
+					   skel->progs.ws_phase_always),
+					   p->path, &off, &p->cookie, 1, false);
+
+		p->multi_fd = fd > 0 ? fd : 0;
+		p->err = fd > 0 ? 0 : fd;
+		if (fd <= 0)
+			fprintf(stderr, "walscope-collect: cannot attach %s: %s\n",
+				p->name, strerror(-p->err));
+		return;
+	}
 	opts.retprobe = p->ret;
 	opts.bpf_cookie = p->cookie;
 	p->link = bpf_program__attach_uprobe_opts(p->loader ? skel->progs.ws_loader :
@@ -217,11 +240,29 @@ struct uprobe_multi_attr {
 	__u8 zero[64];		/* the rest of union bpf_attr, zero */
 };
 
+/* a multi link of prog at n offsets of path; returns its fd, or -errno */
+static int attach_multi_prog(int prog_fd, const char *path,
+			     const unsigned long *offsets, const __u64 *cookies,
+			     size_t n, bool ret)
+{
+	struct uprobe_multi_attr a = {};
+	int fd;
+
+	a.prog_fd = prog_fd;
+	a.attach_type = WS_TRACE_UPROBE_MULTI;
+	a.path = (unsigned long)path;
+	a.offsets = (unsigned long)offsets;
+	a.cookies = (unsigned long)cookies;
+	a.cnt = n;
+	a.multi_flags = ret ? WS_F_UPROBE_MULTI_RETURN : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
 /* one multi link for the probes listed in idx (one object, one
  * direction); returns its fd, or -errno */
 static int attach_multi(struct walscope_bpf *skel, const size_t *idx, size_t n)
 {
-	struct uprobe_multi_attr a = {};
 	unsigned long *offsets = calloc(n, sizeof(*offsets));
 	__u64 *cookies = calloc(n, sizeof(*cookies));
 	struct probe *p = &probes[idx[0]];
@@ -237,17 +278,9 @@ static int attach_multi(struct walscope_bpf *skel, const size_t *idx, size_t n)
 		offsets[i] = probes[idx[i]].offset;
 		cookies[i] = probes[idx[i]].cookie;
 	}
-	a.prog_fd = bpf_program__fd(p->ret ? skel->progs.ws_phase_exit :
-				    skel->progs.ws_phase_enter);
-	a.attach_type = WS_TRACE_UPROBE_MULTI;
-	a.path = (unsigned long)p->path;
-	a.offsets = (unsigned long)offsets;
-	a.cookies = (unsigned long)cookies;
-	a.cnt = n;
-	a.multi_flags = p->ret ? WS_F_UPROBE_MULTI_RETURN : 0;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
-	if (fd < 0)
-		fd = -errno;
+	fd = attach_multi_prog(bpf_program__fd(p->ret ? skel->progs.ws_phase_exit :
+					       skel->progs.ws_phase_enter),
+			       p->path, offsets, cookies, n, p->ret);
 	free(offsets);
 	free(cookies);
 	return fd;
@@ -336,6 +369,8 @@ void free_probes(void)
 
 	for (k = 0; k < nr_probes; k++) {
 		bpf_link__destroy(probes[k].link);
+		if (probes[k].multi_fd > 0)
+			close(probes[k].multi_fd);
 		free(probes[k].name);
 		free(probes[k].path);
 	}

@@ -33,6 +33,8 @@ struct probe {
 				 * the whole run, windows or not (an engine's
 				 * counting probe) */
 	struct bpf_link *link;
+	int multi_fd;		/* a loader or always probe's own uprobe_multi
+				 * link (window mode), 0 if none */
 	int err;		/* -errno of the last attach, 0 if it attached */
 };
 

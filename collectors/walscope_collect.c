@@ -181,6 +181,11 @@ static void configure(struct walscope_bpf *skel)
 						      WS_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.ws_phase_exit,
 						      WS_TRACE_UPROBE_MULTI);
+		/* one-offset multi links too (collect_attach.c attach_probe) */
+		bpf_program__set_expected_attach_type(skel->progs.ws_phase_always,
+						      WS_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.ws_loader,
+						      WS_TRACE_UPROBE_MULTI);
 	}
 	if (env.no_sched) {
 		bpf_program__set_autoload(skel->progs.ws_sched_switch, false);

@@ -7,15 +7,22 @@ scraping /metrics over HTTP while it commits: the rows the endpoint
 counts are the server's own commits."""
 from __future__ import annotations
 
+import bisect
+import json
 import math
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -44,7 +51,7 @@ def test_the_exposition_reads_back_as_prometheus_reads_it():
     m.add_rows("rocksdb", 'db"bench', rows([3, 30, 300, 3000]), ["wal_sync_io", "other"])
     m.add_rows("rocksdb", 'db"bench', rows([40]), ["wal_sync_io", "other"])
     m.add_counter("wal_syncs_recorded_total", (("engine", "rocksdb"), ("process", 'db"bench')), 7)
-    m.set_gauge("budget_ratio", "the budget", (), 0.02)
+    m.set_gauge("budget_ratio", (), 0.02)
     fam = families(m.exposition())
     h = fam["walscope_write_duration_seconds"]
     assert h.type == "histogram"
@@ -285,3 +292,242 @@ def test_a_feeder_error_is_said_once_and_shown(capsys):
     f.read = lambda: None
     f._read_or_say()
     assert "walscope_feeder_ok 1" in f.metrics.exposition()
+
+
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+NO_PROMETHEUS = "no prometheus/promtool: apt-get install prometheus (./setup.sh --test does)"
+DASHBOARD = ROOT / "deploy" / "grafana" / "walscope.json"
+# what Grafana puts in the dashboard's queries before Prometheus sees them
+GRAFANA_VARS = {"$__rate_interval": "1m", "$engine": ".*", "$process": ".*"}
+
+
+class Prometheus:
+    """Debian's Prometheus server, scraping one target every second, with
+    its data in a folder of its own; queried over its HTTP API."""
+
+    def __init__(self, folder: Path, target: str) -> None:
+        folder.mkdir()
+        (folder / "prometheus.yml").write_text(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            "scrape_configs:\n  - job_name: walscope\n    static_configs:\n"
+            f"      - targets: ['{target}']\n")
+        self.port = free_port()
+        self.log = (folder / "prometheus.log").open("w")
+        self.proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={folder / 'prometheus.yml'}",
+             f"--storage.tsdb.path={folder / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+
+    def api(self, path: str, **params: str) -> dict:
+        url = f"http://127.0.0.1:{self.port}/api/v1/{path}"
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict]:
+        return self.api("query", query=expr)["result"]
+
+    def value(self, expr: str) -> float | None:
+        got = self.query(expr)
+        return float(got[0]["value"][1]) if got else None
+
+    def until(self, expr: str, want: Callable[[float | None], bool], what: str) -> float:
+        """expr's value once want(value) holds (Prometheus scrapes each
+        second; the deadline only bounds a failure)."""
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                v = self.value(expr)
+            except OSError:
+                v = None            # not listening yet
+            if want(v):
+                return v
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what}: {expr} = {v}")
+            time.sleep(0.25)
+
+    def until_some(self, expr: str, what: str) -> list[dict]:
+        """expr's result once it has one."""
+        deadline = time.monotonic() + 90
+        while not (got := self.query(expr)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what}: {expr}")
+            time.sleep(0.25)
+        return got
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self.log.close()
+
+
+def dashboard_queries() -> list[str]:
+    """Every PromQL query of the Grafana dashboard, as Grafana sends it."""
+    dash = json.loads(DASHBOARD.read_text())
+    out = []
+    for p in dash["panels"]:
+        for t in p["targets"]:
+            expr = t["expr"]
+            for k, v in GRAFANA_VARS.items():
+                expr = expr.replace(k, v)
+            out.append(expr)
+    return out
+
+
+def test_the_dashboard_reads_only_walscopes_metrics():
+    """Each query of deploy/grafana/walscope.json names only metrics
+    walscope serve exposes (a renamed metric fails here, not on a
+    dashboard), and every panel has one."""
+    known = {OM.PREFIX + n for n in (*OM.HELP, *OM.GAUGES)}
+    known |= {OM.PREFIX + n + s for n in OM.HELP if n.endswith("_seconds")
+              for s in ("_bucket", "_sum", "_count")}
+    dash = json.loads(DASHBOARD.read_text())
+    assert dash["panels"] and all(p["targets"] for p in dash["panels"])
+    for expr in dashboard_queries():
+        names = set(re.findall(r"\bwalscope_\w+", expr))
+        assert names and names <= known, (expr, names - known)
+    for v in dash["templating"]["list"]:
+        if v["type"] == "query":
+            assert re.fullmatch(r"label_values\((walscope_\w+)(\{.*\})?, \w+\)", v["query"])
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not PG.HAVE_PG, reason=PG.NO_PG)
+@pytest.mark.skipif(not (PROMETHEUS and PROMTOOL), reason=NO_PROMETHEUS)
+def test_prometheus_scrapes_serve_while_pgbench_runs(cluster, tmp_path):
+    """A real Prometheus scraping `walscope serve -p <postmaster>` while
+    pgbench runs: walscope_writes_total is pgbench's processed
+    transactions, walscope_wal_syncs_total moves as pg_stat_wal's
+    wal_sync; histogram_quantile(0.99) over the run lies in the bucket of
+    walscope's own p99 of the same rows; promtool checks the exposition;
+    every query of the Grafana dashboard returns data."""
+    start = PG.runner("start", str(cluster))
+    assert start.returncode == 0, start.stderr
+    pid = int(start.stdout.split()[-1])
+    port, out, walscope, prom = free_port(), tmp_path / "o", None, None
+    try:
+        walscope = serving(pid, port, out)
+        prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{port}")
+        prom.until('up{job="walscope"}', lambda v: v == 1, "Prometheus never scraped serve")
+        syncs0, counted0 = settled(cluster, port)
+        bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
+                                "-p", PG.pg_port(cluster), "-n", "-c", "2", "-t", "100",
+                                "bench"], capture_output=True, text=True, timeout=300)
+        assert "actually processed: 200/200" in bench.stdout, bench.stdout + bench.stderr
+        prom.until("sum(walscope_writes_total)", lambda v: v == 200,
+                   "walscope_writes_total never reached pgbench's 200")
+        deadline = time.monotonic() + 60
+        while True:
+            syncs1, counted1 = settled(cluster, port)
+            if counted1 - counted0 == syncs1 - syncs0 or time.monotonic() > deadline:
+                break
+        assert counted1 - counted0 == syncs1 - syncs0 >= 1, (syncs0, syncs1, counted0, counted1)
+        prom.until("sum(walscope_wal_syncs_total)", lambda v: v == counted1,
+                   "Prometheus never saw walscope's WAL syncs")
+        # every row read into the metrics, and scraped
+        rows = total(scrape(port), "walscope_writes_recorded")
+        prom.until("sum(walscope_writes_recorded_total)", lambda v: v == rows,
+                   "Prometheus never saw every row")
+        p99 = prom.value("histogram_quantile(0.99, sum by (le) "
+                         "(walscope_write_duration_seconds_bucket))")
+        # a rate() has data from a series' second scrape on
+        for expr in dashboard_queries():
+            prom.until_some(expr, "the dashboard's query returned nothing")
+        check = subprocess.run([PROMTOOL, "check", "metrics"], input=scrape(port),
+                               capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        walscope.send_signal(signal.SIGTERM)
+        assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["writes"]["count"] == rows
+        own = summary["writes"]["duration_adj"]["p99_ns"] / 1e9
+        i = bisect.bisect_left(OM.BUCKETS_S, own)
+        lo, hi = (OM.BUCKETS_S[i - 1] if i else 0.0), OM.BUCKETS_S[min(i, len(OM.BUCKETS_S) - 1)]
+        assert lo <= p99 <= hi, (p99, own, lo, hi)
+    finally:
+        if prom is not None:
+            prom.stop()
+        if walscope is not None and walscope.poll() is None:
+            walscope.kill()
+        PG.runner("stop", str(cluster))
+
+
+UNIT = ROOT / "deploy" / "walscope-serve@.service"
+
+
+def unit_capabilities() -> list[str]:
+    """The capabilities the systemd unit gives serve (AmbientCapabilities)."""
+    line = next(x for x in UNIT.read_text().splitlines()
+                if x.startswith("AmbientCapabilities="))
+    return line.split("=", 1)[1].split()
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="no systemd-analyze")
+def test_the_systemd_unit_verifies(tmp_path):
+    """systemd's own check of an instance of the unit; it bounds serve
+    to the capabilities it is given, no more."""
+    inst = tmp_path / "walscope-serve@pg.service"
+    inst.write_text(UNIT.read_text())
+    v = subprocess.run(["systemd-analyze", "verify", str(inst)], capture_output=True, text=True)
+    assert v.returncode == 0 and not v.stderr.strip(), v.stderr
+    bound = next(x for x in UNIT.read_text().splitlines()
+                 if x.startswith("CapabilityBoundingSet="))
+    assert bound.split("=", 1)[1].split() == unit_capabilities()
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="no setpriv (util-linux)")
+def test_serve_runs_unprivileged_with_the_units_capabilities():
+    """serve as nobody with only the unit's capabilities (CAP_BPF,
+    CAP_PERFMON), attached to a root process: every commit a row, every
+    probe attached, the dynamic loader's hook too (a uprobe_multi link:
+    as a classic perf-event uprobe it took CAP_SYS_ADMIN); with CAP_BPF
+    alone, a one-line refusal."""
+    caps = ",".join("+" + c.removeprefix("CAP_").lower() for c in unit_capabilities())
+    nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    venv = str(ROOT / ".venv" / "bin" / "walscope")
+    if subprocess.run([*nobody, "test", "-x", venv]).returncode:
+        pytest.skip(f"nobody cannot run {venv} (the clone's folders are not open to it)")
+    work = Path(tempfile.mkdtemp(prefix="walscope-unpriv-"))
+    work.chmod(0o777)
+    srv = subprocess.Popen([sys.executable, "-c", SERVER, str(work / "t.db"), str(COMMITS)],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        port = free_port()
+        out = work / "o"
+        p = subprocess.Popen([*nobody, f"--inh-caps={caps}",
+                              f"--ambient-caps={caps}", venv, "serve", "-p",
+                              str(srv.pid), "--listen", f"127.0.0.1:{port}", "-o", str(out),
+                              "--interval", "0.2"], cwd=work, stderr=subprocess.PIPE,
+                             text=True)
+        said = []
+        while not said or "traced: metrics at" not in said[-1]:
+            said.append(p.stderr.readline())
+            assert said[-1], "".join(said)
+        os.kill(srv.pid, signal.SIGUSR1)
+        assert srv.stdout.readline().strip() == "committed"
+        deadline = time.monotonic() + 60
+        while recorded(scrape(port)) < COMMITS and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert recorded(scrape(port)) == COMMITS
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)
+        err = "".join(said) + err
+        assert p.returncode == 0, err[-3000:]
+        assert len(pd.read_parquet(out / "writes.parquet")) == COMMITS
+        assert "could not attach" not in err, err[-3000:]
+        assert "cannot attach" not in (out / "collector.log").read_text()
+        no = subprocess.run([*nobody, "--inh-caps=+bpf", "--ambient-caps=+bpf", venv, "serve",
+                             "-p", str(srv.pid), "-o", str(work / "o2")], cwd=work,
+                            capture_output=True, text=True, timeout=120)
+        assert no.returncode != 0 and no.stderr.strip().count("\n") == 0, no.stderr
+        assert "CAP_BPF and CAP_PERFMON" in no.stderr
+    finally:
+        srv.kill()
+        shutil.rmtree(work, ignore_errors=True)

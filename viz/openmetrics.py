@@ -17,8 +17,8 @@ engine and process, kept as cumulative histograms and counters.
     walscope_wal_syncs_total                    counter: every WAL sync, where
                                                  an engine's probe counts them
     walscope_events_lost_total                  counter: events lost, by kind
-    walscope_<gauge>                            gauges the server sets (the
-                                                 budget, whether rows are
+    walscope_<gauge>                            gauges the server sets (GAUGES:
+                                                 the budget, whether rows are
                                                  trusted, ...)
 
 Durations are the compensated ones (the probes' own cost removed), as the
@@ -57,6 +57,19 @@ HELP = {
     "wal_syncs_total": "Syncs of a write-ahead log an engine's counting probe saw, "
                        "traced or not (exact, where the engine has such a probe)",
     "events_lost_total": "Events the tracer lost (a full ring buffer or map), by kind",
+}
+# the gauges walscope serve sets (one line each in /metrics)
+GAUGES = {
+    "budget_ratio": "The share of the server's throughput tracing may cost",
+    "tracing": "1 while the server's processes are traced",
+    "feeder_ok": "1 while the records are read into these metrics without error",
+    "recorded_ratio": "The share of the writes an engine's probe counted that were "
+                      "recorded whole (rows)",
+    "rows_trusted": "1 where the rows' self-check trusts their latencies (the histograms "
+                    "are the workload's), 0 where it does not",
+    "self_check_risk": "The rows' self-check risk: how much the probes lengthened waits "
+                       "(at or over the self-check's threshold: not trusted)",
+    "lens": "The lens the histograms come from (1): the recorded rows",
 }
 
 
@@ -144,9 +157,10 @@ class Metrics:
             table = self._counters.setdefault(name, {})
             table[labels] = max(table.get(labels, 0), value)
 
-    def set_gauge(self, name: str, help_: str, labels: Labels, value: float) -> None:
+    def set_gauge(self, name: str, labels: Labels, value: float) -> None:
+        """One of GAUGES, at value now."""
         with self._lock:
-            self._gauges.setdefault(name, (help_, {}))[1][labels] = value
+            self._gauges.setdefault(name, (GAUGES[name], {}))[1][labels] = value
 
     def _histogram(self, name: str, labels: Labels) -> Histogram:
         return self._hist.setdefault(name, {}).setdefault(labels, Histogram())

@@ -186,8 +186,7 @@ class Feeder:
                       "(the metrics stop here; the run folder is still finished)",
                       file=sys.stderr, flush=True)
             self.failed, ok = True, 0
-        self.metrics.set_gauge("feeder_ok", "1 while the records are read into these "
-                               "metrics without error", (), ok)
+        self.metrics.set_gauge("feeder_ok", (), ok)
 
     def read(self) -> None:
         self._writes()
@@ -210,9 +209,7 @@ class Feeder:
                 if kind == "rows" and got[counter]:
                     recorded = sum(t.count for (e, _), t in self.totals.items() if e == engine)
                     self.metrics.set_gauge(
-                        "recorded_ratio", "The share of the writes an engine's probe "
-                        "counted that were recorded whole (rows)",
-                        (("engine", engine), ("process", self.process)),
+                        "recorded_ratio", (("engine", engine), ("process", self.process)),
                         min(recorded / got[counter], 1.0))
         for name, v in got.items():
             if name.startswith("lost_"):
@@ -248,17 +245,9 @@ class Feeder:
             if check is None:
                 continue
             labels = (("engine", engine), ("process", process))
-            self.metrics.set_gauge(
-                "rows_trusted", "1 where the rows' self-check trusts their latencies (the "
-                "histograms are the workload's), 0 where it does not", labels,
-                int(check["trusted"]))
-            self.metrics.set_gauge(
-                "self_check_risk", "The rows' self-check risk: how much the probes "
-                f"lengthened waits (>= {selfcheck.RISK_HIGH}: not trusted)", labels,
-                check["risk"])
-            self.metrics.set_gauge(
-                "lens", "The lens the histograms come from (1): the recorded rows",
-                (*labels, ("lens", "rows")), 1)
+            self.metrics.set_gauge("rows_trusted", labels, int(check["trusted"]))
+            self.metrics.set_gauge("self_check_risk", labels, check["risk"])
+            self.metrics.set_gauge("lens", (*labels, ("lens", "rows")), 1)
 
     def _io(self) -> None:
         syncs, writes = self.sync_nrs, self.write_nrs
@@ -326,8 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         server.shutdown()
         return 1
     start_folder(plan)
-    metrics.set_gauge("budget_ratio", "The share of the server's throughput tracing "
-                      "may cost", (), opts.budget)
+    metrics.set_gauge("budget_ratio", (), opts.budget)
     def counted(kind: str) -> str | None:
         return next((p.engine for r in list(plan.objects.found) for p in r.probes
                      if p.spec.always and p.spec.counts == kind), None)
@@ -336,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                     process_name(args.pid, {}), counted, args.interval).start()
 
     def tracing() -> None:
-        metrics.set_gauge("tracing", "1 while the server's processes are traced", (), 1)
+        metrics.set_gauge("tracing", (), 1)
         print(f"walscope serve: pid {args.pid} traced: metrics at "
               f"http://{args.listen}/metrics", file=sys.stderr, flush=True)
 
@@ -349,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         feeder.stop()
-        metrics.set_gauge("tracing", "1 while the server's processes are traced", (), 0)
+        metrics.set_gauge("tracing", (), 0)
     result = finish(plan, got, time.monotonic() - t0)
     server.shutdown()
     return result.exit_code

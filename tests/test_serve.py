@@ -32,6 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from runners.command import serve
 from tests import test_postgres as PG
 from tests.conftest import ROOT
+from tests.mariadb import MYROCKS_COUNTERS, server as mariadb_server
 from tests.test_postgres import base, cluster, template  # noqa: F401 (fixtures)
 from viz import openmetrics as OM
 
@@ -531,3 +532,52 @@ def test_serve_runs_unprivileged_with_the_units_capabilities():
     finally:
         srv.kill()
         shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.root
+def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
+    """serve -p on MariaDB with MyRocks while two clients commit at a
+    server's resting rate (every commit recorded, the budget's every-write
+    start): the rows and WAL syncs served equal the server's own RocksDB
+    counters over the same span (writes: write_self + write_other; syncs:
+    wal_synced), the rows are trusted or not as the run folder's
+    self-check says, and the run folder holds the same rows."""
+    per, clients, pause = 100, 2, 0.006
+    with mariadb_server(tmp_path / "m", rocksdb=True) as m:
+        m.sql("CREATE DATABASE w; CREATE TABLE w.t (id INT PRIMARY KEY, "
+              "v VARCHAR(40)) ENGINE=ROCKSDB")
+        port, out = free_port(), tmp_path / "o"
+        walscope = serving(m.proc.pid, port, out)
+        try:
+            before = m.counters()
+            loads = []
+            for c in range(clients):
+                script = "".join(f"INSERT INTO t VALUES ({c * per + i}, 'row {i}');\n"
+                                 f"DO SLEEP({pause});\n" for i in range(per))
+                loads.append(subprocess.Popen([m.client, "--no-defaults", "-S", m.sock,
+                                               "-u", "root", "w"], stdin=subprocess.PIPE,
+                                              text=True))
+                loads[-1].stdin.write(script)
+                loads[-1].stdin.close()
+            assert all(p.wait(timeout=300) == 0 for p in loads)
+            after = m.counters()
+            delta = {k: after[k] - before[k] for k in MYROCKS_COUNTERS}
+            writes = delta["Rocksdb_write_self"] + delta["Rocksdb_write_other"]
+            assert writes == clients * per, delta
+            deadline = time.monotonic() + 60
+            while recorded(text := scrape(port)) < writes and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert recorded(text) == writes, text
+            assert total(text, "walscope_wal_syncs_recorded") == delta["Rocksdb_wal_synced"]
+            fam = families(text)
+            assert {s.labels["engine"] for s in fam["walscope_write_duration_seconds"].samples} \
+                == {"rocksdb"}
+            served_trust = fam["walscope_rows_trusted"].samples[0].value
+            walscope.send_signal(signal.SIGTERM)
+            assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+        finally:
+            if walscope.poll() is None:
+                walscope.kill()
+    s = json.loads((out / "summary.json").read_text())
+    assert s["budget"]["every_write"] and s["writes"]["count"] == writes
+    assert served_trust == int(s["self_check"]["trusted"])

@@ -155,6 +155,16 @@ def untouched_lens(run_dir: Path, summary: dict[str, Any], layout: R.Layout
                           io, runq)
 
 
+def log_syncs_probed(folder: RunFolder, layout: R.Layout) -> bool:
+    """Whether libc's syncs were probed for the whole run (attach.tsv's
+    lines of kind "always" with the cookie WS_COOKIE_LOG_SYNC)."""
+    if not folder.attach_tsv.exists():
+        return False
+    cookie = str(layout.enum_values("ws_cookie").get("WS_COOKIE_LOG_SYNC", -1))
+    return any(line.split("\t")[:2] == ["always", cookie]
+               for line in folder.attach_tsv.read_text().splitlines())
+
+
 def tables(run_dir: Path, cal: compensation.Calibration,
            info: dict[str, Any], layout: R.Layout) -> dict[str, Any]:
     """Parquet files from the records (the folder's, read with layout);
@@ -223,6 +233,9 @@ def tables(run_dir: Path, cal: compensation.Calibration,
                           layout=layout)
     if log is not None:
         summary["by_type"] = by_type(writes, engine if several else None, layout)
+    if log_syncs_probed(folder, layout):
+        # every log sync of the run, windows or not (collectors/log_syncs.py)
+        summary["wal"]["sync"]["every_count"] = int(counters.get("wal_sync_marks", 0))
     if several:   # each other engine's writes, summarised as the first's
         summary["by_engine"] = {}
         for e in row_engines[1:]:

@@ -292,8 +292,11 @@ def engine_table(summary: dict[str, Any]) -> str:
         roles = (f"{g['leaders']} {lead}, {g['followers']} {follow}"
                  if g["leaders"] is not None else
                  "roles not known (no write called the WAL; --mode full counts them)")
+        every = w["sync"].get("every_count")
         lines.append(f"groups: {roles}; WAL: {w['sync']['count']} syncs, "
-                     f"{w['write']['count']} writes, {w['write']['bytes']} B")
+                     f"{w['write']['count']} writes, {w['write']['bytes']} B"
+                     + (f"; {every} log syncs over the run (every one, traced or not)"
+                        if every is not None and summary.get("windows") else ""))
         flags = summary.get("flags", {})
         if flags:
             lines.append("rows: " + ", ".join(f"{n} {c.replace('_', ' ')}"

@@ -36,7 +36,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 import engines
-from collectors import loader, procfs
+from collectors import loader, log_syncs, procfs
 from collectors.attach_lines import resolution_lines, stepped_components
 from collectors.symbols import resolver_module
 from probepoints.elf import sections, symbols_read
@@ -194,6 +194,8 @@ class ObjectFollower:
     _seen: dict[tuple[int, int], ObjectInfo] = field(default_factory=dict)
     _queue: "queue.Queue[str | None]" = field(default_factory=queue.Queue)
     stepped: set[str] = field(default_factory=set)   # components with stepped sites
+    # libc's syncs are probed (collectors/log_syncs.py): every log sync counted
+    counts_log_syncs: bool = False
     _thread: threading.Thread | None = None
     _collector: Collector | None = None
     _attaches: int = 0
@@ -264,12 +266,12 @@ class ObjectFollower:
         kept = self._cache.lookup(read)
         if kept is not None:
             return ObjectInfo(path=shown, how="start", build_id=kept.build_id,
-                              symbols=kept.symbols, why=kept.why, cached=True), None, []
+                              symbols=kept.symbols, why=kept.why, cached=True), None, \
+                self._hook_lines(read)
         before = stat_of(read)
         info, res = inspect(read, shown, self.mode, self.keep_stepped)
         hooks = self._hook_lines(read)
-        if res is None and not hooks and info.symbols and info.why \
-                and symbols_read(read):
+        if res is None and info.symbols and info.why and symbols_read(read):
             self._cache.add(read, before, Verdict(info.build_id, info.symbols, info.why))
         return info, res, hooks
 
@@ -281,11 +283,18 @@ class ObjectFollower:
 
     def _hook_lines(self, read_path: str) -> list[str]:
         """The loader hook's attach line, if read_path is a dynamic loader
-        and objects are followed in this mode."""
+        and objects are followed in this mode; libc's sync functions', if
+        it is a libc and the mode attaches uprobes (collectors/log_syncs.py:
+        every log sync counted).
+        Read again for an object the cache recalls: the cache keeps only
+        that no engine is in it."""
+        lines = log_syncs.sync_lines(read_path) if self.mode.probe_set else []
+        if lines:
+            self.counts_log_syncs = True
         if not self.mode.follows_objects:
-            return []
+            return lines
         line = loader.hook_line(read_path)
-        return [line] if line else []
+        return lines + ([line] if line else [])
 
     def _keep(self, key: tuple[int, int], info: ObjectInfo,
               res: Resolution | None) -> None:

@@ -23,10 +23,8 @@ class ProbeSpec:
     # component are the same; only its hits would add)
     within: tuple[str, ...] = ()
     # attached for the whole run, windows or not (entry only): an engine's
-    # counting probe, which its BPF part counts: rows in CNT_ROW_MARKS,
-    # WAL syncs in CNT_WAL_SYNC_MARKS
+    # counting probe, which the BPF side counts in CNT_ROW_MARKS
     always: bool = False
-    counts: str = "rows"     # what an always probe counts: "rows" or "wal_syncs"
 
 
 # the probe sets that attach a point: every mode's, or the writes' too

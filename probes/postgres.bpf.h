@@ -150,13 +150,6 @@ static __always_inline int postgres_enter(struct pt_regs *ctx,
 					  struct thread_state *t, __u32 tgid,
 					  __u32 tid, __u64 now, __u64 cookie)
 {
-	/* attached for good: counts every sync of a WAL segment */
-	if ((__u8)cookie == PGP_WAL_SYNC_MARK) {
-		if (fd_kind(bpf_get_current_task_btf(),
-			    (int)PT_REGS_PARM1_CORE(ctx)) == FK_WAL)
-			count(CNT_WAL_SYNC_MARKS);
-		return 0;
-	}
 	return pg_enter(t, tgid, tid, now, (__u8)cookie);
 }
 

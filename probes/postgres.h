@@ -55,9 +55,6 @@ enum ws_postgres_phase {
 	PGP_XACT_ABORT = 122,	/* USDT transaction__abort: it ends */
 	PGP_XACT_RECORD = 123,	/* XactLogCommitRecord/XactLogAbortRecord:
 				 * the transaction wrote (a row is kept) */
-	PGP_WAL_SYNC_MARK = 124, /* pg_fdatasync on a WAL segment: a WAL
-				  * sync, attached for good (pg_stat_wal's
-				  * wal_sync with wal_sync_method=fdatasync) */
 	PGP_LOCK_START = 126,	/* USDT lock__wait__start (lwlock__wait__*
 				 * are behind semaphores: PGSemaphoreLock) */
 	PGP_LOCK_DONE = 127,	/* USDT lock__wait__done */

@@ -22,6 +22,12 @@ static __always_inline int phase_enter(struct pt_regs *ctx)
 	count(CNT_UPROBE);
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_attach_cookie(ctx);
+	if (cookie == WS_COOKIE_LOG_SYNC) {	/* libc's fdatasync, fsync */
+		if (is_log_kind(fd_kind(bpf_get_current_task_btf(),
+					(int)PT_REGS_PARM1_CORE(ctx))))
+			count(CNT_WAL_SYNC_MARKS);
+		return 0;
+	}
 	t = get_thread(tid, tgid, true);
 	if (!t)
 		return 0;

@@ -77,6 +77,7 @@ enum ws_sys_sync __ws_sys_sync __attribute__((unused));
 enum ws_sys_other __ws_sys_other __attribute__((unused));
 enum ws_sys_untraced __ws_sys_untraced __attribute__((unused));
 enum ws_tuning __ws_tuning __attribute__((unused));
+enum ws_cookie __ws_cookie __attribute__((unused));
 enum ws_sched_ev __ws_sched_ev __attribute__((unused));
 enum ws_task_phase __ws_task_phase __attribute__((unused));
 enum ws_wall_state __ws_wall_state __attribute__((unused));

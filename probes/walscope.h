@@ -212,6 +212,14 @@ enum ws_tuning {
 	WS_SETTLE_NS = 80000000,
 };
 
+/* the attach cookie of libc's fdatasync and fsync, attached for good in
+ * every process that maps libc (collectors/log_syncs.py): a sync of a log
+ * (FK_WAL or FK_JOURNAL, by the fd's file) counts in CNT_WAL_SYNC_MARKS,
+ * windows or not; no engine has id 0xff */
+enum ws_cookie {
+	WS_COOKIE_LOG_SYNC = 0xffff,
+};
+
 /* One per traced syscall (enum ws_sys_write, ws_sys_sync, ws_sys_other). */
 struct ws_io_rec {
 	__u32 rec_type;
@@ -408,8 +416,8 @@ enum ws_counter {
 				 * writes: a lock's backoff, a busy
 				 * handler, a write stall (the budget) */
 	CNT_LOST_WALL = 21,	/* ring buffer full: a wall sweep's record dropped */
-	CNT_WAL_SYNC_MARKS = 22, /* WAL syncs an engine's counting probe saw,
-				  * inside windows or not */
+	CNT_WAL_SYNC_MARKS = 22, /* syncs of a log (libc's fdatasync, fsync on
+				  * a WAL or journal), windows or not */
 	CNT_NR = 23,
 };
 

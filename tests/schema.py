@@ -18,7 +18,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "run_schema.json"
 # summary.json maps whose keys are data (types, roles, components seen)
 DATA_KEYED = {"by_type", "sample_breakdown", "roles"}
 # ... and maps at these paths (the lenses' components, by what each saw)
-DATA_KEYED_PATHS = {"headline.components", "untouched.components", "untouched.blocked_split"}
+DATA_KEYED_PATHS = {"headline.components", "untouched.components", "untouched.blocked_split",
+                    "untouched.io_per_call"}
 
 
 def key_paths(d: Any, prefix: str = "") -> set[str]:

@@ -540,8 +540,10 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
     server's resting rate (every commit recorded, the budget's every-write
     start): the rows and WAL syncs served equal the server's own RocksDB
     counters over the same span (writes: write_self + write_other; syncs:
-    wal_synced), the rows are trusted or not as the run folder's
-    self-check says, and the run folder holds the same rows."""
+    wal_synced), walscope_wal_syncs_total (libc's syncs, windows or not)
+    holds RocksDB's and no more than InnoDB's besides, the rows are
+    trusted or not as the run folder's self-check says, and the run
+    folder holds the same rows."""
     per, clients, pause = 100, 2, 0.006
     with mariadb_server(tmp_path / "m", rocksdb=True) as m:
         m.sql("CREATE DATABASE w; CREATE TABLE w.t (id INT PRIMARY KEY, "
@@ -549,7 +551,9 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
         port, out = free_port(), tmp_path / "o"
         walscope = serving(m.proc.pid, port, out)
         try:
-            before = m.counters()
+            time.sleep(1.5)     # the collector's counters.json, written each second
+            before, counted0 = m.counters(), total(scrape(port), "walscope_wal_syncs")
+            innodb0 = m.counters(("Innodb_data_fsyncs",))["Innodb_data_fsyncs"]
             loads = []
             for c in range(clients):
                 script = "".join(f"INSERT INTO t VALUES ({c * per + i}, 'row {i}');\n"
@@ -569,6 +573,14 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
                 time.sleep(0.2)
             assert recorded(text) == writes, text
             assert total(text, "walscope_wal_syncs_recorded") == delta["Rocksdb_wal_synced"]
+            # every log sync, counted at libc's fdatasync and fsync: RocksDB's
+            # WAL syncs (199 of 199 here), and any of InnoDB's (its redo log
+            # is a WAL too), no more than its own count of fsyncs
+            time.sleep(1.5)
+            counted = total(scrape(port), "walscope_wal_syncs") - counted0
+            innodb = m.counters(("Innodb_data_fsyncs",))["Innodb_data_fsyncs"] - innodb0
+            assert delta["Rocksdb_wal_synced"] <= counted <= \
+                delta["Rocksdb_wal_synced"] + innodb, (counted, delta, innodb)
             fam = families(text)
             assert {s.labels["engine"] for s in fam["walscope_write_duration_seconds"].samples} \
                 == {"rocksdb"}

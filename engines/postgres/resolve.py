@@ -20,14 +20,6 @@ FUNCTIONS: tuple[ProbeSpec, ...] = (
     # recorded, exact)
     ProbeSpec("XactLogCommitRecord", "PGP_XACT_RECORD", BOTH, ret=False, always=True),
     ProbeSpec("XactLogAbortRecord", "PGP_XACT_RECORD", BOTH, ret=False, always=True),
-    # ... and every WAL sync, the server's own (walwriter, checkpointer)
-    # too: pg_stat_wal's wal_sync with wal_sync_method=fdatasync (Linux's
-    # default), each one pg_fdatasync on a WAL segment (its BPF part reads
-    # the fd's file).  Not issue_xlog_fsync, where pg_stat_wal counts: a
-    # clone of it that XLogWrite calls past the exported entry never hits
-    # that entry's probe (PostgreSQL 15, Debian: 0 counted of 201)
-    ProbeSpec("pg_fdatasync", "PGP_WAL_SYNC_MARK", BOTH, ret=False, always=True,
-              counts="wal_syncs"),
     ProbeSpec("XLogFlush", "PGP_WAL_FLUSH", BOTH),
     ProbeSpec("LWLockAcquireOrWait", "PGP_WAL_LOCK", BOTH),
     ProbeSpec("XLogInsertRecord", "PGP_WAL_INSERT", FULL),

@@ -141,7 +141,7 @@ class Feeder:
         self.metrics = metrics
         self.engine = engine          # the WAL's I/O of a process with no rows yet
         self.process = process        # the served process's name
-        # the engine whose writes ("rows") or WAL syncs ("wal_syncs") a
+        # the engine whose writes ("rows") or log syncs ("log_syncs") a
         # probe counts, windows or not (exact), if one was found
         self.counted = counted
         self.interval = interval
@@ -201,7 +201,7 @@ class Feeder:
             return
         got = dict(zip(self.layout.counter_names(), live.get("counters", [])))
         for kind, counter, total in (("rows", "row_marks", "writes_total"),
-                                     ("wal_syncs", "wal_sync_marks", "wal_syncs_total")):
+                                     ("log_syncs", "wal_sync_marks", "wal_syncs_total")):
             engine = self.counted(kind)
             if engine is not None and counter in got:
                 self.metrics.set_total(total, (("engine", engine), ("process", self.process)),
@@ -317,8 +317,13 @@ def main(argv: list[str] | None = None) -> int:
     start_folder(plan)
     metrics.set_gauge("budget_ratio", (), opts.budget)
     def counted(kind: str) -> str | None:
+        """The engine whose writes ("rows") or log syncs ("log_syncs") a
+        probe counts, windows or not; None where none does."""
+        if kind == "log_syncs":
+            return plan.objects.merged().engine if plan.objects.counts_log_syncs and \
+                plan.objects.found else None
         return next((p.engine for r in list(plan.objects.found) for p in r.probes
-                     if p.spec.always and p.spec.counts == kind), None)
+                     if p.spec.always), None)
 
     feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
                     process_name(args.pid, {}), counted, args.interval).start()

@@ -14,8 +14,9 @@ engine and process, kept as cumulative histograms and counters.
     walscope_writes_total                       counter: every write, where an
                                                  engine's probe counts them
                                                  (the collector's counters)
-    walscope_wal_syncs_total                    counter: every WAL sync, where
-                                                 an engine's probe counts them
+    walscope_wal_syncs_total                    counter: every sync of a WAL
+                                                 or journal (libc's fdatasync,
+                                                 fsync), traced or not
     walscope_events_lost_total                  counter: events lost, by kind
     walscope_<gauge>                            gauges the server sets (GAUGES:
                                                  the budget, whether rows are
@@ -54,8 +55,8 @@ HELP = {
     "wal_bytes_recorded_total": "Bytes written to a write-ahead log the tracer saw",
     "writes_total": "Writes an engine's counting probe saw, recorded or not (exact, "
                     "where the engine has such a probe)",
-    "wal_syncs_total": "Syncs of a write-ahead log an engine's counting probe saw, "
-                       "traced or not (exact, where the engine has such a probe)",
+    "wal_syncs_total": "Syncs of a write-ahead log or journal, traced or not (every "
+                       "one made through libc's fdatasync or fsync)",
     "events_lost_total": "Events the tracer lost (a full ring buffer or map), by kind",
 }
 # the gauges walscope serve sets (one line each in /metrics)

@@ -32,6 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from runners.command import serve
 from tests import test_postgres as PG
 from tests.conftest import ROOT
+from runfolder.records import Layout
 from tests.mariadb import MYROCKS_COUNTERS, server as mariadb_server
 from tests.test_postgres import base, cluster, template  # noqa: F401 (fixtures)
 from viz import openmetrics as OM
@@ -210,18 +211,38 @@ def wal_syncs(data_dir: Path) -> int:
     return int(q.stdout.strip())
 
 
-def settled(data_dir: Path, port: int) -> tuple[int, float]:
-    """pg_stat_wal's wal_sync and walscope_wal_syncs_total, once two
-    reads a WAL writer's loop apart or more agree (its report comes
-    after each loop: runners/workloads/postgres/stats.py)."""
-    last = None
+def log_syncs_now(port: int, out: Path) -> float:
+    """walscope_wal_syncs_total with every sync made before this call in
+    it: once the collector has written its counters after this moment
+    (counters.json, each second) and the endpoint serves at least that."""
+    names = Layout.of(out).counter_names()
+    t0 = time.monotonic_ns()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        now = (wal_syncs(data_dir), total(scrape(port), "walscope_wal_syncs"))
+        try:
+            live = json.loads((out / "counters.json").read_text())
+        except (OSError, ValueError):
+            live = {}
+        if live.get("ts_ns", 0) > t0:
+            want = dict(zip(names, live["counters"])).get("wal_sync_marks", 0)
+            if (got := total(scrape(port), "walscope_wal_syncs")) >= want:
+                return got
+        time.sleep(0.1)
+    raise AssertionError("the collector's counters never came after the call")
+
+
+def settled(data_dir: Path, port: int, out: Path) -> tuple[int, float]:
+    """pg_stat_wal's wal_sync and walscope_wal_syncs_total, once two
+    reads agree, each at least a second apart (the collector's counters
+    and a WAL writer's loop; its report comes after each loop:
+    runners/workloads/postgres/stats.py)."""
+    last = None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        now = (wal_syncs(data_dir), log_syncs_now(port, out))
         if now == last:
             return now
         last = now
-        time.sleep(0.5)
     raise AssertionError(f"pg_stat_wal and walscope never settled: {last}")
 
 
@@ -241,7 +262,7 @@ def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
     try:
         walscope = serving(pid, port, out)
         pg_port = PG.pg_port(cluster)
-        syncs0, counted0 = settled(cluster, port)
+        syncs0, counted0 = settled(cluster, port, out)
         bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
                                 "-p", pg_port, "-n", "-c", "2", "-t", "100", "bench"],
                                capture_output=True, text=True, timeout=300)
@@ -263,7 +284,7 @@ def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
         # the backends' syncs flushed their counters at exit
         deadline = time.monotonic() + 60
         while True:
-            syncs1, counted1 = settled(cluster, port)
+            syncs1, counted1 = settled(cluster, port, out)
             if counted1 - counted0 == syncs1 - syncs0 or time.monotonic() > deadline:
                 break
         assert syncs1 - syncs0 >= 1
@@ -415,7 +436,7 @@ def test_prometheus_scrapes_serve_while_pgbench_runs(cluster, tmp_path):
         walscope = serving(pid, port, out)
         prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{port}")
         prom.until('up{job="walscope"}', lambda v: v == 1, "Prometheus never scraped serve")
-        syncs0, counted0 = settled(cluster, port)
+        syncs0, counted0 = settled(cluster, port, out)
         bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(cluster),
                                 "-p", PG.pg_port(cluster), "-n", "-c", "2", "-t", "100",
                                 "bench"], capture_output=True, text=True, timeout=300)
@@ -424,7 +445,7 @@ def test_prometheus_scrapes_serve_while_pgbench_runs(cluster, tmp_path):
                    "walscope_writes_total never reached pgbench's 200")
         deadline = time.monotonic() + 60
         while True:
-            syncs1, counted1 = settled(cluster, port)
+            syncs1, counted1 = settled(cluster, port, out)
             if counted1 - counted0 == syncs1 - syncs0 or time.monotonic() > deadline:
                 break
         assert counted1 - counted0 == syncs1 - syncs0 >= 1, (syncs0, syncs1, counted0, counted1)
@@ -551,8 +572,7 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
         port, out = free_port(), tmp_path / "o"
         walscope = serving(m.proc.pid, port, out)
         try:
-            time.sleep(1.5)     # the collector's counters.json, written each second
-            before, counted0 = m.counters(), total(scrape(port), "walscope_wal_syncs")
+            before, counted0 = m.counters(), log_syncs_now(port, out)
             innodb0 = m.counters(("Innodb_data_fsyncs",))["Innodb_data_fsyncs"]
             loads = []
             for c in range(clients):
@@ -576,8 +596,7 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
             # every log sync, counted at libc's fdatasync and fsync: RocksDB's
             # WAL syncs (199 of 199 here), and any of InnoDB's (its redo log
             # is a WAL too), no more than its own count of fsyncs
-            time.sleep(1.5)
-            counted = total(scrape(port), "walscope_wal_syncs") - counted0
+            counted = log_syncs_now(port, out) - counted0
             innodb = m.counters(("Innodb_data_fsyncs",))["Innodb_data_fsyncs"] - innodb0
             assert delta["Rocksdb_wal_synced"] <= counted <= \
                 delta["Rocksdb_wal_synced"] + innodb, (counted, delta, innodb)

@@ -30,7 +30,7 @@ from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
 from runfolder import records as R
-from runfolder.files import RunFolder, RunFolderError
+from runfolder.files import LOG_SYNC_FUNCTIONS, RunFolder, RunFolderError
 
 
 class AnalysisError(RuntimeError):
@@ -155,14 +155,16 @@ def untouched_lens(run_dir: Path, summary: dict[str, Any], layout: R.Layout
                           io, runq)
 
 
-def log_syncs_probed(folder: RunFolder, layout: R.Layout) -> bool:
-    """Whether libc's syncs were probed for the whole run (attach.tsv's
-    lines of kind "always" with the cookie WS_COOKIE_LOG_SYNC)."""
-    if not folder.attach_tsv.exists():
-        return False
-    cookie = str(layout.enum_values("ws_cookie").get("WS_COOKIE_LOG_SYNC", -1))
-    return any(line.split("\t")[:2] == ["always", cookie]
-               for line in folder.attach_tsv.read_text().splitlines())
+LOG_SYNC_PROBES = frozenset(f"always {n}" for n in LOG_SYNC_FUNCTIONS)
+
+
+def log_syncs_probed(folder: RunFolder) -> bool:
+    """Whether libc's syncs were probed for the whole run: the collector
+    attached its "always" probes on fdatasync and fsync, and none failed
+    (collector.json's attach list; collectors/log_syncs.py)."""
+    probes = folder.collector_report().get("attach") or []
+    mine = [a for a in probes if a.get("probe") in LOG_SYNC_PROBES]
+    return bool(mine) and all(a.get("err") == 0 for a in mine)
 
 
 def tables(run_dir: Path, cal: compensation.Calibration,
@@ -233,7 +235,7 @@ def tables(run_dir: Path, cal: compensation.Calibration,
                           layout=layout)
     if log is not None:
         summary["by_type"] = by_type(writes, engine if several else None, layout)
-    if log_syncs_probed(folder, layout):
+    if log_syncs_probed(folder):
         # every log sync of the run, windows or not (collectors/log_syncs.py)
         summary["wal"]["sync"]["every_count"] = int(counters.get("wal_sync_marks", 0))
     if several:   # each other engine's writes, summarised as the first's

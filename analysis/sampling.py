@@ -37,8 +37,7 @@ def syscall_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str 
     syscall on a file of that kind; None for any other syscall or file
     (the syscalls named in layout)."""
     name = syscalls.traced(layout).get(nr)
-    io = "sync" if name in syscalls.syncs(layout) else \
-        "write" if name in syscalls.writes(layout) else None
+    io = syscalls.io_class(name, layout) if name else None
     return components.io_component(io, kind, engine, layout) if io else None
 
 

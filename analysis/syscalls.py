@@ -51,6 +51,13 @@ def syncs(layout: R.Layout) -> frozenset[str]:
     return _tables(layout)[3]
 
 
+def io_class(syscall: str, layout: R.Layout) -> str | None:
+    """"sync" or "write" for a syscall that syncs or writes data, else None
+    (components.io_component's io)."""
+    return "sync" if syscall in syncs(layout) else "write" if syscall in writes(layout) \
+        else None
+
+
 def number(syscall: str, layout: R.Layout) -> int:
     """The number of a syscall the header names."""
     return {n: nr for nr, n in _tables(layout)[0].items()}[syscall]

@@ -264,10 +264,9 @@ def io_per_call(io: pd.DataFrame | None, runq: pd.DataFrame | None, windows: pd.
     if io is None or not len(io) or not len(windows):
         return {}
     io = io[io["tid"].isin(tids)]
-    sync_names, write_names = syscalls.syncs(layout), syscalls.writes(layout)
-    comp = [components.io_component("sync" if n in sync_names else "write", str(k), engine,
-                                    layout) if n in sync_names or n in write_names else None
-            for n, k in zip(io["syscall"], io["kind"])]
+    classes = [syscalls.io_class(str(n), layout) for n in io["syscall"]]
+    comp = [components.io_component(c, str(k), engine, layout) if c else None
+            for c, k in zip(classes, io["kind"])]
     io = io.assign(comp=comp).dropna(subset=["comp"])
     if not len(io):
         return {}
@@ -375,8 +374,7 @@ def blocked_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str:
     the engine's I/O component, idle (a client), the engine's leader wait
     (a lock or condition), or blocked_other."""
     name = syscalls.name(nr, layout) if nr >= 0 else ""
-    io = "sync" if name in syscalls.syncs(layout) else \
-        "write" if name in syscalls.writes(layout) else None
+    io = syscalls.io_class(name, layout)
     if io:
         comp = components.io_component(io, kind, engine, layout)
         if comp:
@@ -515,7 +513,8 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
                 for c, v in per_call.items()}
         scale = min(1.0, 1.0 / sum(io_q.values())) if sum(io_q.values()) > 0 else 1.0
         io_q = {c: v * scale for c, v in io_q.items()}
-        rest_q = shares(rlabels[~rlabels.isin(list(per_call))])
+        # the rest by the sweeps outside the I/O; with none there, other
+        rest_q = shares(rlabels[~rlabels.isin(list(per_call))]) or {"other": 1.0}
         left = 1.0 - sum(io_q.values())
         rshare = {c: v for c, v in io_q.items() if v > 0}
         for c, v in rest_q.items():
@@ -556,7 +555,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
             scale = min(1.0, busy / taken) if taken > 0 else 0.0
             for c, v in extra.items():
                 comps[c] = comps.get(c, 0.0) + v * scale
-            busy -= taken * scale
+            busy = max(busy - taken * scale, 0.0)
             left = taken * (1 - scale)
             unsplit = comps.get(ONCPU_UNSPLIT, 0.0)
             if left > 0 and unsplit > 0:
@@ -569,7 +568,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
             norm = sum(others.values())
             for c, f in others.items():
                 comps[c] = comps.get(c, 0.0) + busy * f / norm
-        elif busy:
+        elif busy > 0:
             comps[BLOCKED_OTHER] = comps.get(BLOCKED_OTHER, 0.0) + busy
         comps = {c: v / writes for c, v in comps.items()}
         return float(sum(comps.values())), comps

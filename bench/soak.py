@@ -106,7 +106,15 @@ def rss_kb(pid: int) -> int:
 
 
 def folder_bytes(d: Path) -> int:
-    return sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+    """The run folder's size now (a file renamed away meanwhile, as the
+    collector's counters.json each second, is left out)."""
+    total = 0
+    for f in d.rglob("*"):
+        try:
+            total += f.stat().st_size if f.is_file() else 0
+        except OSError:
+            pass
+    return total
 
 
 def scrape(port: int) -> dict[str, float]:
@@ -205,7 +213,7 @@ def table(r: dict) -> str:
         f"| A/A: untraced after / before | {aa:.3f} |",
         f"| serve + collector RSS, first steady / last / max | {s['rss_first_kb'] / 1024:.1f} / "
         f"{s['rss_last_kb'] / 1024:.1f} / {s['rss_max_kb'] / 1024:.1f} MiB "
-        f"(last / first {s['rss_last_kb'] / s['rss_first_kb']:.3f}) |",
+        f"(last / first {s['rss_last_kb'] / max(s['rss_first_kb'], 1):.3f}) |",
         f"| run folder growth | {s['folder_mb_per_min']:.2f} MB a minute |",
         f"| events lost | {s['events_lost']:.0f} |",
         f"| walscope_writes_total / pg_stat_database's commits | "
@@ -228,8 +236,8 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     a = ap.parse_args()
-    if a.minutes <= 0 or a.untraced_minutes <= 0:
-        ap.error("--minutes and --untraced-minutes must be above 0")
+    if a.minutes < 0.25 or a.untraced_minutes < 0.25:
+        ap.error("--minutes and --untraced-minutes must be at least 0.25")
     base = Path(tempfile.mkdtemp(prefix="walscope-soak-"))
     base.chmod(0o711)
     data = base / "data"

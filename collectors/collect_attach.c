@@ -46,6 +46,7 @@ static int add_probe(const char *kind, const char *name, const char *path,
 	}
 	p = &probes[nr_probes];
 	memset(p, 0, sizeof(*p));
+	p->multi_fd = -1;
 	if (asprintf(&p->name, "%s %s", kind, name) < 0)
 		return -ENOMEM;
 	p->path = strdup(path);
@@ -76,7 +77,7 @@ static void attach_probe(struct walscope_bpf *skel, struct probe *p)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 
-	if (p->link || p->multi_fd > 0)
+	if (p->link || p->multi_fd >= 0)
 		return;
 	if (env.window_ms && (p->loader || p->always)) {
 		unsigned long off = p->offset;
@@ -85,9 +86,9 @@ static void attach_probe(struct walscope_bpf *skel, struct probe *p)
 					   skel->progs.ws_phase_always),
 					   p->path, &off, &p->cookie, 1, false);
 
-		p->multi_fd = fd > 0 ? fd : 0;
-		p->err = fd > 0 ? 0 : fd;
-		if (fd <= 0)
+		p->multi_fd = fd >= 0 ? fd : -1;
+		p->err = fd >= 0 ? 0 : fd;
+		if (fd < 0)
 			fprintf(stderr, "walscope-collect: cannot attach %s: %s\n",
 				p->name, strerror(-p->err));
 		return;
@@ -369,7 +370,7 @@ void free_probes(void)
 
 	for (k = 0; k < nr_probes; k++) {
 		bpf_link__destroy(probes[k].link);
-		if (probes[k].multi_fd > 0)
+		if (probes[k].multi_fd >= 0)
 			close(probes[k].multi_fd);
 		free(probes[k].name);
 		free(probes[k].path);

@@ -34,7 +34,7 @@ struct probe {
 				 * counting probe) */
 	struct bpf_link *link;
 	int multi_fd;		/* a loader or always probe's own uprobe_multi
-				 * link (window mode), 0 if none */
+				 * link (window mode), -1 if none */
 	int err;		/* -errno of the last attach, 0 if it attached */
 };
 

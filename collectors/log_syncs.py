@@ -20,25 +20,28 @@ from elftools.elf.elffile import ELFFile
 
 from collectors.loader import vaddr_to_offset
 from probepoints.elf import is_emulated_site
+from runfolder.files import LOG_SYNC_FUNCTIONS as SYNCS
 from runfolder.records import Layout
 
-SYNCS = ("fdatasync", "fsync")
+ENDBR64 = bytes.fromhex("f30f1efa")
 
 
 def cheap_site(path: str, offset: int) -> int | None:
     """Where at or just after a function's entry a uprobe emulates the
     instruction with the arguments untouched: the entry itself, or past a
-    leading `cmp byte [rip+d32], imm8` the `jcc rel8` that follows it;
-    None for neither."""
+    leading `cmp byte [rip+d32], imm8` the `jcc rel8` that follows it, each
+    also after an `endbr64` (a glibc built with CET); None for neither."""
     if is_emulated_site(path, offset):
         return offset
     try:
         with open(path, "rb") as f:
             f.seek(offset)
-            code = f.read(9)
+            code = f.read(13)
     except OSError:
         return None
-    if len(code) == 9 and code[0] == 0x80 and code[1] == 0x3d and 0x70 <= code[7] <= 0x7f:
+    if code[:4] == ENDBR64:
+        return cheap_site(path, offset + 4)
+    if len(code) >= 9 and code[0] == 0x80 and code[1] == 0x3d and 0x70 <= code[7] <= 0x7f:
         return offset + 7
     return None
 

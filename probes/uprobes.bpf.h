@@ -50,8 +50,9 @@ int BPF_KPROBE(ws_phase_enter)
 }
 
 /* an entry attached for the whole run, windows or not (kind "always": an
- * engine's counting probe): a classic uprobe while ws_phase_enter is
- * loaded for uprobe_multi */
+ * engine's counting probe, libc's syncs): a link of its own, never one of
+ * a window's (a one-offset uprobe_multi link in window mode, a classic
+ * uprobe otherwise) */
 SEC("uprobe")
 int BPF_KPROBE(ws_phase_always)
 {

@@ -56,6 +56,10 @@ COUNTERS_JSON = "counters.json"       # while it runs, with --live-counters
 WINDOWS_TSV = "windows.tsv"
 # the tracer's
 COLLECTOR_LOG = "collector.log"
+# libc's functions probed for good to count every log sync
+# (collectors/log_syncs.py); collector.json's attach list names each
+# probe "always <function>"
+LOG_SYNC_FUNCTIONS = ("fdatasync", "fsync")
 ATTACH_TSV = "attach.tsv"
 ATTACH_FOUND_TSV = "attach-*.tsv"      # attach-1.tsv, attach-2.tsv, ...
 LAYOUT_JSON = "layout.json"

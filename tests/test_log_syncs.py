@@ -69,3 +69,8 @@ def test_a_site_the_uprobe_would_single_step_is_not_taken(tmp_path):
     assert log_syncs.cheap_site(str(f), 0) == 7
     assert log_syncs.cheap_site(str(f), 9) is None      # mov eax, edi
     assert log_syncs.cheap_site(str(f), 12) == 12       # push rbp
+    cet = tmp_path / "cet"          # endbr64 first (a glibc built with CET)
+    cet.write_bytes(log_syncs.ENDBR64 + bytes.fromhex("803d01c90d00007405") +
+                    log_syncs.ENDBR64 + bytes.fromhex("89f8"))
+    assert log_syncs.cheap_site(str(cet), 0) == 11
+    assert log_syncs.cheap_site(str(cet), 13) is None

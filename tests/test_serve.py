@@ -279,7 +279,14 @@ def test_serve_counts_every_pgbench_transaction(cluster, tmp_path):
         trusted = fam["walscope_rows_trusted"].samples
         assert {s.labels["engine"] for s in trusted} == {"postgres"}, [s.labels for s in trusted]
         assert trusted[0].value in (0, 1) and "walscope_self_check_risk" in fam
-        ratio = fam["walscope_recorded_ratio"].samples[0].value
+        # the ratio is set after the rows are read: one exposition with both
+        deadline = time.monotonic() + 30
+        while True:
+            fam = families(text := scrape(port))
+            ratio = fam["walscope_recorded_ratio"].samples[0].value
+            if ratio == pytest.approx(recorded(text) / 200) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert ratio == pytest.approx(recorded(text) / 200)
         # the backends' syncs flushed their counters at exit
         deadline = time.monotonic() + 60

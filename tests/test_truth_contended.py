@@ -82,19 +82,21 @@ def test_the_chain_takes_the_traced_mean_towards_the_untraced(runs, mode):
     chained = w["dur_adj_ns"].mean()
     own_only = (w["dur_adj_ns"] + w["chain_ns"]).mean()
     assert w["chain_ns"].sum() > 0, "the chain charged no write"
-    assert chained < own_only
+    # not far below the untraced mean: the untraced runs spread 0.85-1.32x
+    # of their median and the default's mean read 0.80x at its lowest
+    # (bench/results/truth.json)
+    assert chained >= 0.5 * untraced_ns, (chained, untraced_ns)
+    assert w["dur_adj_ns"].min() >= 0
     # closer to the untraced mean, where the gap is wider than the untraced
     # runs' own spread (0.85-1.32x of their median): in a fresh clone's
     # run the untraced runs read slow (own hits only 1.1x, where 3.1x is
     # usual), and which of 22.2 and 28.3 us lies nearer 25.6 us was that
     # run's noise (bench/truth.py holds the error itself)
-    if own_only > UNTRACED_SPREAD * untraced_ns:
-        assert abs(chained - untraced_ns) < abs(own_only - untraced_ns), \
-            (chained, own_only, untraced_ns)
-    # nor far below it: the untraced runs spread 0.85-1.32x of their median
-    # and the default's mean read 0.80x at its lowest (bench/results/truth.json)
-    assert chained >= 0.5 * untraced_ns, (chained, untraced_ns)
-    assert w["dur_adj_ns"].min() >= 0
+    if own_only <= UNTRACED_SPREAD * untraced_ns:
+        pytest.skip(f"own hits only {own_only / untraced_ns:.2f}x the untraced mean: "
+                    "inside its spread, nothing to move towards")
+    assert abs(chained - untraced_ns) < abs(own_only - untraced_ns), \
+        (chained, own_only, untraced_ns)
 
 
 @pytest.mark.parametrize("mode", ["default", "full"])

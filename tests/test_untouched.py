@@ -416,3 +416,25 @@ def test_a_syncs_own_cpu_time_comes_from_unsplit_cpu_time():
                        0.0, io, runq)
     assert u["components"]["wal_sync_io"] == pytest.approx(8 * US, rel=0.02)
     assert u["components"].get(untouched.ONCPU_UNSPLIT, 0) == pytest.approx(0, abs=1)
+
+
+def test_run_queue_waits_the_sweeps_place_only_in_the_io_go_to_other():
+    """Every runnable sweep found a writer woken in its WAL sync, but the
+    windows' syscalls say a quarter of the run-queue time is the sync's
+    (0.5 us a call of 2 us a write): the quarter is the sync's, and the
+    rest, which no sweep placed outside the I/O, is other; the split
+    adds up to 1."""
+    tids, end, write = [81, 82], 3000 * MS, 10 * US
+    fdatasync = syscalls.number("fdatasync", GOLDEN)
+    wal = next(k for k, v in GOLDEN.file_kinds().items() if v == "wal")
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.5, 0.2, fdatasync)
+    wall["state"] = STATES["WS_WALL_RUNQ"]
+    wall["sys_kind"] = wal
+    wall["user_symbol"] = ""
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    io, runq = io_in(win, tids, write, 2 * US, US // 2)
+    u = untouched.lens(wall, "rocksdb", one_window(*win), frame(starts, who), None, GOLDEN,
+                       0.0, io, runq)
+    assert u["runq_split"] == pytest.approx({"wal_sync_io": 0.25, "other": 0.75}, abs=0.01)
+    assert sum(u["runq_split"].values()) == pytest.approx(1.0)

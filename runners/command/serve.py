@@ -31,7 +31,7 @@ from analysis import components, selfcheck, syscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
 from runfolder import records as R
-from runfolder.files import RunFolder
+from runfolder.files import LOG_SYNC_FUNCTIONS, RunFolder
 from runners.command import defaults
 from runners.command.cli import budget_share
 from runners.command.collect import collect
@@ -203,6 +203,8 @@ class Feeder:
         for kind, counter, total in (("rows", "row_marks", "writes_total"),
                                      ("log_syncs", "wal_sync_marks", "wal_syncs_total")):
             engine = self.counted(kind)
+            if kind == "log_syncs" and self._log_syncs_failed():
+                engine = None       # a count that missed a libc is no total
             if engine is not None and counter in got:
                 self.metrics.set_total(total, (("engine", engine), ("process", self.process)),
                                        got[counter])
@@ -236,6 +238,15 @@ class Feeder:
                     self.totals.setdefault((engine, process), RowTotals(
                         engine, self.cal.band)).add(rows, comps)
                 self._verdicts()
+
+    def _log_syncs_failed(self) -> bool:
+        """The collector said a libc sync probe did not attach
+        (collector.log: "cannot attach always fdatasync: ...")."""
+        try:
+            text = self.folder.collector_log.read_text(errors="replace")
+        except OSError:
+            return False
+        return any(f"cannot attach always {n}:" in text for n in LOG_SYNC_FUNCTIONS)
 
     def _verdicts(self) -> None:
         """The rows' self-check so far, per engine and process: whether the

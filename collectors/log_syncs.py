@@ -19,7 +19,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from collectors.loader import vaddr_to_offset
-from probepoints.elf import is_emulated_site
+from probepoints.elf import code_at, is_emulated_site
 from runfolder.files import LOG_SYNC_FUNCTIONS as SYNCS
 from runfolder.records import Layout
 
@@ -33,12 +33,7 @@ def cheap_site(path: str, offset: int) -> int | None:
     also after an `endbr64` (a glibc built with CET); None for neither."""
     if is_emulated_site(path, offset):
         return offset
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            code = f.read(13)
-    except OSError:
-        return None
+    code = code_at(path, offset, 13)
     if code[:4] == ENDBR64:
         return cheap_site(path, offset + 4)
     if len(code) >= 9 and code[0] == 0x80 and code[1] == 0x3d and 0x70 <= code[7] <= 0x7f:

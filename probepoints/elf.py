@@ -188,17 +188,22 @@ def interpreter_chain(exe: str) -> str:
     raise SymbolError(f"{exe}: not an ELF executable or #! script")
 
 
+def code_at(path: str, offset: int, n: int) -> bytes:
+    """Up to n bytes of path at a file offset (b"" where it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read(n)
+    except OSError:
+        return b""
+
+
 def is_emulated_site(path: str, offset: int) -> bool:
     """True if the uprobe at offset can emulate the first instruction
     (push of a register, with or without REX.B, or a nop): cheap (~0.6 us
     here).
     Anything else is single-stepped out of line (~10 us here)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            b = f.read(2)
-    except OSError:
-        return False
+    b = code_at(path, offset, 2)
     if len(b) < 1:
         return False
     # a USDT probe's nop is emulated too (Linux 6.10+: x86 uprobes emulate nop)

@@ -127,7 +127,7 @@ def format_table(summary: dict[str, Any]) -> str:
     if mode is not None and not mode.records_writes and not summary["writes"]["count"] \
             and summary.get("sample_breakdown"):
         return partial_lines(summary) + format_sample_table(summary)
-    out = engine_table(summary)
+    out = retained_line(summary) + engine_table(summary)
     for engine, sub in summary.get("by_engine", {}).items():
         out += f"\n\n[{engine}]\n" + engine_table({**sub, "mode": summary.get("mode")})
     if summary.get("windows"):
@@ -146,6 +146,18 @@ def format_table(summary: dict[str, Any]) -> str:
                 f"{len(summary.get('objects', []))} objects inspected "
                 "(summary.json objects says why each was rejected)")
     return partial_lines(summary) + out
+
+
+def retained_line(summary: dict[str, Any]) -> str:
+    """A folder walscope serve kept (runners/command/retention.py): what
+    its rows are, before them."""
+    r = summary.get("retained")
+    if not r:
+        return ""
+    when = f", {r['first_utc']} to {r['last_utc']}" if r.get("first_utc") else ""
+    return (f"retained by walscope serve: {r['slow_writes']} writes at or over "
+            f"{r['threshold']} and the {r['writes_kept'] - r['slow_writes']} beside them"
+            f"{when}: the rows are the tail, not the workload's mean\n")
 
 
 # past this cost, a budget that records every write is no budget: full mode is named

@@ -8,6 +8,7 @@ counts are the server's own commits."""
 from __future__ import annotations
 
 import bisect
+import grp
 import json
 import math
 import os
@@ -15,6 +16,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -27,12 +29,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_families
 from prometheus_client.parser import text_string_to_metric_families
 
 from runners.command import serve
 from tests import test_postgres as PG
 from tests.conftest import ROOT
-from runfolder.records import Layout
+from runfolder.records import Layout, read_records as Records
 from tests.mariadb import MYROCKS_COUNTERS, server as mariadb_server
 from tests.test_postgres import base, cluster, template  # noqa: F401 (fixtures)
 from viz import openmetrics as OM
@@ -71,6 +74,32 @@ def test_the_exposition_reads_back_as_prometheus_reads_it():
     assert [s.value for s in fam["walscope_writes_recorded"].samples] == [5]
     assert [s.value for s in fam["walscope_wal_syncs_recorded"].samples] == [7]
     assert [s.value for s in fam["walscope_budget_ratio"].samples] == [0.02]
+
+
+def test_openmetrics_carries_each_buckets_last_retained_write():
+    """Asked for OpenMetrics (Prometheus' Accept header), the exposition
+    parses as OpenMetrics strictly does, counters named as its families
+    are, and a bucket's exemplar is the last retained write that fell in
+    it; the text format has none."""
+    m = OM.Metrics()
+    m.add_rows("postgres", "postgres", rows([300, 3000, 3500, 40000]), ["wal_sync_io", "other"])
+    m.set_gauge("tracing", (), 1)
+    m.add_exemplars("postgres", "postgres", [
+        OM.Exemplar("slow-20261129T031200Z/41/1000", 3000e-6, 1.7e9),
+        OM.Exemplar("slow-20261129T031200Z/42/2000", 3500e-6, 1.7e9 + 1),
+        OM.Exemplar("slow-20261129T031200Z-2/43/3000", 40000e-6, 1.7e9 + 2)])
+    assert OM.wants_openmetrics(
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+    assert not OM.wants_openmetrics("text/plain") and not OM.wants_openmetrics(None)
+    text = m.exposition(openmetrics=True)
+    assert text.endswith("# EOF\n")
+    fam = {f.name: f for f in om_families(text)}
+    assert [s.value for s in fam["walscope_writes_recorded"].samples] == [4]
+    ex = {s.labels["le"]: (s.exemplar.labels["write"], s.exemplar.value)
+          for s in fam["walscope_write_duration_seconds"].samples if s.exemplar}
+    assert ex == {"0.005": ("slow-20261129T031200Z/42/2000", 3500e-6),
+                  "0.05": ("slow-20261129T031200Z-2/43/3000", 40000e-6)}
+    assert " # {" not in m.exposition() and "# EOF" not in m.exposition()
 
 
 def test_the_quantile_is_prometheus_histogram_quantile():
@@ -143,7 +172,7 @@ def test_serve_counts_a_running_servers_commits(tmp_path):
         assert srv.stdout.readline().strip() == "ready"
         walscope = subprocess.Popen(
             [str(ROOT / ".venv" / "bin" / "walscope"), "serve", "-p", str(srv.pid), "--listen", f"127.0.0.1:{port}", "-o", str(out),
-             "--interval", "0.2"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+             "--interval", "0.2", "--keep-all"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
         # the endpoint answers; the server is traced once serve says so
         said = []
         while not said or "traced: metrics at http://127.0.0.1:" not in said[-1]:
@@ -190,10 +219,12 @@ def total(text: str | None, family: str) -> float:
     return sum(s.value for s in f.samples) if f else 0
 
 
-def serving(pid: int, port: int, out: Path) -> subprocess.Popen:
-    """walscope serve -p pid, once it says the processes are traced."""
+def serving(pid: int, port: int, out: Path, *args: str) -> subprocess.Popen:
+    """walscope serve -p pid, once it says the processes are traced;
+    every record kept in one run folder unless args say otherwise."""
     p = subprocess.Popen([str(ROOT / ".venv" / "bin" / "walscope"), "serve", "-p", str(pid),
-                          "--listen", f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2"],
+                          "--listen", f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2",
+                          *(args or ("--keep-all",))],
                          cwd=ROOT, stderr=subprocess.PIPE, text=True)
     said = []
     while not said or "traced: metrics at http://127.0.0.1:" not in said[-1]:
@@ -214,7 +245,8 @@ def wal_syncs(data_dir: Path) -> int:
 def log_syncs_now(port: int, out: Path) -> float:
     """walscope_wal_syncs_total with every sync made before this call in
     it: once the collector has written its counters after this moment
-    (counters.json, each second) and the endpoint serves at least that."""
+    (counters.json, each second) and the endpoint serves at least that.
+    out: the collector's folder (a retaining serve's spool)."""
     names = Layout.of(out).counter_names()
     t0 = time.monotonic_ns()
     deadline = time.monotonic() + 60
@@ -335,7 +367,7 @@ class Prometheus:
     """Debian's Prometheus server, scraping one target every second, with
     its data in a folder of its own; queried over its HTTP API."""
 
-    def __init__(self, folder: Path, target: str) -> None:
+    def __init__(self, folder: Path, target: str, *flags: str) -> None:
         folder.mkdir()
         (folder / "prometheus.yml").write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
@@ -346,7 +378,7 @@ class Prometheus:
         self.proc = subprocess.Popen(
             [PROMETHEUS, f"--config.file={folder / 'prometheus.yml'}",
              f"--storage.tsdb.path={folder / 'data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}"],
+             f"--web.listen-address=127.0.0.1:{self.port}", *flags],
             stdout=self.log, stderr=subprocess.STDOUT)
 
     def api(self, path: str, **params: str) -> dict:
@@ -486,6 +518,112 @@ def test_prometheus_scrapes_serve_while_pgbench_runs(cluster, tmp_path):
         PG.runner("stop", str(cluster))
 
 
+def pgbench(data_dir: Path, transactions: int) -> None:
+    bench = subprocess.run(["runuser", "-u", "postgres", "--", "pgbench", "-h", str(data_dir),
+                            "-p", PG.pg_port(data_dir), "-n", "-c", "2", "-t",
+                            str(transactions // 2), "bench"],
+                           capture_output=True, text=True, timeout=300)
+    assert f"actually processed: {transactions}/{transactions}" in bench.stdout, \
+        bench.stdout + bench.stderr
+
+
+def closed_folders(out: Path) -> list[Path]:
+    """The retained folders serve has closed (run.json says when)."""
+    return [d for d in sorted(out.glob("slow-*"))
+            if "end" in json.loads((d / "run.json").read_text())]
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not PG.HAVE_PG, reason=PG.NO_PG)
+@pytest.mark.skipif(not (PROMETHEUS and PROMTOOL), reason=NO_PROMETHEUS)
+def test_exemplars_lead_to_the_slow_writes_serve_kept(cluster, tmp_path):
+    """serve as always on (retaining, the default) on a postmaster while
+    pgbench runs, scraped by Prometheus with exemplar storage: each
+    exemplar Prometheus holds names a retained folder where `walscope
+    analyse` and `walscope query` find that write, with the exemplar's
+    duration, in the bucket it was given; SIGHUP closes the open folder
+    while serve runs on; the folders are root's and --group's only."""
+    start = PG.runner("start", str(cluster))
+    assert start.returncode == 0, start.stderr
+    pid = int(start.stdout.split()[-1])
+    port, out, walscope, prom = free_port(), tmp_path / "o", None, None
+    gid = grp.getgrnam("postgres").gr_gid
+    try:
+        walscope = serving(pid, port, out, "--keep-slower", "p90", "--group", "postgres")
+        prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{port}",
+                          "--enable-feature=exemplar-storage")
+        prom.until('up{job="walscope"}', lambda v: v == 1, "Prometheus never scraped serve")
+        t0 = time.time()
+        pgbench(cluster, 200)
+        prom.until("sum(walscope_writes_total)", lambda v: v == 200,
+                   "walscope_writes_total never reached pgbench's 200")
+        # a slow write kept: SIGHUP closes its folder, serve runs on
+        deadline = time.monotonic() + 60
+        while not list(out.glob("slow-*")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert list(out.glob("slow-*")), "no write kept over the last minute's p90"
+        walscope.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 60
+        while not closed_folders(out) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert closed_folders(out) and walscope.poll() is None
+        pgbench(cluster, 200)
+        prom.until("sum(walscope_writes_total)", lambda v: v == 400,
+                   "walscope_writes_total never reached 400")
+        deadline = time.monotonic() + 60
+        while True:
+            got = prom.api("query_exemplars", query="walscope_write_duration_seconds_bucket",
+                           start=str(t0 - 60), end=str(time.time() + 60))
+            exemplars = [(ser["seriesLabels"], e) for ser in got for e in ser["exemplars"]]
+            if exemplars or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert exemplars, "Prometheus holds no exemplar"
+        walscope.send_signal(signal.SIGTERM)
+        assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+        assert not (out / "spool").exists()
+        folders = sorted(out.glob("slow-*"))
+        assert len(closed_folders(out)) == len(folders) >= 1
+        for d in [out, *folders]:
+            assert stat.S_IMODE(d.stat().st_mode) == 0o750 and d.stat().st_gid == gid, d
+            for f in d.iterdir() if d != out else []:
+                assert stat.S_IMODE(f.stat().st_mode) == 0o640 and f.stat().st_gid == gid, f
+        # each exemplar: its folder, its write, its duration, its bucket
+        analysed: set[str] = set()
+        for series, e in exemplars:
+            folder, tid, start_ns = e["labels"]["write"].split("/")
+            if folder not in analysed:
+                a = subprocess.run([str(ROOT / ".venv" / "bin" / "walscope"), "analyse",
+                                    str(out / folder)], capture_output=True, text=True)
+                assert a.returncode == 0 and "retained by walscope serve" in a.stdout, \
+                    a.stdout + a.stderr
+                analysed.add(folder)
+            w = pd.read_parquet(out / folder / "writes.parquet")
+            row = w[(w["tid"] == int(tid)) & (w["start_ns"] == int(start_ns))]
+            assert len(row) == 1, e
+            value = float(e["value"])
+            assert value == pytest.approx(row["dur_adj_ns"].iloc[0] / 1e9, rel=1e-6)
+            le = float(series["le"])
+            i = OM.BUCKETS_S.index(le) if le in OM.BUCKETS_S else len(OM.BUCKETS_S)
+            assert (OM.BUCKETS_S[i - 1] if i else 0) < value <= le, (value, le)
+        # and `walscope query`, over the folders exported as a dataset
+        folder, tid, start_ns = exemplars[0][1]["labels"]["write"].split("/")
+        ds = tmp_path / "ds"
+        subprocess.run([str(ROOT / ".venv" / "bin" / "walscope"), "export", str(out / folder),
+                        str(ds)], check=True, capture_output=True)
+        q = subprocess.run([str(ROOT / ".venv" / "bin" / "walscope"), "query",
+                            f"select count(*) as n from writes where tid = {tid} "
+                            f"and start_ns = {start_ns}", str(ds), "--format", "csv"],
+                           capture_output=True, text=True)
+        assert q.returncode == 0 and q.stdout.split() == ["n", "1"], q.stdout + q.stderr
+    finally:
+        if prom is not None:
+            prom.stop()
+        if walscope is not None and walscope.poll() is None:
+            walscope.kill()
+        PG.runner("stop", str(cluster))
+
+
 UNIT = ROOT / "deploy" / "walscope-serve@.service"
 
 
@@ -513,10 +651,12 @@ def test_the_systemd_unit_verifies(tmp_path):
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="no setpriv (util-linux)")
 def test_serve_runs_unprivileged_with_the_units_capabilities():
     """serve as nobody with only the unit's capabilities (CAP_BPF,
-    CAP_PERFMON), attached to a root process: every commit a row, every
-    probe attached, the dynamic loader's hook too (a uprobe_multi link:
-    as a classic perf-event uprobe it took CAP_SYS_ADMIN); with CAP_BPF
-    alone, a one-line refusal."""
+    CAP_PERFMON), attached to a root process, retaining as the unit does:
+    every commit a row, every probe attached, the dynamic loader's hook
+    too (a uprobe_multi link: as a classic perf-event uprobe it took
+    CAP_SYS_ADMIN); every commit kept (--keep-slower 0) in folders only
+    nobody and its group can read; with CAP_BPF alone, a one-line
+    refusal."""
     caps = ",".join("+" + c.removeprefix("CAP_").lower() for c in unit_capabilities())
     nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
     venv = str(ROOT / ".venv" / "bin" / "walscope")
@@ -533,8 +673,8 @@ def test_serve_runs_unprivileged_with_the_units_capabilities():
         p = subprocess.Popen([*nobody, f"--inh-caps={caps}",
                               f"--ambient-caps={caps}", venv, "serve", "-p",
                               str(srv.pid), "--listen", f"127.0.0.1:{port}", "-o", str(out),
-                              "--interval", "0.2"], cwd=work, stderr=subprocess.PIPE,
-                             text=True)
+                              "--interval", "0.2", "--keep-slower", "0"], cwd=work,
+                             stderr=subprocess.PIPE, text=True)
         said = []
         while not said or "traced: metrics at" not in said[-1]:
             said.append(p.stderr.readline())
@@ -549,9 +689,15 @@ def test_serve_runs_unprivileged_with_the_units_capabilities():
         _, err = p.communicate(timeout=120)
         err = "".join(said) + err
         assert p.returncode == 0, err[-3000:]
-        assert len(pd.read_parquet(out / "writes.parquet")) == COMMITS
+        kept = sorted(out.glob("slow-*"))
+        assert kept and not (out / "spool").exists()
+        assert sum(len(Records(d, "ws_write_rec")) for d in kept) == COMMITS
         assert "could not attach" not in err, err[-3000:]
-        assert "cannot attach" not in (out / "collector.log").read_text()
+        assert "cannot attach" not in (kept[-1] / "collector.log").read_text()
+        nobody_uid = int(subprocess.check_output(["id", "-u", "nobody"]))
+        for d in [out, *kept]:
+            assert stat.S_IMODE(d.stat().st_mode) == 0o750 and d.stat().st_uid == nobody_uid
+        assert all(stat.S_IMODE(f.stat().st_mode) == 0o640 for f in kept[0].iterdir())
         no = subprocess.run([*nobody, "--inh-caps=+bpf", "--ambient-caps=+bpf", venv, "serve",
                              "-p", str(srv.pid), "-o", str(work / "o2")], cwd=work,
                             capture_output=True, text=True, timeout=120)

@@ -1,5 +1,6 @@
-"""walscope's live metrics in Prometheus' text exposition format (0.0.4),
-for `walscope serve`'s /metrics: what the rows recorded so far say, by
+"""walscope's live metrics for `walscope serve`'s /metrics, in Prometheus'
+text exposition format (0.0.4) or, for a scraper that asks for it,
+OpenMetrics 1.0 (with exemplars): what the rows recorded so far say, by
 engine and process, kept as cumulative histograms and counters.
 
     walscope_write_duration_seconds             histogram: a write whole
@@ -23,8 +24,11 @@ engine and process, kept as cumulative histograms and counters.
                                                  trusted, ...)
 
 Durations are the compensated ones (the probes' own cost removed), as the
-table and summary.json give them.  Pure: rows in, text out; the server
-(runners/command/serve.py) feeds it.
+table and summary.json give them.  A bucket of the whole-write histogram
+carries, in OpenMetrics, the last retained write that fell in it (an
+exemplar: {write="<retained folder>/<tid>/<start_ns>"}, its duration and
+when it ended), which `walscope query` finds in that folder.  Pure: rows
+in, text out; the server (runners/command/serve.py) feeds it.
 """
 from __future__ import annotations
 
@@ -89,12 +93,32 @@ def number(v: float) -> str:
     return repr(float(v)) if not float(v).is_integer() else str(int(v))
 
 
+TEXT = "text/plain; version=0.0.4; charset=utf-8"
+OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+
+def wants_openmetrics(accept: str | None) -> bool:
+    """Whether a scraper's Accept header takes OpenMetrics (Prometheus'
+    does, first)."""
+    return "application/openmetrics-text" in (accept or "")
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """One retained write a bucket points to."""
+    write: str            # "<retained folder>/<tid>/<start_ns>"
+    seconds: float
+    unix_s: float
+
+
 @dataclass
 class Histogram:
-    """Cumulative counts per bucket (BUCKETS_S, then +Inf), a sum and a count."""
+    """Cumulative counts per bucket (BUCKETS_S, then +Inf), a sum and a
+    count; the last exemplar each bucket was given."""
     counts: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_S) + 1))
     sum_s: float = 0.0
     count: int = 0
+    exemplars: dict[int, Exemplar] = field(default_factory=dict)
 
     def observe(self, seconds: np.ndarray) -> None:
         if not len(seconds):
@@ -105,12 +129,21 @@ class Histogram:
         self.sum_s += float(seconds.sum())
         self.count += len(seconds)
 
-    def lines(self, name: str, labels: tuple[tuple[str, str], ...]) -> list[str]:
+    def exemplify(self, exemplars: list[Exemplar]) -> None:
+        """Each its bucket's exemplar, the last one given winning."""
+        for ex in exemplars:
+            self.exemplars[int(np.searchsorted(BUCKETS_S, ex.seconds, side="left"))] = ex
+
+    def lines(self, name: str, labels: tuple[tuple[str, str], ...],
+              openmetrics: bool = False) -> list[str]:
         out, acc = [], 0
-        for bound, n in zip((*BUCKETS_S, math.inf), self.counts):
+        for i, (bound, n) in enumerate(zip((*BUCKETS_S, math.inf), self.counts)):
             acc += n
             le = label_text((*labels, ("le", number(bound))))
-            out.append(f"{name}_bucket{{{le}}} {acc}")
+            ex = self.exemplars.get(i) if openmetrics else None
+            out.append(f"{name}_bucket{{{le}}} {acc}" + (
+                f' # {{write="{escape(ex.write)}"}} {number(ex.seconds)} {ex.unix_s:.3f}'
+                if ex is not None else ""))
         lt = label_text(labels)
         out += [f"{name}_sum{{{lt}}} {number(self.sum_s)}",
                 f"{name}_count{{{lt}}} {self.count}"]
@@ -147,6 +180,14 @@ class Metrics:
                         np.maximum(rows[col].to_numpy(np.float64), 0) / 1e9)
             self._add("writes_recorded_total", base, len(rows))
 
+    def add_exemplars(self, engine: str, process: str, exemplars: list[Exemplar]) -> None:
+        """Retained writes of one engine and process, already observed
+        (add_rows), as their buckets' exemplars."""
+        if exemplars:
+            base: Labels = (("engine", engine), ("process", process))
+            with self._lock:
+                self._histogram("write_duration_seconds", base).exemplify(exemplars)
+
     def add_counter(self, name: str, labels: Labels, value: float) -> None:
         with self._lock:
             self._add(name, labels, value)
@@ -170,18 +211,21 @@ class Metrics:
         table = self._counters.setdefault(name, {})
         table[labels] = table.get(labels, 0) + value
 
-    def exposition(self) -> str:
-        """The text /metrics serves (families in a fixed order)."""
+    def exposition(self, openmetrics: bool = False) -> str:
+        """The text /metrics serves (families in a fixed order): Prometheus'
+        text format, or OpenMetrics (a counter's family named without its
+        _total, exemplars, # EOF)."""
         out: list[str] = []
         with self._lock:
             for name in sorted(self._hist):
                 full = PREFIX + name
                 out += [f"# HELP {full} {HELP[name]}", f"# TYPE {full} histogram"]
                 for labels in sorted(self._hist[name]):
-                    out += self._hist[name][labels].lines(full, labels)
+                    out += self._hist[name][labels].lines(full, labels, openmetrics)
             for name in sorted(self._counters):
                 full = PREFIX + name
-                out += [f"# HELP {full} {HELP[name]}", f"# TYPE {full} counter"]
+                family = full.removesuffix("_total") if openmetrics else full
+                out += [f"# HELP {family} {HELP[name]}", f"# TYPE {family} counter"]
                 out += [f"{full}{{{label_text(labels)}}} {number(v)}"
                         for labels, v in sorted(self._counters[name].items())]
             for name in sorted(self._gauges):
@@ -190,6 +234,8 @@ class Metrics:
                 out += [f"# HELP {full} {help_}", f"# TYPE {full} gauge"]
                 out += [f"{full}{{{label_text(labels)}}} {number(v)}" if labels
                         else f"{full} {number(v)}" for labels, v in sorted(values.items())]
+        if openmetrics:
+            out.append("# EOF")
         return "\n".join(out) + "\n"
 
 

@@ -15,8 +15,11 @@ query text).  It listens on 127.0.0.1 unless told otherwise.
 from __future__ import annotations
 
 import argparse
+import grp
 import http.server
 import os
+import shutil
+import signal
 import socket
 import sys
 import threading
@@ -34,13 +37,20 @@ from runfolder import records as R
 from runfolder.files import LOG_SYNC_FUNCTIONS, RunFolder
 from runners.command import defaults
 from runners.command.cli import budget_share
-from runners.command.collect import collect
-from runners.command.plan import TraceError, TraceOptions, prepare
-from runners.command.record import finish, start_folder
-from viz.openmetrics import Metrics
+from runners.command.collect import Collected, collect
+from runners.command.plan import (Plan, TraceError, TraceOptions, claim_run_dir,
+                                  default_run_dir, prepare, unused_run_dir)
+from runners.command.record import finish, finish_collection, start_folder
+from runners.command import retention
+from runners.command.retention import Retainer, RetentionError, Threshold
+from viz.openmetrics import OPENMETRICS, TEXT, Exemplar, Metrics, wants_openmetrics
 
 DEFAULT_LISTEN = "127.0.0.1:9464"
 INTERVAL_S = 1.0      # how often the records are read
+DEFAULT_KEEP = "p99.9"
+DEFAULT_MAX_DISK = "1G"
+DEFAULT_ROTATE_S = 3600.0
+SPOOL = "spool"       # the collector's own run folder, given back as it is read
 
 
 class ServeError(RuntimeError):
@@ -63,9 +73,10 @@ def start_http(listen: str, metrics: Metrics) -> http.server.ThreadingHTTPServer
             if self.path.split("?")[0] != "/metrics":
                 self.send_error(404, "only /metrics")
                 return
-            body = metrics.exposition().encode()
+            om = wants_openmetrics(self.headers.get("Accept"))
+            body = metrics.exposition(openmetrics=om).encode()
             self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Type", OPENMETRICS if om else TEXT)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -136,7 +147,8 @@ class Feeder:
     the metrics, every INTERVAL_S and once more at the end."""
 
     def __init__(self, run_dir: Path, metrics: Metrics, engine: str, process: str,
-                 counted: Callable[[str], str | None], interval: float = INTERVAL_S) -> None:
+                 counted: Callable[[str], str | None], interval: float = INTERVAL_S,
+                 retainer: Retainer | None = None) -> None:
         self.folder = RunFolder(run_dir)
         self.metrics = metrics
         self.engine = engine          # the WAL's I/O of a process with no rows yet
@@ -148,7 +160,12 @@ class Feeder:
         self.layout = R.Layout.of(self.folder)
         self.cal: Calibration = load_calibration(run_dir)
         self.ncpu = os.cpu_count() or 0
-        self.offsets = {"ws_write_rec": 0, "ws_io_rec": 0}
+        # the slow writes kept whole, the spool given back behind the reader
+        # (every record file read, not only the writes and syscalls served)
+        self.retainer = retainer
+        self.offsets = {s: 0 for s in (retention.STRUCTS if retainer else
+                                       ("ws_write_rec", "ws_io_rec"))}
+        self.mono_to_unix_s = (retainer.mono_to_unix_ns if retainer else 0) / 1e9
         self.names: dict[int, str] = {}
         self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
         self.totals: dict[tuple[str, str], RowTotals] = {}
@@ -192,6 +209,20 @@ class Feeder:
         self._writes()
         self._io()
         self._counters()
+        if self.retainer is not None:
+            for struct in retention.STRUCTS:
+                if struct not in ("ws_write_rec", "ws_io_rec"):
+                    self._others(struct)
+            self.retainer.step(dict(self.offsets))
+
+    def _others(self, struct: str) -> None:
+        """Records the metrics do not read, for the retained folders."""
+        while True:
+            recs, self.offsets[struct] = R.read_new(self.folder, struct, self.offsets[struct],
+                                                    self.layout)
+            if not len(recs):
+                return
+            self.retainer.add(struct, recs)
 
     def _counters(self) -> None:
         """The collector's counters now (counters.json): the writes an
@@ -224,6 +255,8 @@ class Feeder:
                 self.folder, "ws_write_rec", self.offsets["ws_write_rec"], self.layout)
             if not len(recs):
                 return
+            if self.retainer is not None:
+                self.retainer.add("ws_write_rec", recs)
             for eid in np.unique(recs["engine"]):
                 engine = self.engine_of.get(int(eid))
                 if engine is None:
@@ -235,9 +268,18 @@ class Feeder:
                     self.engine_of_pid[int(pid)] = engine
                     process = process_name(int(pid), self.names)
                     self.metrics.add_rows(engine, process, rows, comps)
+                    if self.retainer is not None:
+                        self._exemplars(engine, process, self.retainer.judge(rows))
                     self.totals.setdefault((engine, process), RowTotals(
                         engine, self.cal.band)).add(rows, comps)
                 self._verdicts()
+
+    def _exemplars(self, engine: str, process: str, kept: pd.DataFrame) -> None:
+        """The slow rows kept, as their buckets' exemplars (when each ended)."""
+        end_s = (kept["start_ns"] + kept["dur_ns"]).to_numpy(np.float64) / 1e9
+        self.metrics.add_exemplars(engine, process, [
+            Exemplar(name, adj / 1e9, end + self.mono_to_unix_s)
+            for name, adj, end in zip(kept["kept"], kept["dur_adj_ns"], end_s)])
 
     def _log_syncs_failed(self) -> bool:
         """The collector said a libc sync probe did not attach
@@ -267,6 +309,8 @@ class Feeder:
                 self.folder, "ws_io_rec", self.offsets["ws_io_rec"], self.layout)
             if not len(recs):
                 return
+            if self.retainer is not None:
+                self.retainer.add("ws_io_rec", recs)
             wal = recs[recs["kind"] == self.wal]
             for pid in np.unique(wal["pid"]):
                 mine = wal[wal["pid"] == pid]
@@ -304,28 +348,107 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default {defaults.BUDGET * 100:g}%%)")
     p.add_argument("--interval", type=float, default=INTERVAL_S, metavar="S",
                    help=f"how often the records are read (default {INTERVAL_S:g} s)")
+    keep = p.add_argument_group(
+        "retention", "What stays on disk: the slow writes, whole (their rows, the writes "
+        "beside them, their syscalls, run-queue waits and samples), in run folders "
+        "OUTPUT/slow-<UTC> that `walscope analyse`, `report` and `query` read, under a "
+        "disk cap; SIGHUP closes the open one")
+    keep.add_argument("--keep-slower", default=DEFAULT_KEEP, metavar="T",
+                      help="keep writes at or over a duration (5ms, 200us) or over a "
+                           f"quantile of the last minute's (p99.9; default {DEFAULT_KEEP})")
+    keep.add_argument("--max-disk", default=DEFAULT_MAX_DISK, metavar="SIZE",
+                      help="the most the output folder holds (500M, 2G; default "
+                           f"{DEFAULT_MAX_DISK}): the oldest retained folders go first")
+    keep.add_argument("--rotate", type=float, default=DEFAULT_ROTATE_S, metavar="S",
+                      help="close a retained folder after S seconds (default "
+                           f"{DEFAULT_ROTATE_S:g}); SIGHUP closes it now")
+    keep.add_argument("--group", metavar="GROUP",
+                      help="the group that may read the retained folders (they are "
+                           "0750, files 0640: root's and this group's, nobody else's)")
+    keep.add_argument("--keep-all", action="store_true",
+                      help="keep every record in one run folder, finished as `walscope "
+                           "trace -p` finishes it (no cap: for a bounded --duration)")
     return p
+
+
+def retainer_for(args: argparse.Namespace, out_dir: Path, spool: Path,
+                 mono_to_unix_ns: int) -> Retainer:
+    """The retention the arguments ask for (parsed before anything starts)."""
+    return Retainer(out_dir, spool, R.Layout.build(), Threshold.parse(args.keep_slower),
+                    retention.parse_size(args.max_disk), args.rotate, group_id(args.group),
+                    mono_to_unix_ns)
+
+
+def group_id(name: str | None) -> int | None:
+    if name is None:
+        return None
+    try:
+        return grp.getgrnam(name).gr_gid
+    except KeyError:
+        raise ServeError(f"--group {name}: no such group") from None
+
+
+def serve_dir(args: argparse.Namespace) -> Path:
+    """The output folder of a retaining serve, 0750: new, empty, or an
+    earlier serve's (its retained folders count towards the cap; the spool
+    of one that died, records it never read, is removed).  The collector's
+    spool and the retained folders go inside."""
+    out = args.output or unused_run_dir(default_run_dir(f"pid{args.pid}"))
+    try:
+        held = sorted(out.iterdir()) if out.is_dir() else []
+        if held and all(p.is_dir() and (p.name == SPOOL or p.name.startswith(
+                retention.PREFIX)) for p in held):
+            if (out / SPOOL).exists():
+                print(f"walscope serve: removing {out / SPOOL}, the spool of a serve "
+                      "that ended without closing it", file=sys.stderr)
+                shutil.rmtree(out / SPOOL)
+        else:
+            claim_run_dir(out, force=False)
+        os.chmod(out, retention.DIR_MODE)
+        if (gid := group_id(args.group)) is not None:
+            os.chown(out, -1, gid)
+    except TraceError as e:
+        raise ServeError(str(e)) from None
+    except OSError as e:
+        raise ServeError(f"cannot create {out}: {e.strerror}") from None
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     metrics = Metrics()
+    out = None
     try:
         if args.interval <= 0:
             raise ServeError(f"--interval {args.interval:g}: give a number of seconds above 0")
+        if not args.keep_all:      # the arguments' errors before anything starts
+            Threshold.parse(args.keep_slower)
+            retention.parse_size(args.max_disk)
+            group_id(args.group)
+            if args.rotate <= 0:
+                raise ServeError(f"--rotate {args.rotate:g}: give a number of seconds above 0")
         server = start_http(args.listen, metrics)
-    except ServeError as e:
+        if not args.keep_all:
+            os.umask(0o027)        # the spool too: nobody else's
+            out = serve_dir(args)
+    except (ServeError, RetentionError) as e:
         print(f"walscope serve: {e}", file=sys.stderr)
         return 2
-    opts = TraceOptions(pid=args.pid, output=args.output, duration=args.duration,
-                        budget=args.budget, live_counters=True)
+    opts = TraceOptions(pid=args.pid, output=args.output if out is None else out / SPOOL,
+                        duration=args.duration, budget=args.budget, live_counters=True)
     try:
         plan = prepare(opts)
     except TraceError as e:
         print(f"walscope serve: {e}", file=sys.stderr)
         server.shutdown()
+        if out is not None and out != args.output:
+            shutil.rmtree(out, ignore_errors=True)
         return 1
     start_folder(plan)
+    retainer = None if out is None else retainer_for(args, out, plan.run_dir,
+                                                     plan.mono_to_unix_ns)
+    if retainer is not None:
+        signal.signal(signal.SIGHUP, lambda *_: retainer.rotate())
     metrics.set_gauge("budget_ratio", (), opts.budget)
     def counted(kind: str) -> str | None:
         """The engine whose writes ("rows") or log syncs ("log_syncs") a
@@ -337,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                      if p.spec.always), None)
 
     feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
-                    process_name(args.pid, {}), counted, args.interval).start()
+                    process_name(args.pid, {}), counted, args.interval, retainer).start()
 
     def tracing() -> None:
         metrics.set_gauge("tracing", (), 1)
@@ -354,6 +477,25 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         feeder.stop()
         metrics.set_gauge("tracing", (), 0)
-    result = finish(plan, got, time.monotonic() - t0)
+    if retainer is None:
+        result = finish(plan, got, time.monotonic() - t0)
+        server.shutdown()
+        return result.exit_code
+    return finish_retained(plan, got, time.monotonic() - t0, retainer, server)
+
+
+def finish_retained(plan: Plan, got: Collected, elapsed: float, retainer: Retainer,
+                    server: http.server.ThreadingHTTPServer) -> int:
+    """The end of a retaining serve: the spool's symbols and maps written,
+    the last retained folder closed with them, the spool removed, and one
+    line of what was kept."""
+    finish_collection(plan, got, elapsed, got.exit_code)
+    retainer.close()
     server.shutdown()
-    return result.exit_code
+    shutil.rmtree(plan.run_dir, ignore_errors=True)
+    kept = [p for p in retainer.closed if p.exists()]
+    removed = f"; {retainer.removed} older removed to hold --max-disk" if retainer.removed else ""
+    print(f"walscope serve: {retainer.slow} writes at or over {retainer.keep.text()} kept "
+          f"in {len(kept)} folders under {retainer.out_dir} "
+          f"({retainer.used() / 2**20:.1f} MiB){removed}", file=sys.stderr)
+    return 0

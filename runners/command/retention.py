@@ -1,0 +1,442 @@
+"""walscope serve's tail-triggered retention: the slow writes kept whole,
+in rotating run folders under a disk cap, while the collector's own
+folder (the spool) is given back to the file system as it is read.
+
+The feeder (runners/command/serve.py) hands every record it reads from
+the spool to ``Retainer.add``, and each batch of rows (compensated, as
+the analysis makes them) to ``Retainer.judge``.  A row at or over the
+threshold (``--keep-slower``: a duration, or a quantile of the last
+minute's rows such as p99.9) marks an interval: the write's own span and
+CONTEXT_NS either side.  Once the records of that interval have all come
+(LAG_NS after its end, on the records' own clock, CLOCK_MONOTONIC), every
+record of every type that overlaps it is written to the open segment: the
+slow write, the writes of its group and any other that ran beside it,
+their syscalls and run-queue waits, samples and wall sweeps.  A segment is
+a run folder (layout.json, calibration.json, run.json with a
+"retained" block in its summary keys) that `walscope analyse`, `report`
+and `query` read like any other.
+
+Segments are closed (rotated) on SIGHUP, every ``rotate_s``, and when one
+reaches an eighth of the disk cap; the oldest closed ones are removed
+while the retained folders and the spool together pass ``--max-disk``.
+The spool's record files are punched (fallocate PUNCH_HOLE) behind the
+feeder: their size stays, their blocks go, and a punched record reads as
+zeros, which every reader drops (no record type is 0).
+
+Folders are made 0750 and files 0640, owned by root and, with --group,
+that group: readable by root and the group, nobody else.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from runfolder import records as R
+from runfolder.files import (ATTACH_FOUND_TSV, ATTACH_TSV, CALIBRATION_JSON, COLLECTOR_JSON,
+                             COLLECTOR_LOG, FDS_JSON, LAYOUT_JSON, MAPS_JSON, OFFCPU_BIN,
+                             RECORD_FILES, RUN_JSON, STACKS_BIN, SYMBOLS_JSON, RunFolder)
+
+CONTEXT_NS = 1_000_000            # kept either side of a slow write
+LAG_NS = 500_000_000              # an interval is written this long after its end
+RECENT_NS = 5_000_000_000         # records kept in memory for intervals to come
+WINDOW_NS = 60_000_000_000        # a quantile threshold's span: the last minute
+SEGMENTS_PER_CAP = 8              # a segment is closed at an eighth of the cap
+PREFIX = "slow-"                  # a retained folder's name: slow-<UTC it opened>[-n]
+DIR_MODE, FILE_MODE = 0o750, 0o640
+# the record files a segment keeps (objects.bin, the tracer's, is not:
+# the objects inspected are in run.json's report)
+STRUCTS = tuple(RECORD_FILES)
+# the spool's files a segment copies as they are when it opens, and again
+# when it closes (symbols, maps and the maps the collector dumps at exit
+# exist only once serve ends: the last segment has them)
+STATIC = (LAYOUT_JSON, CALIBRATION_JSON, FDS_JSON, ATTACH_TSV, MAPS_JSON, SYMBOLS_JSON,
+          COLLECTOR_LOG)
+AT_END = (STACKS_BIN, OFFCPU_BIN)
+
+_FALLOC_FL_KEEP_SIZE = 0x01
+_FALLOC_FL_PUNCH_HOLE = 0x02
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+
+
+class RetentionError(ValueError):
+    """A --keep-slower or --max-disk the user gave that means nothing: one line."""
+
+
+def punch(path: Path, upto: int) -> None:
+    """Give back the blocks of path's first upto bytes (the size stays;
+    they read as zeros).  A file system without hole punching keeps them."""
+    if upto <= 0:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        _libc.fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, 0, upto)
+    finally:
+        os.close(fd)
+
+
+def allocated(path: Path) -> int:
+    """Bytes a file or folder holds on disk (its blocks, not its size)."""
+    if not path.exists():
+        return 0
+    if path.is_file():
+        return path.stat().st_blocks * 512
+    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Which rows are slow: at or over a duration, or over a quantile of
+    the last minute's rows (undefined, so nothing kept, until the minute
+    holds 1 / (1 - q) of them)."""
+    ns: float | None = None
+    quantile: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Threshold":
+        t = text.strip().lower()
+        if m := re.fullmatch(r"p(\d+(?:\.\d+)?)", t):
+            q = float(m.group(1)) / 100
+            if not 0 < q < 1:
+                raise RetentionError(f"--keep-slower {text}: a quantile between p0 and p100 "
+                                     "(e.g. p99.9)")
+            return cls(quantile=q)
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ns|us|ms|s)?", t)
+        if not m:
+            raise RetentionError(f"--keep-slower {text}: give a duration (5ms, 200us) or a "
+                                 "quantile of the last minute (p99.9)")
+        scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2) or "ms"]
+        return cls(ns=float(m.group(1)) * scale)
+
+    def text(self) -> str:
+        if self.quantile is not None:
+            return f"p{self.quantile * 100:g} of the last minute"
+        return f"{(self.ns or 0) / 1e6:g} ms"
+
+
+def parse_size(text: str) -> int:
+    """--max-disk: bytes, or with a K, M, G or T suffix (powers of 1024)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", text.strip().lower())
+    if not m or float(m.group(1)) <= 0:
+        raise RetentionError(f"--max-disk {text}: give a size above 0 (500M, 2G)")
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+
+
+def spans(struct: str, recs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's [start, end] on CLOCK_MONOTONIC: a write's run, a
+    syscall's, a run-queue wait's (stamped at its end); a point for the rest."""
+    if struct == "ws_write_rec":
+        a = recs["start_ns"].astype(np.int64)
+        return a, a + recs["dur_ns"].astype(np.int64)
+    ts = recs["ts_ns"].astype(np.int64)
+    if struct == "ws_io_rec":
+        return ts, ts + recs["lat_ns"].astype(np.int64)
+    if struct == "ws_sched_rec":
+        return ts - recs["dur_ns"].astype(np.int64), ts
+    return ts, ts
+
+
+@dataclass(eq=False)
+class Segment:
+    """One retained run folder being written."""
+    dir: Path
+    opened_utc: str
+    files: dict[str, Any] = field(default_factory=dict)
+    writes_kept: int = 0          # rows written (slow ones and those beside them)
+    slow: int = 0                 # slow rows it was opened or kept for
+    first_ns: int | None = None
+    last_ns: int | None = None
+    serial: int = 0               # which segment wrote a record (Retainer.marks)
+    counters_at_open: list[int] = field(default_factory=list)    # the collector's
+
+
+class Retainer:
+    """The slow writes, kept whole in segments under out_dir; the spool
+    punched behind the reader; the disk cap held.  Called from the feeder's
+    thread only (rotate() may be asked from any: it is done there)."""
+
+    def __init__(self, out_dir: Path, spool: Path, layout: R.Layout, keep: Threshold,
+                 max_disk: int, rotate_s: float | None = None, gid: int | None = None,
+                 mono_to_unix_ns: int = 0) -> None:
+        self.out_dir, self.spool = out_dir, RunFolder(spool)
+        self.layout, self.keep, self.max_disk = layout, keep, max_disk
+        self.rotate_s, self.gid = rotate_s, gid
+        self.mono_to_unix_ns = mono_to_unix_ns
+        self.recent: dict[str, np.ndarray] = {
+            s: np.zeros(0, dtype=layout.struct_dtype(s)) for s in STRUCTS}
+        # beside each recent record, the serial of the last segment it went to
+        self.marks: dict[str, np.ndarray] = {s: np.zeros(0, np.int64) for s in STRUCTS}
+        self.serials = 0
+        self.last_minute = np.zeros((0, 2), dtype=np.float64)   # (end_ns, dur_adj_ns)
+        # slow rows' intervals, each with the segment its exemplar names
+        self.pending: list[tuple[int, int, Segment]] = []
+        self.segment: Segment | None = None      # the one slow rows go to now
+        self.closing: list[Segment] = []          # rotated, intervals still to come
+        # closed folders, oldest first: an earlier serve's too (they count
+        # towards the cap), by when they were last written
+        self.closed: list[Path] = sorted(
+            (p for p in out_dir.iterdir() if p.is_dir() and p.name.startswith(PREFIX)),
+            key=lambda p: p.stat().st_mtime)
+        self.names = {p.name for p in self.closed}
+        self.removed = 0          # closed segments removed to hold the cap
+        self.slow = 0             # slow rows judged (each an interval kept)
+        self._rotate = threading.Event()
+        self._opened_at = time.monotonic()
+
+    # -- what the feeder hands over ---------------------------------------
+    def add(self, struct: str, recs: np.ndarray) -> None:
+        """Records just read from the spool, kept in memory RECENT_NS."""
+        if len(recs):   # (dtype=: promotion would drop the struct's padding)
+            self.recent[struct] = np.concatenate([self.recent[struct], recs],
+                                                 dtype=self.recent[struct].dtype)
+            self.marks[struct] = np.concatenate([self.marks[struct],
+                                                 np.zeros(len(recs), np.int64)])
+
+    def judge(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Rows (analysis/writes.py's frame) just read: the slow ones, whose
+        intervals will be kept, with the name exemplars give them
+        ("<segment>/<tid>/<start_ns>") in a column "kept"."""
+        if rows.empty:
+            return rows.iloc[:0]
+        start = rows["start_ns"].to_numpy(np.int64)
+        end = start + rows["dur_ns"].to_numpy(np.int64)
+        adj = rows["dur_adj_ns"].to_numpy(np.float64)
+        threshold = self.threshold_ns(end, adj)
+        if threshold is None:
+            return rows.iloc[:0]
+        slow = adj >= threshold
+        if not slow.any():
+            return rows.iloc[:0]
+        seg = self._open()
+        kept = rows[slow].copy()
+        kept["kept"] = [f"{seg.dir.name}/{int(t)}/{int(s)}"
+                        for t, s in zip(kept["tid"], kept["start_ns"])]
+        seg.slow += int(slow.sum())
+        self.slow += int(slow.sum())
+        self.pending += [(int(a) - CONTEXT_NS, int(b) + CONTEXT_NS, seg)
+                         for a, b in zip(start[slow], end[slow])]
+        return kept
+
+    def threshold_ns(self, end: np.ndarray, adj: np.ndarray) -> float | None:
+        if self.keep.ns is not None:
+            return self.keep.ns
+        q = self.keep.quantile or 0.999
+        now = np.column_stack([end.astype(np.float64), adj])
+        self.last_minute = np.concatenate([self.last_minute, now])
+        newest = self.last_minute[:, 0].max()
+        self.last_minute = self.last_minute[self.last_minute[:, 0] >= newest - WINDOW_NS]
+        if len(self.last_minute) < 1 / (1 - q):
+            return None
+        return float(np.quantile(self.last_minute[:, 1], q))
+
+    def rotate(self) -> None:
+        """Close the open segment at the next step (SIGHUP)."""
+        self._rotate.set()
+
+    # -- writing ----------------------------------------------------------
+    def step(self, read_to: dict[str, int], now_ns: int | None = None,
+             final: bool = False) -> None:
+        """After a read: the intervals whose records have all come written,
+        old records dropped, the spool punched up to where it was read
+        (read_to: struct -> offset), the segment rotated if due, and the
+        cap held."""
+        now_ns = time.monotonic_ns() if now_ns is None else now_ns
+        def is_ready(iv: tuple[int, int, Segment]) -> bool:
+            return final or iv[1] + LAG_NS <= now_ns
+        ready = [iv for iv in self.pending if is_ready(iv)]
+        if ready:
+            self.pending = [iv for iv in self.pending if not is_ready(iv)]
+            for seg in {id(iv[2]): iv[2] for iv in ready}.values():
+                self._write(seg, merge([(a, b) for a, b, s in ready if s is seg]))
+        oldest = min([a for a, _, _ in self.pending], default=now_ns - LAG_NS) - RECENT_NS
+        for s, recs in self.recent.items():
+            if len(recs):
+                young = spans(s, recs)[1] >= oldest
+                self.recent[s], self.marks[s] = recs[young], self.marks[s][young]
+        for s, off in read_to.items():
+            punch(self.spool.records(s), off)
+        seg = self.segment
+        due = self._rotate.is_set() or final or (
+            self.rotate_s is not None and time.monotonic() - self._opened_at >= self.rotate_s)
+        if seg is not None and (due or allocated(seg.dir) * SEGMENTS_PER_CAP >= self.max_disk):
+            self.closing.append(seg)
+            self.segment = None
+        if due:
+            self._rotate.clear()
+            self._opened_at = time.monotonic()
+        waiting = {id(s) for _, _, s in self.pending}
+        for seg in [c for c in self.closing if id(c) not in waiting]:
+            self.closing.remove(seg)
+            self._close(seg, at_end=final)
+        self.hold_cap()
+
+    def _write(self, seg: Segment, intervals: list[tuple[int, int]]) -> None:
+        """Every record overlapping the intervals, once per segment."""
+        for s in STRUCTS:
+            recs = self.recent[s]
+            if not len(recs):
+                continue
+            a, b = spans(s, recs)
+            keep = np.zeros(len(recs), dtype=bool)
+            for lo, hi in intervals:
+                keep |= (b >= lo) & (a <= hi)
+            keep &= self.marks[s] != seg.serial   # not twice in one folder
+            if not keep.any():
+                continue
+            self.marks[s][keep] = seg.serial
+            got = recs[keep]
+            assert got.dtype.itemsize == self.layout.struct_dtype(s).itemsize
+            seg.files[s].write(got.tobytes())
+            seg.files[s].flush()
+            if s == "ws_write_rec":
+                seg.writes_kept += len(got)
+        lo, hi = intervals[0][0], intervals[-1][1]
+        seg.first_ns = lo if seg.first_ns is None else min(seg.first_ns, lo)
+        seg.last_ns = hi if seg.last_ns is None else max(seg.last_ns, hi)
+
+    def _open(self) -> Segment:
+        if self.segment is not None:
+            return self.segment
+        now = dt.datetime.now(dt.timezone.utc)
+        stamp = now.strftime(PREFIX + "%Y%m%dT%H%M%SZ")
+        name, n = stamp, 1
+        while name in self.names or (self.out_dir / name).exists():   # never a name again
+            n += 1
+            name = f"{stamp}-{n}"
+        self.names.add(name)
+        d = self.out_dir / name
+        d.mkdir(mode=DIR_MODE)
+        self._own(d, DIR_MODE)
+        self.serials += 1
+        seg = Segment(d, now.isoformat(), serial=self.serials,
+                      counters_at_open=list(self.spool.live_counters().get("counters", [])))
+        for s in STRUCTS:
+            path = d / RunFolder(d).records(s).name
+            seg.files[s] = open(path, "wb")
+            self._own(path, FILE_MODE)
+        self._copy(d, STATIC)
+        self._run_json(seg, closed=False)   # a serve that dies leaves this one
+        self.segment = seg
+        self._opened_at = time.monotonic()
+        return seg
+
+    def _close(self, seg: Segment, at_end: bool = False) -> None:
+        for f in seg.files.values():
+            f.close()
+        self._copy(seg.dir, STATIC + (AT_END if at_end else ()))
+        self._collector_json(seg)
+        self._run_json(seg)
+        self.closed.append(seg.dir)
+
+    def close(self) -> None:
+        """Once serve ends (after the spool's symbols, maps and the
+        collector's maps are written): everything pending written, the last
+        segment closed with them."""
+        self.step({}, final=True)
+
+    def _copy(self, d: Path, names: tuple[str, ...]) -> None:
+        for name in names:
+            src = self.spool.dir / name
+            if src.exists():
+                shutil.copyfile(src, d / name)
+                self._own(d / name, FILE_MODE)
+        for src in self.spool.dir.glob(ATTACH_FOUND_TSV):
+            shutil.copyfile(src, d / src.name)
+            self._own(d / src.name, FILE_MODE)
+
+    def _run_json(self, seg: Segment, closed: bool = True) -> None:
+        """The spool's run.json, with what the segment holds in its summary
+        keys (summary.json's "retained"), and when it closed."""
+        try:
+            info = json.loads(self.spool.run_json.read_text())
+        except (OSError, ValueError):
+            info = {"summary": {}}
+        info["window"] = None       # the windows are the spool's, not the segment's
+        info["summary"]["retained"] = {
+            "threshold": self.keep.text(),
+            "slow_writes": seg.slow,
+            "writes_kept": seg.writes_kept,
+            "context_ns": CONTEXT_NS,
+            "opened_utc": seg.opened_utc,
+            "first_ns": seg.first_ns, "last_ns": seg.last_ns,
+            "first_utc": utc(seg.first_ns, self.mono_to_unix_ns),
+            "last_utc": utc(seg.last_ns, self.mono_to_unix_ns),
+        }
+        info.pop("end", None)
+        if closed:
+            info["end"] = dt.datetime.now(dt.timezone.utc).isoformat()
+        path, tmp = seg.dir / RUN_JSON, seg.dir / f".{RUN_JSON}.tmp"
+        tmp.write_text(json.dumps(info, indent=1) + "\n")
+        self._own(tmp, FILE_MODE)
+        tmp.replace(path)       # whole, for a reader while serve runs
+
+    def _collector_json(self, seg: Segment) -> None:
+        """The collector's report for the segment: the records it holds,
+        and the events the collector lost while it was open (the other
+        counters are the whole run's: zero here, not the segment's)."""
+        names = self.layout.counter_names()
+        now = list(self.spool.live_counters().get("counters", []))
+        was = seg.counters_at_open + [0] * len(names)
+        counters = [max(int(n) - int(w), 0) if name.startswith("lost_") else 0
+                    for name, n, w in zip(names, now + [0] * len(names), was)]
+        report = {
+            "counters": counters,
+            "records": {RunFolder(seg.dir).records(s).name:
+                        RunFolder(seg.dir).records(s).stat().st_size
+                        // self.layout.struct_dtype(s).itemsize for s in STRUCTS},
+            "bad_records": 0, "write_error": 0, "poll_error": 0,
+            "retained_by": "walscope serve",
+        }
+        path = seg.dir / COLLECTOR_JSON
+        path.write_text(json.dumps(report, indent=1) + "\n")
+        self._own(path, FILE_MODE)
+
+    def _own(self, path: Path, mode: int) -> None:
+        os.chmod(path, mode)
+        if self.gid is not None:
+            os.chown(path, -1, self.gid)
+
+    # -- the cap ----------------------------------------------------------
+    def used(self) -> int:
+        """Bytes on disk: the spool and every retained folder."""
+        open_ = [s.dir for s in (self.segment, *self.closing) if s is not None]
+        return allocated(self.spool.dir) + sum(allocated(p) for p in (*self.closed, *open_))
+
+    def hold_cap(self) -> None:
+        """The oldest closed segments removed while over the cap."""
+        while self.closed and self.used() > self.max_disk:
+            shutil.rmtree(self.closed.pop(0), ignore_errors=True)
+            self.removed += 1
+
+
+def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(intervals):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def utc(mono_ns: int | None, mono_to_unix_ns: int) -> str | None:
+    if mono_ns is None or not mono_to_unix_ns:
+        return None
+    return dt.datetime.fromtimestamp((mono_ns + mono_to_unix_ns) / 1e9,
+                                     dt.timezone.utc).isoformat()

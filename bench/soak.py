@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
 """walscope serve left on a server under a steady load: does it stay flat?
 
-    sudo bench/soak.py [--minutes 30] [--untraced-minutes 3] [--clients 2] [-o bench/results]
+    sudo bench/soak.py [--minutes 30] [--untraced-minutes 3] [--clients 2]
+                       [--max-disk 32M] [--hup-minutes 5] [-o bench/results]
 
 A PostgreSQL cluster (runners/workloads/postgres, scale 1), started once;
 pgbench runs back to back in one-minute pieces (-c CLIENTS -T 60, closed
 loop): untraced for --untraced-minutes, then for --minutes under
-`walscope serve -p <postmaster>` (the default budget), then untraced
-again.  The two untraced stretches are the A/A pair: their throughputs'
-ratio is this machine's drift over the soak, the band the traced
-throughput is read against.  While serve runs, every 10 s: the resident
-memory of serve and its collector (VmRSS), the run folder's size, and a
-scrape of /metrics (events lost, rows, the exact counts).
+`walscope serve -p <postmaster>` (the default budget and retention: the
+last minute's p99.9 kept whole, under --max-disk, a SIGHUP every
+--hup-minutes), then untraced again.  The two untraced stretches are the
+A/A pair: their throughputs' ratio is this machine's drift over the soak,
+the band the traced throughput is read against.  While serve runs, every
+10 s: the resident memory of serve and its collector (VmRSS), the output
+folder's blocks on disk, and a scrape of /metrics (events lost, rows, the
+exact counts).  Before it stops, the exemplars of an OpenMetrics scrape,
+each looked up in the folder it names.
 
 Reported (soak.json, soak.md): throughput traced / untraced beside the
 A/A ratio; RSS at its first steady reading (after the first minute) and
 at the end, and their ratio (flat: within 10%); the run folder's growth a
-minute; events lost; walscope_writes_total against pgbench's transactions
-and walscope_wal_syncs_total against pg_stat_wal over the traced stretch.
+minute and its most against the cap; the retained folders, and the
+exemplars found in them (or in a folder the cap removed); events lost;
+walscope_writes_total against pgbench's transactions and
+walscope_wal_syncs_total against pg_stat_wal over the traced stretch.
 Holds /tmp/walscope-heavy.lock while it runs (other heavy jobs wait).
 """
 from __future__ import annotations
@@ -106,15 +112,45 @@ def rss_kb(pid: int) -> int:
 
 
 def folder_bytes(d: Path) -> int:
-    """The run folder's size now (a file renamed away meanwhile, as the
-    collector's counters.json each second, is left out)."""
+    """The output folder's blocks on disk now (the spool's record files are
+    sparse: their size is not their cost; a file renamed or removed
+    meanwhile, as the collector's counters.json each second, is left out)."""
     total = 0
     for f in d.rglob("*"):
         try:
-            total += f.stat().st_size if f.is_file() else 0
+            total += f.stat().st_blocks * 512 if f.is_file() else 0
         except OSError:
             pass
     return total
+
+
+# an exemplar's write, looked up in its folder's records (the venv has numpy)
+FIND = """
+import json, sys
+from runfolder import records as R
+for line in sys.stdin:
+    folder, tid, start = json.loads(line)
+    try:
+        w = R.read_records(folder, "ws_write_rec")
+    except (OSError, ValueError):
+        print("gone"); continue
+    print("found" if ((w["tid"] == int(tid)) & (w["start_ns"] == int(start))).any() else "missing")
+"""
+
+
+def exemplars(port: int, out: Path) -> dict[str, int]:
+    """An OpenMetrics scrape's exemplars, each looked up: found in the
+    folder it names, that folder removed by the cap, or missing."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={
+        "Accept": "application/openmetrics-text; version=1.0.0"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        text = r.read().decode()
+    names = re.findall(r' # \{write="([^"]+)"\}', text)
+    asks = "".join(json.dumps([str(out / n.split("/")[0]), *n.split("/")[1:]]) + "\n"
+                   for n in names)
+    got = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", FIND], input=asks,
+                         cwd=ROOT, capture_output=True, text=True).stdout.split()
+    return {k: got.count(k) for k in ("found", "gone", "missing")}
 
 
 def scrape(port: int) -> dict[str, float]:
@@ -144,10 +180,11 @@ def untraced(data: Path, clients: int, minutes: float) -> list[float]:
         if minutes >= 1 else [pgbench(data, clients, int(minutes * 60) or 10)]
 
 
-def soak(data: Path, pid: int, clients: int, minutes: float, out: Path) -> dict:
+def soak(data: Path, pid: int, clients: int, minutes: float, out: Path, max_disk: str,
+         hup_minutes: float) -> dict:
     port = free_port()
     serve = subprocess.Popen([WALSCOPE, "serve", "-p", str(pid), "--listen",
-                              f"127.0.0.1:{port}", "-o", str(out)],
+                              f"127.0.0.1:{port}", "-o", str(out), "--max-disk", max_disk],
                              cwd=ROOT, stderr=subprocess.PIPE, text=True)
     said = []
     while not said or "traced: metrics at" not in said[-1]:
@@ -158,6 +195,7 @@ def soak(data: Path, pid: int, clients: int, minutes: float, out: Path) -> dict:
     start, probes, tps = time.monotonic(), [], []
     m0 = scrape(port)
     end = start + minutes * 60
+    next_hup = start + hup_minutes * 60
     piece = min(PIECE_S, int(minutes * 60))
     while time.monotonic() < end:
         with tempfile.TemporaryFile("w+") as o, tempfile.TemporaryFile("w+") as e:
@@ -168,14 +206,21 @@ def soak(data: Path, pid: int, clients: int, minutes: float, out: Path) -> dict:
                 m = scrape(port)
                 probes.append({"t_s": time.monotonic() - start, "rss_kb": rss_kb(serve.pid),
                                "folder_bytes": folder_bytes(out), **m})
+                if time.monotonic() >= next_hup:
+                    serve.send_signal(signal.SIGHUP)
+                    next_hup += hup_minutes * 60
             o.seek(0)
             e.seek(0)
             tps.append(tps_of(bench.returncode, o.read(), e.read()))
     time.sleep(3)      # the backends' counters, the collector's next counters.json
     m1 = scrape(port)
     x1, syncs1 = processed(data), int(psql(data, "select wal_sync from pg_stat_wal"))
+    exemplified = exemplars(port, out)
     serve.send_signal(signal.SIGTERM)
     _, err = serve.communicate(timeout=600)
+    kept = sorted(out.glob("slow-*"))
+    newest = subprocess.run([WALSCOPE, "analyse", str(kept[-1])], capture_output=True,
+                            text=True, cwd=ROOT) if kept else None
     steady = [p for p in probes if p["t_s"] >= 60] or probes
     return {
         "tps": tps, "probes": probes, "serve_rc": serve.returncode, "serve_err": err[-2000:],
@@ -183,6 +228,12 @@ def soak(data: Path, pid: int, clients: int, minutes: float, out: Path) -> dict:
         "rss_max_kb": max(p["rss_kb"] for p in steady),
         "folder_mb_per_min": (probes[-1]["folder_bytes"] - probes[0]["folder_bytes"]) / 1e6
         / max((probes[-1]["t_s"] - probes[0]["t_s"]) / 60, 1e-9) if len(probes) > 1 else 0.0,
+        "folder_max_bytes": max((p["folder_bytes"] for p in probes), default=0),
+        "max_disk": max_disk, "hup_minutes": hup_minutes,
+        "retained_folders": len(kept), "exemplars": exemplified,
+        "serve_said": err.strip().splitlines()[-1] if err.strip() else "",
+        "newest_analysed": None if newest is None else {
+            "rc": newest.returncode, "first_lines": newest.stdout.splitlines()[1:3]},
         "events_lost": m1.get("walscope_events_lost_total", 0.0),
         "writes_total": m1.get("walscope_writes_total", 0.0)
         - m0.get("walscope_writes_total", 0.0),
@@ -214,7 +265,13 @@ def table(r: dict) -> str:
         f"| serve + collector RSS, first steady / last / max | {s['rss_first_kb'] / 1024:.1f} / "
         f"{s['rss_last_kb'] / 1024:.1f} / {s['rss_max_kb'] / 1024:.1f} MiB "
         f"(last / first {s['rss_last_kb'] / max(s['rss_first_kb'], 1):.3f}) |",
-        f"| run folder growth | {s['folder_mb_per_min']:.2f} MB a minute |",
+        f"| output folder on disk: growth, most / --max-disk | "
+        f"{s['folder_mb_per_min']:.2f} MB a minute, {s['folder_max_bytes'] / 2**20:.1f} MiB / "
+        f"{s['max_disk']} |",
+        f"| retained folders left (SIGHUP every {s['hup_minutes']:g} min) | "
+        f"{s['retained_folders']} |",
+        f"| exemplars at the end: found / folder removed by the cap / missing | "
+        f"{s['exemplars']['found']} / {s['exemplars']['gone']} / {s['exemplars']['missing']} |",
         f"| events lost | {s['events_lost']:.0f} |",
         f"| walscope_writes_total / pg_stat_database's commits | "
         f"{s['writes_total']:.0f} / {s['xact_commit']} |",
@@ -225,7 +282,13 @@ def table(r: dict) -> str:
         "pg_stat_database counts every transaction that committed (pgbench's and "
         "the soak's own reads of the counters); walscope_writes_total those that "
         "wrote a commit record.",
+        "",
+        f"serve's last line: `{s['serve_said']}`",
     ]
+    if s.get("newest_analysed"):
+        lines += ["", "`walscope analyse` on the newest retained folder "
+                  f"(exit {s['newest_analysed']['rc']}):", "```",
+                  *s["newest_analysed"]["first_lines"], "```"]
     return "\n".join(lines) + "\n"
 
 
@@ -234,6 +297,9 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--untraced-minutes", type=float, default=3.0)
     ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--max-disk", default="32M", help="serve's --max-disk (default 32M)")
+    ap.add_argument("--hup-minutes", type=float, default=5.0,
+                    help="a SIGHUP to serve this often (default 5)")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "bench" / "results")
     a = ap.parse_args()
     if a.minutes < 0.25 or a.untraced_minutes < 0.25:
@@ -253,7 +319,8 @@ def main() -> int:
             pid = int(s.stdout.split()[-1])
             try:
                 before = untraced(data, a.clients, a.untraced_minutes)
-                result = soak(data, pid, a.clients, a.minutes, base / "run")
+                result = soak(data, pid, a.clients, a.minutes, base / "run", a.max_disk,
+                              a.hup_minutes)
                 after = untraced(data, a.clients, a.untraced_minutes)
             finally:
                 runner("stop", str(data))

@@ -624,6 +624,66 @@ def test_exemplars_lead_to_the_slow_writes_serve_kept(cluster, tmp_path):
         PG.runner("stop", str(cluster))
 
 
+def said_until(proc: subprocess.Popen, text: str) -> str:
+    """proc's stderr up to the first line holding text."""
+    said = []
+    while not said or text not in said[-1]:
+        said.append(proc.stderr.readline())
+        assert said[-1], "".join(said)
+    return said[-1]
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not PG.HAVE_PG, reason=PG.NO_PG)
+def test_serve_follows_a_server_by_name_across_a_restart(cluster, tmp_path):
+    """serve --name postgres: the postmaster found by name (not a backend),
+    traced; when the server stops, serve waits for the next one and traces
+    it; walscope_writes_total goes on from where it was (100 then 200,
+    pgbench's), each life's slow writes in folders of its own; SIGTERM
+    while it runs ends it with 0."""
+    start = PG.runner("start", str(cluster))
+    assert start.returncode == 0, start.stderr
+    pid1 = int(start.stdout.split()[-1])
+    assert serve.find_server("postgres") == pid1, "another PostgreSQL runs here"
+    port, out = free_port(), tmp_path / "o"
+    walscope = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "walscope"), "serve", "--name", "postgres", "--listen",
+         f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2", "--keep-slower", "0"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        assert f"pid {pid1} traced" in said_until(walscope, "traced: metrics at")
+        pgbench(cluster, 100)
+        deadline = time.monotonic() + 60
+        while total(scrape(port), "walscope_writes") < 100 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert total(scrape(port), "walscope_writes") == 100
+        PG.runner("stop", str(cluster))
+        said_until(walscope, "waiting for the next process named postgres")
+        assert families(scrape(port))["walscope_tracing"].samples[0].value == 0
+        start = PG.runner("start", str(cluster))
+        assert start.returncode == 0, start.stderr
+        pid2 = int(start.stdout.split()[-1])
+        assert f"pid {pid2} traced" in said_until(walscope, "traced: metrics at")
+        pgbench(cluster, 100)
+        deadline = time.monotonic() + 60
+        while total(text := scrape(port), "walscope_writes") < 200 and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert total(text, "walscope_writes") == 200, text
+        rows = recorded(text)
+        walscope.send_signal(signal.SIGTERM)
+        assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+        folders = sorted(out.glob("slow-*"))
+        lives = {json.loads((d / "run.json").read_text())["summary"]["pid"] for d in folders}
+        assert lives == {pid1, pid2}
+        # --keep-slower 0: every row kept, once
+        assert sum(len(Records(d, "ws_write_rec")) for d in folders) == rows
+    finally:
+        if walscope.poll() is None:
+            walscope.kill()
+        PG.runner("stop", str(cluster))
+
+
 UNIT = ROOT / "deploy" / "walscope-serve@.service"
 
 

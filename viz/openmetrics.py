@@ -199,6 +199,11 @@ class Metrics:
             table = self._counters.setdefault(name, {})
             table[labels] = max(table.get(labels, 0), value)
 
+    def counter_values(self) -> dict[str, dict[Labels, float]]:
+        """Every counter's value now (a copy)."""
+        with self._lock:
+            return {name: dict(table) for name, table in self._counters.items()}
+
     def set_gauge(self, name: str, labels: Labels, value: float) -> None:
         """One of GAUGES, at value now."""
         with self._lock:

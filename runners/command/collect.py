@@ -33,7 +33,7 @@ def _wait_pid(pid: int, deadline: float | None, stop: Any = lambda: False) -> No
         time.sleep(0.1)
 
 
-class _Interrupts:
+class Interrupts:
     """SIGINT and SIGTERM while the workload runs: noted and passed on to
     it (SIGINT; a second one kills it), never raised as an exception.  An
     exception could land between waitpid() reaping the workload and Popen
@@ -46,7 +46,7 @@ class _Interrupts:
         self.workload: Workload | None = None
         self.old: dict[int, Any] = {}
 
-    def install(self) -> "_Interrupts":
+    def install(self) -> "Interrupts":
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.old[sig] = signal.signal(sig, self._on_signal)
         return self
@@ -87,7 +87,7 @@ def collect(plan: Plan, on_tracing: Callable[[], None] | None = None) -> Collect
     the processes are traced (-p: attached; a command: released)."""
     opts, got = plan.opts, Collected()
     collector = workload = None
-    stop = _Interrupts().install()
+    stop = Interrupts().install()
     try:
         collector = Collector(plan.run_dir, plan.attach, collector_options(plan),
                               on_object=plan.objects.on_object)

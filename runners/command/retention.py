@@ -199,6 +199,14 @@ class Retainer:
         self._rotate = threading.Event()
         self._opened_at = time.monotonic()
 
+    def follow(self, spool: Path, mono_to_unix_ns: int) -> None:
+        """A process's spool, before its records come (the next one's after
+        close(): a server restarted)."""
+        self.spool, self.mono_to_unix_ns = RunFolder(spool), mono_to_unix_ns
+        for s in STRUCTS:
+            self.recent[s] = self.recent[s][:0]
+            self.marks[s] = self.marks[s][:0]
+
     # -- what the feeder hands over ---------------------------------------
     def add(self, struct: str, recs: np.ndarray) -> None:
         """Records just read from the spool, kept in memory RECENT_NS."""

@@ -1,7 +1,8 @@
-"""walscope serve: attach to a running server (-p PID) and keep its write
-latency, by component, at an HTTP endpoint in Prometheus' text format
-(/metrics), until it stops, SIGTERM or Ctrl-C comes, or --duration
-passes; then the run folder is finished as `trace -p` finishes it.
+"""walscope serve: attach to a running server (-p PID, or --name NAME,
+followed across restarts) and keep its write latency, by component, at an
+HTTP endpoint (/metrics: Prometheus' text format, or OpenMetrics with
+exemplars for a scraper that asks), until it stops (-p), SIGTERM or Ctrl-C
+comes, or --duration passes.
 
 It traces as `walscope trace -p` does, within the same budget (the
 default mode); a feeder thread reads the records the collector appends,
@@ -11,6 +12,11 @@ the rows recorded (every write while that is cheap, windows within the
 budget when not), their durations and components, and the WAL syncs and
 bytes the tracer saw; nothing else of the process (no file paths, no
 query text).  It listens on 127.0.0.1 unless told otherwise.
+
+What stays on disk (runners/command/retention.py): the slow writes, whole,
+in run folders OUTPUT/slow-<UTC> under --max-disk, the collector's own
+folder (OUTPUT/spool) given back as it is read; or, with --keep-all, one
+run folder finished as `trace -p` finishes it.
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ from runfolder import records as R
 from runfolder.files import LOG_SYNC_FUNCTIONS, RunFolder
 from runners.command import defaults
 from runners.command.cli import budget_share
-from runners.command.collect import Collected, collect
+from runners.command.collect import Collected, Interrupts, collect
 from runners.command.plan import (Plan, TraceError, TraceOptions, claim_run_dir,
                                   default_run_dir, prepare, unused_run_dir)
 from runners.command.record import finish, finish_collection, start_folder
@@ -51,6 +57,9 @@ DEFAULT_KEEP = "p99.9"
 DEFAULT_MAX_DISK = "1G"
 DEFAULT_ROTATE_S = 3600.0
 SPOOL = "spool"       # the collector's own run folder, given back as it is read
+# --name: a process this young is not taken for the server yet (pg_ctl's
+# checks run a short-lived `postgres` before the postmaster)
+SETTLED_S = 1.0
 
 
 class ServeError(RuntimeError):
@@ -163,6 +172,9 @@ class Feeder:
         # the slow writes kept whole, the spool given back behind the reader
         # (every record file read, not only the writes and syscalls served)
         self.retainer = retainer
+        # the totals a process traced before left (a server restarted, --name):
+        # this collector's counters start from 0, the served counters go on
+        self.base = metrics.counter_values()
         self.offsets = {s: 0 for s in (retention.STRUCTS if retainer else
                                        ("ws_write_rec", "ws_io_rec"))}
         self.mono_to_unix_s = (retainer.mono_to_unix_ns if retainer else 0) / 1e9
@@ -237,8 +249,9 @@ class Feeder:
             if kind == "log_syncs" and self._log_syncs_failed():
                 engine = None       # a count that missed a libc is no total
             if engine is not None and counter in got:
-                self.metrics.set_total(total, (("engine", engine), ("process", self.process)),
-                                       got[counter])
+                labels = (("engine", engine), ("process", self.process))
+                self.metrics.set_total(total, labels,
+                                       self.base.get(total, {}).get(labels, 0) + got[counter])
                 if kind == "rows" and got[counter]:
                     recorded = sum(t.count for (e, _), t in self.totals.items() if e == engine)
                     self.metrics.set_gauge(
@@ -246,8 +259,9 @@ class Feeder:
                         min(recorded / got[counter], 1.0))
         for name, v in got.items():
             if name.startswith("lost_"):
-                self.metrics.set_total("events_lost_total",
-                                       (("kind", name.removeprefix("lost_")),), v)
+                labels = (("kind", name.removeprefix("lost_")),)
+                self.metrics.set_total("events_lost_total", labels,
+                                       self.base.get("events_lost_total", {}).get(labels, 0) + v)
 
     def _writes(self) -> None:
         while True:
@@ -332,8 +346,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "component, at /metrics (Prometheus' text format) until it stops, "
                     "SIGTERM or Ctrl-C (root).  The run folder is then finished as "
                     "`walscope trace -p` finishes it.")
-    p.add_argument("-p", "--pid", type=int, required=True, metavar="PID",
-                   help="the server's process (its threads and children are traced)")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("-p", "--pid", type=int, metavar="PID",
+                     help="the server's process (its threads and children are traced)")
+    who.add_argument("--name", metavar="NAME",
+                     help="the server by its process name (postgres, mariadbd): the oldest "
+                          "such process whose parent is not one, waited for if none runs, "
+                          "and followed when it restarts")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where /metrics is served (default {DEFAULT_LISTEN}: this "
                         "machine only)")
@@ -371,12 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def retainer_for(args: argparse.Namespace, out_dir: Path, spool: Path,
-                 mono_to_unix_ns: int) -> Retainer:
-    """The retention the arguments ask for (parsed before anything starts)."""
-    return Retainer(out_dir, spool, R.Layout.build(), Threshold.parse(args.keep_slower),
-                    retention.parse_size(args.max_disk), args.rotate, group_id(args.group),
-                    mono_to_unix_ns)
+def retainer_for(args: argparse.Namespace, out_dir: Path) -> Retainer:
+    """The retention the arguments ask for (parsed before anything starts);
+    each process traced gives it its spool (Retainer.follow)."""
+    return Retainer(out_dir, out_dir / SPOOL, R.Layout.build(),
+                    Threshold.parse(args.keep_slower), retention.parse_size(args.max_disk),
+                    args.rotate, group_id(args.group))
 
 
 def group_id(name: str | None) -> int | None:
@@ -393,7 +412,8 @@ def serve_dir(args: argparse.Namespace) -> Path:
     earlier serve's (its retained folders count towards the cap; the spool
     of one that died, records it never read, is removed).  The collector's
     spool and the retained folders go inside."""
-    out = args.output or unused_run_dir(default_run_dir(f"pid{args.pid}"))
+    out = args.output or unused_run_dir(default_run_dir(
+        f"pid{args.pid}" if args.pid is not None else args.name))
     try:
         held = sorted(out.iterdir()) if out.is_dir() else []
         if held and all(p.is_dir() and (p.name == SPOOL or p.name.startswith(
@@ -421,12 +441,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.interval <= 0:
             raise ServeError(f"--interval {args.interval:g}: give a number of seconds above 0")
+        if args.name is not None and args.keep_all:
+            raise ServeError("--keep-all keeps one process's run folder: give -p PID, or "
+                             "let --name retain (the default)")
         if not args.keep_all:      # the arguments' errors before anything starts
             Threshold.parse(args.keep_slower)
             retention.parse_size(args.max_disk)
             group_id(args.group)
             if args.rotate <= 0:
                 raise ServeError(f"--rotate {args.rotate:g}: give a number of seconds above 0")
+        if args.pid is not None and not os.path.exists(f"/proc/{args.pid}"):
+            raise ServeError(f"no such process: {args.pid}")
         server = start_http(args.listen, metrics)
         if not args.keep_all:
             os.umask(0o027)        # the spool too: nobody else's
@@ -434,22 +459,105 @@ def main(argv: list[str] | None = None) -> int:
     except (ServeError, RetentionError) as e:
         print(f"walscope serve: {e}", file=sys.stderr)
         return 2
-    opts = TraceOptions(pid=args.pid, output=args.output if out is None else out / SPOOL,
-                        duration=args.duration, budget=args.budget, live_counters=True)
+    metrics.set_gauge("budget_ratio", (), args.budget)
+    metrics.set_gauge("tracing", (), 0)
+    retainer = None if out is None else retainer_for(args, out)
+    stop = Interrupts().install()   # between a server's lives (collect() takes them within)
+    if retainer is not None:
+        signal.signal(signal.SIGHUP, lambda *_: retainer.rotate())
+    deadline = time.monotonic() + args.duration if args.duration else None
+    rc = 0
+    try:
+        while not stop:
+            pid = args.pid if args.pid is not None else wait_for(args.name, stop, deadline)
+            if pid is None:
+                break
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.1)
+            rc, got = serve_process(args, pid, left, metrics, out, retainer)
+            if rc or args.pid is not None or got is None or got.interrupted or (
+                    deadline is not None and time.monotonic() >= deadline):
+                break
+            print(f"walscope serve: pid {pid} ended; waiting for the next process named "
+                  f"{args.name}", file=sys.stderr, flush=True)
+    finally:
+        stop.restore()
+        server.shutdown()
+    if rc and out is not None:
+        try:
+            out.rmdir()         # refused before anything was kept: nothing left behind
+        except OSError:
+            pass
+    elif retainer is not None:
+        kept = [p for p in retainer.closed if p.exists()]
+        removed = f"; {retainer.removed} older removed to hold --max-disk" \
+            if retainer.removed else ""
+        print(f"walscope serve: {retainer.slow} writes at or over {retainer.keep.text()} "
+              f"kept in {len(kept)} folders under {retainer.out_dir} "
+              f"({retainer.used() / 2**20:.1f} MiB){removed}", file=sys.stderr)
+    return rc
+
+
+def find_server(name: str, settled_s: float = 0.0) -> int | None:
+    """The process a server named name runs as: of the processes with that
+    name (their comm, or their command's first word) and at least
+    settled_s old, one whose parent is not one of them (a postmaster, not
+    its backends), the oldest."""
+    hz = os.sysconf("SC_CLK_TCK")
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    found: dict[int, tuple[int, int]] = {}      # pid -> (ppid, start time)
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+            argv0 = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")[0].decode(
+                errors="replace")
+        except OSError:
+            continue
+        comm, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        fields = rest.split()
+        if fields[0] in "ZX":        # ended, not reaped yet (an init that is slow to)
+            continue
+        if comm == name[:15] or os.path.basename(argv0) == name:
+            found[int(d)] = (int(fields[1]), int(fields[19]))
+    roots = [p for p, (ppid, born) in found.items()
+             if ppid not in found and uptime - born / hz >= settled_s]
+    return min(roots, key=lambda p: (found[p][1], p)) if roots else None
+
+
+def wait_for(name: str, stop: Interrupts, deadline: float | None) -> int | None:
+    """A process named name, once there is one that has lived SETTLED_S
+    (None: stopped or past the deadline first); said once while waiting."""
+    said = False
+    while not stop and (deadline is None or time.monotonic() < deadline):
+        pid = find_server(name, SETTLED_S)
+        if pid is not None:
+            return pid
+        if not said:
+            print(f"walscope serve: waiting for a process named {name}", file=sys.stderr,
+                  flush=True)
+            said = True
+        time.sleep(0.5)
+    return None
+
+
+def serve_process(args: argparse.Namespace, pid: int, duration: float | None,
+                  metrics: Metrics, out: Path | None, retainer: Retainer | None
+                  ) -> tuple[int, Collected | None]:
+    """One process traced until it ends, is stopped or duration passes: its
+    records read into the metrics (and, retaining, the slow writes kept),
+    then its folder finished (--keep-all) or its spool given back."""
+    opts = TraceOptions(pid=pid, output=args.output if out is None else out / SPOOL,
+                        duration=duration, budget=args.budget, live_counters=True)
     try:
         plan = prepare(opts)
     except TraceError as e:
         print(f"walscope serve: {e}", file=sys.stderr)
-        server.shutdown()
-        if out is not None and out != args.output:
-            shutil.rmtree(out, ignore_errors=True)
-        return 1
+        return 1, None
     start_folder(plan)
-    retainer = None if out is None else retainer_for(args, out, plan.run_dir,
-                                                     plan.mono_to_unix_ns)
     if retainer is not None:
-        signal.signal(signal.SIGHUP, lambda *_: retainer.rotate())
-    metrics.set_gauge("budget_ratio", (), opts.budget)
+        retainer.follow(plan.run_dir, plan.mono_to_unix_ns)
+
     def counted(kind: str) -> str | None:
         """The engine whose writes ("rows") or log syncs ("log_syncs") a
         probe counts, windows or not; None where none does."""
@@ -460,11 +568,11 @@ def main(argv: list[str] | None = None) -> int:
                      if p.spec.always), None)
 
     feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
-                    process_name(args.pid, {}), counted, args.interval, retainer).start()
+                    process_name(pid, {}), counted, args.interval, retainer).start()
 
     def tracing() -> None:
         metrics.set_gauge("tracing", (), 1)
-        print(f"walscope serve: pid {args.pid} traced: metrics at "
+        print(f"walscope serve: pid {pid} traced: metrics at "
               f"http://{args.listen}/metrics", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
@@ -472,30 +580,19 @@ def main(argv: list[str] | None = None) -> int:
         got = collect(plan, on_tracing=tracing)
     except TraceError as e:
         print(f"walscope serve: {e}", file=sys.stderr)
-        server.shutdown()
-        return 1
+        return 1, None
     finally:
         feeder.stop()
         metrics.set_gauge("tracing", (), 0)
     if retainer is None:
-        result = finish(plan, got, time.monotonic() - t0)
-        server.shutdown()
-        return result.exit_code
-    return finish_retained(plan, got, time.monotonic() - t0, retainer, server)
+        return finish(plan, got, time.monotonic() - t0).exit_code, got
+    finish_retained(plan, got, time.monotonic() - t0, retainer)
+    return 0, got
 
 
-def finish_retained(plan: Plan, got: Collected, elapsed: float, retainer: Retainer,
-                    server: http.server.ThreadingHTTPServer) -> int:
-    """The end of a retaining serve: the spool's symbols and maps written,
-    the last retained folder closed with them, the spool removed, and one
-    line of what was kept."""
+def finish_retained(plan: Plan, got: Collected, elapsed: float, retainer: Retainer) -> None:
+    """The end of a process's retaining serve: the spool's symbols and maps
+    written, the open retained folder closed with them, the spool removed."""
     finish_collection(plan, got, elapsed, got.exit_code)
     retainer.close()
-    server.shutdown()
     shutil.rmtree(plan.run_dir, ignore_errors=True)
-    kept = [p for p in retainer.closed if p.exists()]
-    removed = f"; {retainer.removed} older removed to hold --max-disk" if retainer.removed else ""
-    print(f"walscope serve: {retainer.slow} writes at or over {retainer.keep.text()} kept "
-          f"in {len(kept)} folders under {retainer.out_dir} "
-          f"({retainer.used() / 2**20:.1f} MiB){removed}", file=sys.stderr)
-    return 0

@@ -220,17 +220,18 @@ class Retainer:
         """Rows (analysis/writes.py's frame) just read: the slow ones, whose
         intervals will be kept, with the name exemplars give them
         ("<segment>/<tid>/<start_ns>") in a column "kept"."""
+        none = rows.iloc[:0].assign(kept=pd.Series(dtype=object))
         if rows.empty:
-            return rows.iloc[:0]
+            return none
         start = rows["start_ns"].to_numpy(np.int64)
         end = start + rows["dur_ns"].to_numpy(np.int64)
         adj = rows["dur_adj_ns"].to_numpy(np.float64)
         threshold = self.threshold_ns(end, adj)
         if threshold is None:
-            return rows.iloc[:0]
+            return none
         slow = adj >= threshold
         if not slow.any():
-            return rows.iloc[:0]
+            return none
         seg = self._open()
         kept = rows[slow].copy()
         kept["kept"] = [f"{seg.dir.name}/{int(t)}/{int(s)}"

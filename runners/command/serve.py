@@ -212,7 +212,7 @@ class Feeder:
         except Exception as e:   # noqa: BLE001 (a thread's last word)
             if not self.failed:
                 print(f"walscope serve: reading the records: {type(e).__name__}: {e} "
-                      "(the metrics stop here; the run folder is still finished)",
+                      "(the metrics stop here; the run folder, or what is kept, stays)",
                       file=sys.stderr, flush=True)
             self.failed, ok = True, 0
         self.metrics.set_gauge("feeder_ok", (), ok)

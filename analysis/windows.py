@@ -185,6 +185,74 @@ def by_write_syscalls(windows: pd.DataFrame, per_window: np.ndarray,
                               "per write syscall"}
 
 
+class LiveWriteSyscalls:
+    """by_write_syscalls as windows.tsv grows (walscope serve): the write
+    syscalls inside the closed windows and in all, kept as running sums
+    from its lines as they come, so that a server traced for days needs no
+    more memory than a window's."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None      # the first syscw count
+        self.last = 0                      # the latest
+        self.inside = 0                    # in closed windows
+        self.open_count: int | None = None  # at the open window's edge
+        self.open_ns: int | None = None
+        self.at: dict[int, int] = {}       # syscw counts by moment, since the last close
+        self.closed = 0                    # windows closed
+        self.last_close_ns = -1
+        self.rows_closed = 0               # rows that began in a closed window
+        self.rows_open = np.zeros(0, np.int64)   # the others' starts, for now
+
+    def add(self, lines: list[str]) -> None:
+        """Whole lines of windows.tsv, in order."""
+        for line in lines:
+            f = line.split("\t")
+            if f[0] == "syscw" and len(f) == 3 and (v := numbers(f[1:], int)) is not None:
+                ts, count = v
+                self.first = count if self.first is None else self.first
+                self.last = max(self.last, count)
+                self.at[ts] = count
+                if ts == self.open_ns:     # (written just after its open line)
+                    self.open_count = count
+            elif f[0] == "open" and len(f) == 4 and (v := numbers(f[1:2], int)) is not None:
+                self.open_ns, self.open_count = v[0], None
+            elif f[0] == "close" and len(f) == 5 and (v := numbers(f[1:2], int)) is not None:
+                close = self.at.get(v[0])      # (written before its close line)
+                if close is not None and self.open_count is not None:
+                    self.inside += max(close - self.open_count, 0)
+                self.open_ns = self.open_count = None
+                self.closed += 1
+                self.last_close_ns = v[0]
+                self.at = {t: c for t, c in self.at.items() if t > v[0]}
+                done = self.rows_open <= v[0]
+                self.rows_closed += int(done.sum())
+                self.rows_open = self.rows_open[~done]
+
+    def add_rows(self, starts: np.ndarray) -> None:
+        """Rows as they are read (their start_ns): each counts towards the
+        windows' writes per write syscall once its window has closed."""
+        done = starts <= self.last_close_ns
+        self.rows_closed += int(done.sum())
+        self.rows_open = np.concatenate([self.rows_open, starts[~done].astype(np.int64)])
+
+    def estimate(self, recorded: int) -> float | None:
+        """The writes so far: the recorded ones, and the gaps' write
+        syscalls at the closed windows' writes per write syscall (their
+        rows over their syscalls: add_rows); the recorded ones alone while
+        no window has closed (one window that records every write); None
+        before any count, or when the closed windows held no write syscall
+        to scale by."""
+        if self.first is None:
+            return None
+        if not self.closed:
+            return float(recorded)
+        if not self.inside:
+            return None
+        in_open = self.last - self.open_count if self.open_count is not None else 0
+        gaps = max(self.last - self.first - self.inside - in_open, 0)
+        return recorded + self.rows_closed / self.inside * gaps
+
+
 def recorded_share(windows: pd.DataFrame, costs: pd.DataFrame, end_ns: int | None,
                    recorded: int) -> dict[str, Any]:
     """How many writes the run had, estimated where no probe was attached:

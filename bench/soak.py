@@ -138,14 +138,19 @@ for line in sys.stdin:
 """
 
 
-def exemplars(port: int, out: Path) -> dict[str, int]:
-    """An OpenMetrics scrape's exemplars, each looked up: found in the
-    folder it names, that folder removed by the cap, or missing."""
+def exemplars(port: int) -> list[str]:
+    """An OpenMetrics scrape's exemplars (the writes they name)."""
     req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={
         "Accept": "application/openmetrics-text; version=1.0.0"})
     with urllib.request.urlopen(req, timeout=10) as r:
         text = r.read().decode()
-    names = re.findall(r' # \{write="([^"]+)"\}', text)
+    return re.findall(r' # \{write="([^"]+)"\}', text)
+
+
+def looked_up(names: list[str], out: Path) -> dict[str, int]:
+    """Each exemplar's write looked up once serve has ended (its records
+    written): found in the folder it names, that folder removed by the
+    cap, or missing."""
     asks = "".join(json.dumps([str(out / n.split("/")[0]), *n.split("/")[1:]]) + "\n"
                    for n in names)
     got = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", FIND], input=asks,
@@ -215,9 +220,10 @@ def soak(data: Path, pid: int, clients: int, minutes: float, out: Path, max_disk
     time.sleep(3)      # the backends' counters, the collector's next counters.json
     m1 = scrape(port)
     x1, syncs1 = processed(data), int(psql(data, "select wal_sync from pg_stat_wal"))
-    exemplified = exemplars(port, out)
+    named = exemplars(port)
     serve.send_signal(signal.SIGTERM)
     _, err = serve.communicate(timeout=600)
+    exemplified = looked_up(named, out)
     kept = sorted(out.glob("slow-*"))
     newest = subprocess.run([WALSCOPE, "analyse", str(kept[-1])], capture_output=True,
                             text=True, cwd=ROOT) if kept else None

@@ -26,6 +26,9 @@ MS = 1_000_000
 US = 1_000
 T0 = 10_000 * MS        # the records' clock (CLOCK_MONOTONIC) at the start
 TYPES = GOLDEN.enum_values("ws_rec_type")
+# a step this long after a write's start: its records written, by the wall's
+# clock, whatever the records read (a write here lasts under 10 ms)
+LATER = 10 * MS + RT.CONTEXT_NS + RT.LAG_NS + RT.STALL_NS
 
 
 def recs(struct: str, n: int, **fields: object) -> np.ndarray:
@@ -78,11 +81,11 @@ def test_thresholds_and_sizes_parse_or_say_why():
     assert Threshold.parse("2").ns == 2 * MS          # ms without a unit
     assert Threshold.parse("p99.9").quantile == pytest.approx(0.999)
     assert RT.parse_size("500M") == 500 << 20 and RT.parse_size("2G") == 2 << 30
-    assert RT.parse_size("4096") == 4096
+    assert RT.parse_size(str(32 << 20)) == 32 << 20
     for bad in ("fast", "p100", "p0", "-3ms", "5 parsecs"):
         with pytest.raises(RetentionError, match="--keep-slower"):
             Threshold.parse(bad)
-    for bad in ("0", "lots", "-1G"):
+    for bad in ("0", "lots", "-1G", "512K", "15M"):
         with pytest.raises(RetentionError, match="--max-disk"):
             RT.parse_size(bad)
 
@@ -90,22 +93,29 @@ def test_thresholds_and_sizes_parse_or_say_why():
 def test_a_slow_write_keeps_what_overlaps_it_and_nothing_else(tmp_path):
     """A 5 ms write among 100 us ones keeps itself, the write beside it
     (its group), the syscalls that overlap it, a run-queue wait stamped at
-    its end inside it; not the writes and syscalls a second away."""
+    its end inside it; not the writes and syscalls a second away.  Its
+    records are written once the records read have passed its end by
+    LAG_NS (the records' own clock), not before."""
     r = retainer(tmp_path)
-    w = writes([T0, T0 + 1 * MS, T0 + 1000 * MS], [5 * MS, 100 * US, 100 * US])
+    w = writes([T0, T0 + 1 * MS], [5 * MS, 100 * US])
     w["tid"][1] = 8
-    io = recs("ws_io_rec", 3, pid=7, tid=7, ts_ns=[T0 + 2 * MS, T0 + 900 * MS, T0 - 3 * MS],
-              lat_ns=[1 * MS, 1 * MS, 2_500 * US], nr=75, kind=1)
-    sched = recs("ws_sched_rec", 2, pid=7, tid=7, ts_ns=[T0 + 7 * MS, T0 + 500 * MS],
-                 dur_ns=[3 * MS, 10 * US])
-    r.add("ws_sched_rec", sched)
+    io = recs("ws_io_rec", 2, pid=7, tid=7, ts_ns=[T0 + 2 * MS, T0 - 3 * MS],
+              lat_ns=[1 * MS, 2_500 * US], nr=75, kind=1)
+    r.add("ws_sched_rec", recs("ws_sched_rec", 1, pid=7, tid=7, ts_ns=T0 + 7 * MS,
+                               dur_ns=3 * MS))
     slow = feed(r, w, io)
     assert list(slow["start_ns"]) == [T0]
     seg = r.segment.dir
     assert list(slow["kept"]) == [f"{seg.name}/7/{T0}"]
-    r.step({}, now_ns=T0 + 10 * MS)                 # its records may still come
+    r.step({}, now_ns=T0 + 10 * MS)          # its records may still come
     assert len(kept(seg, "ws_write_rec")) == 0
-    r.step({}, now_ns=T0 + 6 * MS + RT.CONTEXT_NS + RT.LAG_NS)
+    # a second later: a write, a syscall, a wait of their own
+    far = feed(r, writes([T0 + 1000 * MS], [100 * US]),
+               recs("ws_io_rec", 1, pid=7, tid=7, ts_ns=T0 + 900 * MS, lat_ns=1 * MS))
+    r.add("ws_sched_rec", recs("ws_sched_rec", 1, pid=7, tid=7, ts_ns=T0 + 500 * MS,
+                               dur_ns=10 * US))
+    assert far.empty
+    r.step({}, now_ns=T0 + 10 * MS)          # the records read are past its end + LAG_NS
     assert sorted(kept(seg, "ws_write_rec")["start_ns"]) == [T0, T0 + 1 * MS]
     # the one at +2 ms, and the one that ended 0.5 ms into the write
     assert sorted(kept(seg, "ws_io_rec")["ts_ns"]) == [T0 - 3 * MS, T0 + 2 * MS]
@@ -116,16 +126,25 @@ def test_a_slow_write_keeps_what_overlaps_it_and_nothing_else(tmp_path):
     assert len(got[(got["tid"] == int(tid)) & (got["start_ns"] == int(start))]) == 1
 
 
+def test_records_that_stop_coming_leave_the_interval_to_the_wall_clock(tmp_path):
+    r = retainer(tmp_path)
+    feed(r, writes([T0], [2 * MS]))
+    r.step({}, now_ns=T0 + RT.STALL_NS)               # nothing read since: not yet
+    assert len(kept(r.segment.dir, "ws_write_rec")) == 0
+    r.step({}, now_ns=T0 + 3 * MS + RT.CONTEXT_NS + RT.LAG_NS + RT.STALL_NS)
+    assert len(kept(r.segment.dir, "ws_write_rec")) == 1
+
+
 def test_overlapping_slow_writes_keep_each_record_once(tmp_path):
     r = retainer(tmp_path)
     w = writes([T0, T0 + 2 * MS], [3 * MS, 3 * MS])
     io = recs("ws_io_rec", 1, pid=7, tid=7, ts_ns=T0 + 2_500 * US, lat_ns=100 * US)
     assert len(feed(r, w, io)) == 2
-    r.step({}, now_ns=T0 + RT.LAG_NS + 10 * MS)
+    r.step({}, now_ns=T0 + LATER)
     # and a later batch's slow write next to them: written, not the others again
     w2 = writes([T0 + 6 * MS], [2 * MS])
     assert len(feed(r, w2)) == 1
-    r.step({}, now_ns=T0 + RT.LAG_NS + 20 * MS)
+    r.step({}, now_ns=T0 + LATER + 10 * MS)
     seg = r.segment.dir
     assert len(kept(seg, "ws_write_rec")) == 3
     assert len(kept(seg, "ws_io_rec")) == 1
@@ -141,7 +160,7 @@ def test_rotation_leaves_a_pending_write_where_its_exemplar_points(tmp_path):
     r.step({}, now_ns=T0 + 3 * MS)        # not yet written: the folder waits
     assert r.segment is None and len(r.closing) == 1
     second = feed(r, writes([T0 + 5 * MS], [2 * MS], tid=9))
-    r.step({}, now_ns=T0 + RT.LAG_NS + 10 * MS)
+    r.step({}, now_ns=T0 + LATER)
     a, b = (s.split("/")[0] for s in (first["kept"].iloc[0], second["kept"].iloc[0]))
     assert a != b
     assert list(kept(r.out_dir / a, "ws_write_rec")["tid"]) == [7]
@@ -190,7 +209,7 @@ def test_the_cap_removes_the_oldest_folders_first(tmp_path):
         io = recs("ws_io_rec", (128 << 10) // GOLDEN.struct_dtype("ws_io_rec").itemsize + 1,
                   pid=7, tid=7, ts_ns=t + MS, lat_ns=1)
         names.append(feed(r, w, io)["kept"].iloc[0].split("/")[0])
-        r.step({}, now_ns=t + RT.LAG_NS + 10 * MS)
+        r.step({}, now_ns=t + LATER)
     assert r.removed > 0
     assert r.used() <= cap
     made = list(dict.fromkeys(names))             # in the order they were opened

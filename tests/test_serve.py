@@ -100,6 +100,11 @@ def test_openmetrics_carries_each_buckets_last_retained_write():
     assert ex == {"0.005": ("slow-20261129T031200Z/42/2000", 3500e-6),
                   "0.05": ("slow-20261129T031200Z-2/43/3000", 40000e-6)}
     assert " # {" not in m.exposition() and "# EOF" not in m.exposition()
+    # a folder the cap removed: its exemplars go, the others stay
+    m.forget_exemplars(["slow-20261129T031200Z-2"])
+    fam = {f.name: f for f in om_families(m.exposition(openmetrics=True))}
+    assert [s.labels["le"] for s in fam["walscope_write_duration_seconds"].samples
+            if s.exemplar] == ["0.005"]
 
 
 def test_the_quantile_is_prometheus_histogram_quantile():
@@ -194,6 +199,15 @@ def test_serve_counts_a_running_servers_commits(tmp_path):
                  if s.name.endswith("_count")]
         assert comps and all(s.value == COMMITS for s in comps)
         assert sum(s.value for s in fam["walscope_wal_syncs_recorded"].samples) >= COMMITS
+        # no probe counts SQLite's commits: the estimate, every write recorded
+        # (set after the rows in each read: the next one has it)
+        def estimated() -> list[tuple[str, float]]:
+            f = families(scrape(port)).get("walscope_writes_estimated")
+            return [(x.labels["engine"], x.value) for x in f.samples] if f else []
+        deadline = time.monotonic() + 30
+        while estimated() != [("sqlite", COMMITS)] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert estimated() == [("sqlite", COMMITS)]
         assert scrape(port) and urllib.request.urlopen(
             f"http://127.0.0.1:{port}/metrics").status == 200
         walscope.send_signal(signal.SIGTERM)
@@ -564,6 +578,13 @@ def test_exemplars_lead_to_the_slow_writes_serve_kept(cluster, tmp_path):
         while not list(out.glob("slow-*")) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert list(out.glob("slow-*")), "no write kept over the last minute's p90"
+        # a second serve on the same folder would take the first's spool
+        second = subprocess.run([str(ROOT / ".venv" / "bin" / "walscope"), "serve", "-p",
+                                 str(pid), "-o", str(out), "--listen",
+                                 f"127.0.0.1:{free_port()}"],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2 and "another walscope serve writes to it" in \
+            second.stderr and second.stderr.count("\n") == 1, second.stderr
         walscope.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + 60
         while not closed_folders(out) and time.monotonic() < deadline:
@@ -603,8 +624,10 @@ def test_exemplars_lead_to_the_slow_writes_serve_kept(cluster, tmp_path):
             w = pd.read_parquet(out / folder / "writes.parquet")
             row = w[(w["tid"] == int(tid)) & (w["start_ns"] == int(start_ns))]
             assert len(row) == 1, e
+            # (compensated with the rows read beside it; the folder's analysis
+            # has the rows kept beside it: a group's chain may differ by a hair)
             value = float(e["value"])
-            assert value == pytest.approx(row["dur_adj_ns"].iloc[0] / 1e9, rel=1e-6)
+            assert value == pytest.approx(row["dur_adj_ns"].iloc[0] / 1e9, rel=0.02)
             le = float(series["le"])
             i = OM.BUCKETS_S.index(le) if le in OM.BUCKETS_S else len(OM.BUCKETS_S)
             assert (OM.BUCKETS_S[i - 1] if i else 0) < value <= le, (value, le)
@@ -684,6 +707,57 @@ def test_serve_follows_a_server_by_name_across_a_restart(cluster, tmp_path):
         if walscope.poll() is None:
             walscope.kill()
         PG.runner("stop", str(cluster))
+
+
+def cgroup2() -> Path | None:
+    for line in Path("/proc/mounts").read_text().splitlines():
+        f = line.split()
+        if len(f) > 2 and f[2] == "cgroup2":
+            return Path(f[1])
+    return None
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not PG.HAVE_PG, reason=PG.NO_PG)
+@pytest.mark.skipif(cgroup2() is None, reason="no cgroup2 mount")
+def test_serve_finds_a_server_by_its_cgroup(cluster, tmp_path):
+    """serve --cgroup /<a cgroup> (a path inside the cgroup2 mount, as a
+    systemd unit's is named): the postmaster started in it is traced, not
+    the pgbench outside it, and every commit counted."""
+    group = cgroup2() / f"walscope-test-{os.getpid()}"
+    group.mkdir()
+    walscope = None
+    try:
+        start = subprocess.run(["sh", "-c", f'echo $$ > {group}/cgroup.procs && exec '
+                                f'"{sys.executable}" -m runners.workloads.postgres start '
+                                f'"{cluster}"'], cwd=ROOT, capture_output=True, text=True,
+                               timeout=300)
+        assert start.returncode == 0, start.stderr
+        pid = int(start.stdout.split()[-1])
+        assert pid in serve.cgroup_pids(group)
+        port, out = free_port(), tmp_path / "o"
+        walscope = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "walscope"), "serve", "--cgroup", f"/{group.name}",
+             "--listen", f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2",
+             "--keep-slower", "0"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        assert f"pid {pid} traced" in said_until(walscope, "traced: metrics at")
+        pgbench(cluster, 200)
+        deadline = time.monotonic() + 60
+        while total(scrape(port), "walscope_writes") < 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert total(scrape(port), "walscope_writes") == 200
+        walscope.send_signal(signal.SIGTERM)
+        assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+        assert {json.loads((d / "run.json").read_text())["summary"]["pid"]
+                for d in out.glob("slow-*")} == {pid}
+    finally:
+        if walscope is not None and walscope.poll() is None:
+            walscope.kill()
+        PG.runner("stop", str(cluster))
+        deadline = time.monotonic() + 30      # the postmaster's children leave it
+        while serve.cgroup_pids(group) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        group.rmdir()
 
 
 UNIT = ROOT / "deploy" / "walscope-serve@.service"

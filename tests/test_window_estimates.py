@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis import windows as W
 from runfolder.files import RunFolder
@@ -153,3 +154,61 @@ def test_the_table_names_the_budget_that_records_every_write():
         in synced
     assert "--mode full records every write" in budget_lines({**b, "cost_median": 2.03}, w)[1]
     assert "records every write" not in budget_lines({**b, "cost_median": 0.015}, w)[1]
+
+
+def windows_tsv(windows: list[tuple[int, int, int, int]], gaps_syscw: list[int],
+                end: tuple[int, int] | None) -> list[str]:
+    """windows.tsv's lines as the collector writes them: each window's
+    (open_ns, close_ns, syscw at open, syscw at close), a syscw line as the
+    gap before it ends (gaps_syscw), the open line, its syscw, the close's
+    syscw, then its close line; the end's syscw."""
+    lines = []
+    for (o, c, n_open, n_close), gap_n in zip(windows, gaps_syscw):
+        lines += [f"syscw\t{o - 1000}\t{gap_n}", f"open\t{o}\t400\t20", f"syscw\t{o}\t{n_open}",
+                  f"cost\t{o + 5}\t0.1\t0.5\t3\t2\t1000\t1000000\t0\t0\t0",
+                  f"syscw\t{c}\t{n_close}", f"close\t{c}\t{c + 50}\t30\t0"]
+    if end is not None:
+        lines += [f"syscw\t{end[0]}\t{end[1]}", f"end\t{end[0]}"]
+    return lines
+
+
+def test_the_live_estimate_is_the_analysis_one(tmp_path):
+    """serve's running sums over windows.tsv's lines (LiveWriteSyscalls),
+    fed a few lines at a time, give the analysis' by_write_syscalls on the
+    same folder: 30 rows in windows that held 60 write syscalls, 200 write
+    syscalls between them: 30 + 30 / 60 x 200 = 130."""
+    wins = [(1_000_000, 2_000_000, 100, 120), (5_000_000, 6_000_000, 200, 220),
+            (9_000_000, 10_000_000, 300, 320)]
+    lines = windows_tsv(wins, [100, 200, 300], (12_000_000, 360))
+    (tmp_path / "windows.tsv").write_text("\n".join(lines) + "\n")
+    offline = W.by_write_syscalls(W.read_windows(tmp_path), np.array([10, 10, 10]),
+                                  W.read_write_syscalls(tmp_path), 12_000_000, 30)
+    live = W.LiveWriteSyscalls()
+    rows = [np.linspace(o, c - 1, 10).astype(np.int64) for o, c, _, _ in wins]
+    for i in range(0, len(lines), 4):
+        live.add(lines[i:i + 4])
+        if i % 8 == 0 and i // 8 < len(rows):   # rows read before or after their close
+            live.add_rows(rows[i // 8])
+    live.add_rows(np.zeros(0, np.int64))
+    assert live.rows_closed == 30
+    assert offline["estimated_total"] == pytest.approx(30 + 30 / 60 * 200)
+    assert live.estimate(30) == pytest.approx(offline["estimated_total"])
+
+
+def test_the_live_estimate_waits_for_what_it_can_say():
+    live = W.LiveWriteSyscalls()
+    assert live.estimate(5) is None                          # no count yet
+    live.add(["syscw\t10\t0", "open\t20\t400\t20", "syscw\t20\t0"])
+    live.add_rows(np.arange(21, 28))
+    assert live.estimate(7) == 7.0                           # one window, every write
+    live.add(["syscw\t30\t50"])                              # its writes are not gaps'
+    assert live.estimate(7) == 7.0
+    live.add(["close\t30\t40\t10\t0", "syscw\t100\t80", "open\t110\t1\t1",
+              "syscw\t110\t80"])
+    # a window open again: its rows (and syscalls) wait for its close
+    live.add_rows(np.arange(111, 1111))
+    assert live.estimate(1007) == pytest.approx(1007 + 7 / 50 * 30)
+    none = W.LiveWriteSyscalls()
+    none.add(["syscw\t10\t5", "open\t20\t1\t1", "syscw\t20\t5", "syscw\t30\t5",
+              "close\t30\t31\t1\t0", "syscw\t90\t40"])
+    assert none.estimate(3) is None      # its windows made no write syscall to scale by

@@ -75,6 +75,9 @@ GAUGES = {
     "self_check_risk": "The rows' self-check risk: how much the probes lengthened waits "
                        "(at or over the self-check's threshold: not trusted)",
     "lens": "The lens the histograms come from (1): the recorded rows",
+    "writes_estimated": "Writes so far where no probe counts them (RocksDB, SQLite): the "
+                        "recorded ones, and the write syscalls between windows at the "
+                        "windows' writes per write syscall (an estimate: a gauge)",
 }
 
 
@@ -187,6 +190,17 @@ class Metrics:
             base: Labels = (("engine", engine), ("process", process))
             with self._lock:
                 self._histogram("write_duration_seconds", base).exemplify(exemplars)
+
+    def forget_exemplars(self, folders: list[str]) -> None:
+        """Exemplars that name these retained folders (removed) go."""
+        if not folders:
+            return
+        names = set(folders)
+        with self._lock:
+            for table in self._hist.values():
+                for h in table.values():
+                    h.exemplars = {i: ex for i, ex in h.exemplars.items()
+                                   if ex.write.split("/", 1)[0] not in names}
 
     def add_counter(self, name: str, labels: Labels, value: float) -> None:
         with self._lock:

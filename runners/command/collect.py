@@ -80,14 +80,18 @@ class Collected:
     perf: perf_record.PerfRecorder | None = None
 
 
-def collect(plan: Plan, on_tracing: Callable[[], None] | None = None) -> Collected:
+def collect(plan: Plan, on_tracing: Callable[[], None] | None = None,
+            stop: Interrupts | None = None) -> Collected:
     """Run the collector with the workload (or -p PID) until it ends, is
     interrupted (Ctrl-C, SIGTERM) or --duration passes; the collector is
     stopped last, whatever happened.  on_tracing, if given, is called once
-    the processes are traced (-p: attached; a command: released)."""
+    the processes are traced (-p: attached; a command: released).  stop:
+    the caller's interrupts, installed before (a signal that came while it
+    prepared counts); by default collect's own."""
     opts, got = plan.opts, Collected()
     collector = workload = None
-    stop = Interrupts().install()
+    own = stop is None
+    stop = Interrupts().install() if stop is None else stop
     try:
         collector = Collector(plan.run_dir, plan.attach, collector_options(plan),
                               on_object=plan.objects.on_object)
@@ -138,7 +142,8 @@ def collect(plan: Plan, on_tracing: Callable[[], None] | None = None) -> Collect
         if collector is not None:
             collector.stop()
         plan.objects.save_cache()
-        stop.restore()
+        if own:
+            stop.restore()
         got.interrupted, got.signum = bool(stop), stop.signum
     return got
 

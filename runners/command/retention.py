@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -50,8 +51,12 @@ from runfolder.files import (ATTACH_FOUND_TSV, ATTACH_TSV, CALIBRATION_JSON, COL
                              RECORD_FILES, RUN_JSON, STACKS_BIN, SYMBOLS_JSON, RunFolder)
 
 CONTEXT_NS = 1_000_000            # kept either side of a slow write
-LAG_NS = 500_000_000              # an interval is written this long after its end
-RECENT_NS = 5_000_000_000         # records kept in memory for intervals to come
+LAG_NS = 500_000_000              # an interval is written this long after its end ...
+STALL_NS = 10 * LAG_NS            # ... on the records' clock, or this long on the wall's
+RECENT_NS = 15_000_000_000        # records kept in memory: a 10 s write's context too
+# the smallest --max-disk: the spool holds the records not read yet, a
+# second's, ~1.5 MB at 3,300 pgbench transactions a second here
+MIN_DISK = 16 << 20
 WINDOW_NS = 60_000_000_000        # a quantile threshold's span: the last minute
 SEGMENTS_PER_CAP = 8              # a segment is closed at an eighth of the cap
 PREFIX = "slow-"                  # a retained folder's name: slow-<UTC it opened>[-n]
@@ -92,12 +97,27 @@ def punch(path: Path, upto: int) -> None:
 
 
 def allocated(path: Path) -> int:
-    """Bytes a file or folder holds on disk (its blocks, not its size)."""
-    if not path.exists():
+    """Bytes a file or folder holds on disk (its blocks, not its size); a
+    file gone meanwhile (the collector's counters.json.tmp, renamed each
+    second) holds none."""
+    try:
+        st = path.stat()
+    except OSError:
         return 0
-    if path.is_file():
-        return path.stat().st_blocks * 512
-    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
+    if not path.is_dir():
+        return st.st_blocks * 512
+    total = 0
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return 0
+    for e in entries:
+        try:
+            total += allocated(Path(e.path)) if e.is_dir(follow_symlinks=False) else \
+                e.stat(follow_symlinks=False).st_blocks * 512
+        except OSError:
+            pass
+    return total
 
 
 @dataclass(frozen=True)
@@ -133,9 +153,10 @@ class Threshold:
 def parse_size(text: str) -> int:
     """--max-disk: bytes, or with a K, M, G or T suffix (powers of 1024)."""
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", text.strip().lower())
-    if not m or float(m.group(1)) <= 0:
-        raise RetentionError(f"--max-disk {text}: give a size above 0 (500M, 2G)")
-    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+    size = int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " ")) if m else 0
+    if size < MIN_DISK:
+        raise RetentionError(f"--max-disk {text}: give a size of at least 16M (500M, 2G)")
+    return size
 
 
 def spans(struct: str, recs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +194,7 @@ class Retainer:
 
     def __init__(self, out_dir: Path, spool: Path, layout: R.Layout, keep: Threshold,
                  max_disk: int, rotate_s: float | None = None, gid: int | None = None,
-                 mono_to_unix_ns: int = 0) -> None:
+                 mono_to_unix_ns: int = 0, rotate_on: threading.Event | None = None) -> None:
         self.out_dir, self.spool = out_dir, RunFolder(spool)
         self.layout, self.keep, self.max_disk = layout, keep, max_disk
         self.rotate_s, self.gid = rotate_s, gid
@@ -194,15 +215,22 @@ class Retainer:
             (p for p in out_dir.iterdir() if p.is_dir() and p.name.startswith(PREFIX)),
             key=lambda p: p.stat().st_mtime)
         self.names = {p.name for p in self.closed}
+        # a closed folder's blocks, taken once (they do not change after)
+        self.sizes: dict[Path, int] = {p: allocated(p) for p in self.closed}
         self.removed = 0          # closed segments removed to hold the cap
+        self.removed_names: list[str] = []   # ... by name, until the feeder takes them
+        self.life_closed: list[Path] = []    # closed since the process was followed
+        self.newest_ns = 0        # the records' clock: the latest moment read
+        self.said_full = False
         self.slow = 0             # slow rows judged (each an interval kept)
-        self._rotate = threading.Event()
+        self._rotate = rotate_on or threading.Event()
         self._opened_at = time.monotonic()
 
     def follow(self, spool: Path, mono_to_unix_ns: int) -> None:
         """A process's spool, before its records come (the next one's after
         close(): a server restarted)."""
         self.spool, self.mono_to_unix_ns = RunFolder(spool), mono_to_unix_ns
+        self.life_closed, self.newest_ns = [], 0
         for s in STRUCTS:
             self.recent[s] = self.recent[s][:0]
             self.marks[s] = self.marks[s][:0]
@@ -211,6 +239,7 @@ class Retainer:
     def add(self, struct: str, recs: np.ndarray) -> None:
         """Records just read from the spool, kept in memory RECENT_NS."""
         if len(recs):   # (dtype=: promotion would drop the struct's padding)
+            self.newest_ns = max(self.newest_ns, int(spans(struct, recs)[1].max()))
             self.recent[struct] = np.concatenate([self.recent[struct], recs],
                                                  dtype=self.recent[struct].dtype)
             self.marks[struct] = np.concatenate([self.marks[struct],
@@ -260,20 +289,24 @@ class Retainer:
 
     # -- writing ----------------------------------------------------------
     def step(self, read_to: dict[str, int], now_ns: int | None = None,
-             final: bool = False) -> None:
-        """After a read: the intervals whose records have all come written,
-        old records dropped, the spool punched up to where it was read
-        (read_to: struct -> offset), the segment rotated if due, and the
-        cap held."""
+             final: bool = False, hold: bool = True) -> None:
+        """After a read: the intervals whose records have all come written
+        (LAG_NS after their end on the records' own clock, the latest moment
+        read: a collector that falls behind delays them; STALL_NS on the
+        wall's, should the records stop), old records dropped, the spool
+        punched up to where it was read (read_to: struct -> offset), the
+        segment rotated if due, and (hold) the cap held."""
         now_ns = time.monotonic_ns() if now_ns is None else now_ns
+        seen = max(self.newest_ns, now_ns - STALL_NS)
+
         def is_ready(iv: tuple[int, int, Segment]) -> bool:
-            return final or iv[1] + LAG_NS <= now_ns
+            return final or iv[1] + LAG_NS <= seen
         ready = [iv for iv in self.pending if is_ready(iv)]
         if ready:
             self.pending = [iv for iv in self.pending if not is_ready(iv)]
             for seg in {id(iv[2]): iv[2] for iv in ready}.values():
                 self._write(seg, merge([(a, b) for a, b, s in ready if s is seg]))
-        oldest = min([a for a, _, _ in self.pending], default=now_ns - LAG_NS) - RECENT_NS
+        oldest = min([a for a, _, _ in self.pending], default=seen - LAG_NS) - RECENT_NS
         for s, recs in self.recent.items():
             if len(recs):
                 young = spans(s, recs)[1] >= oldest
@@ -293,7 +326,8 @@ class Retainer:
         for seg in [c for c in self.closing if id(c) not in waiting]:
             self.closing.remove(seg)
             self._close(seg, at_end=final)
-        self.hold_cap()
+        if hold:
+            self.hold_cap()
 
     def _write(self, seg: Segment, intervals: list[tuple[int, int]]) -> None:
         """Every record overlapping the intervals, once per segment."""
@@ -331,14 +365,14 @@ class Retainer:
         self.names.add(name)
         d = self.out_dir / name
         d.mkdir(mode=DIR_MODE)
-        self._own(d, DIR_MODE)
+        self.own(d, DIR_MODE)
         self.serials += 1
         seg = Segment(d, now.isoformat(), serial=self.serials,
                       counters_at_open=list(self.spool.live_counters().get("counters", [])))
         for s in STRUCTS:
             path = d / RunFolder(d).records(s).name
             seg.files[s] = open(path, "wb")
-            self._own(path, FILE_MODE)
+            self.own(path, FILE_MODE)
         self._copy(d, STATIC)
         self._run_json(seg, closed=False)   # a serve that dies leaves this one
         self.segment = seg
@@ -352,22 +386,25 @@ class Retainer:
         self._collector_json(seg)
         self._run_json(seg)
         self.closed.append(seg.dir)
+        self.life_closed.append(seg.dir)
+        self.sizes[seg.dir] = allocated(seg.dir)
 
     def close(self) -> None:
-        """Once serve ends (after the spool's symbols, maps and the
-        collector's maps are written): everything pending written, the last
-        segment closed with them."""
-        self.step({}, final=True)
+        """Once the traced process's collector has stopped (its maps dumped,
+        the processes' maps saved in the spool): everything pending written,
+        the open segments closed with them.  The cap is the caller's to hold
+        once the spool is gone."""
+        self.step({}, final=True, hold=False)
 
     def _copy(self, d: Path, names: tuple[str, ...]) -> None:
         for name in names:
             src = self.spool.dir / name
             if src.exists():
                 shutil.copyfile(src, d / name)
-                self._own(d / name, FILE_MODE)
+                self.own(d / name, FILE_MODE)
         for src in self.spool.dir.glob(ATTACH_FOUND_TSV):
             shutil.copyfile(src, d / src.name)
-            self._own(d / src.name, FILE_MODE)
+            self.own(d / src.name, FILE_MODE)
 
     def _run_json(self, seg: Segment, closed: bool = True) -> None:
         """The spool's run.json, with what the segment holds in its summary
@@ -392,7 +429,7 @@ class Retainer:
             info["end"] = dt.datetime.now(dt.timezone.utc).isoformat()
         path, tmp = seg.dir / RUN_JSON, seg.dir / f".{RUN_JSON}.tmp"
         tmp.write_text(json.dumps(info, indent=1) + "\n")
-        self._own(tmp, FILE_MODE)
+        self.own(tmp, FILE_MODE)
         tmp.replace(path)       # whole, for a reader while serve runs
 
     def _collector_json(self, seg: Segment) -> None:
@@ -414,9 +451,9 @@ class Retainer:
         }
         path = seg.dir / COLLECTOR_JSON
         path.write_text(json.dumps(report, indent=1) + "\n")
-        self._own(path, FILE_MODE)
+        self.own(path, FILE_MODE)
 
-    def _own(self, path: Path, mode: int) -> None:
+    def own(self, path: Path, mode: int) -> None:
         os.chmod(path, mode)
         if self.gid is not None:
             os.chown(path, -1, self.gid)
@@ -425,13 +462,22 @@ class Retainer:
     def used(self) -> int:
         """Bytes on disk: the spool and every retained folder."""
         open_ = [s.dir for s in (self.segment, *self.closing) if s is not None]
-        return allocated(self.spool.dir) + sum(allocated(p) for p in (*self.closed, *open_))
+        return allocated(self.spool.dir) + sum(self.sizes.values()) + sum(
+            allocated(p) for p in open_)
 
     def hold_cap(self) -> None:
         """The oldest closed segments removed while over the cap."""
         while self.closed and self.used() > self.max_disk:
-            shutil.rmtree(self.closed.pop(0), ignore_errors=True)
+            gone = self.closed.pop(0)
+            shutil.rmtree(gone, ignore_errors=True)
+            self.sizes.pop(gone, None)
             self.removed += 1
+            self.removed_names.append(gone.name)
+        if not self.closed and not self.said_full and self.used() > self.max_disk:
+            self.said_full = True
+            print(f"walscope serve: {self.used() / 2**20:.1f} MiB in {self.out_dir} with no "
+                  "retained folder left to remove: the spool and the open folders alone pass "
+                  "--max-disk", file=sys.stderr, flush=True)
 
 
 def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -21,6 +21,7 @@ run folder finished as `trace -p` finishes it.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import grp
 import http.server
 import os
@@ -37,16 +38,18 @@ import numpy as np
 import pandas as pd
 
 from analysis import components, selfcheck, syscalls
+from analysis.windows import LiveWriteSyscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
 from runfolder import records as R
+from collectors import symbolize
 from runfolder.files import LOG_SYNC_FUNCTIONS, RunFolder
 from runners.command import defaults
 from runners.command.cli import budget_share
 from runners.command.collect import Collected, Interrupts, collect
 from runners.command.plan import (Plan, TraceError, TraceOptions, claim_run_dir,
                                   default_run_dir, prepare, unused_run_dir)
-from runners.command.record import finish, finish_collection, start_folder
+from runners.command.record import finish, start_folder, write_run_info
 from runners.command import retention
 from runners.command.retention import Retainer, RetentionError, Threshold
 from viz.openmetrics import OPENMETRICS, TEXT, Exemplar, Metrics, wants_openmetrics
@@ -181,6 +184,9 @@ class Feeder:
         self.names: dict[int, str] = {}
         self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
         self.totals: dict[tuple[str, str], RowTotals] = {}
+        # the write syscalls in and between windows (windows.tsv, read on)
+        self.gap_writes = LiveWriteSyscalls()
+        self.windows_offset = 0
         self.failed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="walscope-feeder",
@@ -221,11 +227,14 @@ class Feeder:
         self._writes()
         self._io()
         self._counters()
+        self._estimate()
         if self.retainer is not None:
             for struct in retention.STRUCTS:
                 if struct not in ("ws_write_rec", "ws_io_rec"):
                     self._others(struct)
             self.retainer.step(dict(self.offsets))
+            gone, self.retainer.removed_names = self.retainer.removed_names, []
+            self.metrics.forget_exemplars(gone)     # removed to hold the cap
 
     def _others(self, struct: str) -> None:
         """Records the metrics do not read, for the retained folders."""
@@ -278,15 +287,41 @@ class Feeder:
                 frame = writes_frame_from(recs, self.cal, engine, self.ncpu,
                                           layout=self.layout)
                 comps = components.names(engine, self.layout)
+                self.gap_writes.add_rows(frame["start_ns"].to_numpy(np.int64))
+                # judged once a read, all processes together (one threshold)
+                kept = self.retainer.judge(frame) if self.retainer is not None else None
                 for pid, rows in frame.groupby("pid"):
                     self.engine_of_pid[int(pid)] = engine
                     process = process_name(int(pid), self.names)
                     self.metrics.add_rows(engine, process, rows, comps)
-                    if self.retainer is not None:
-                        self._exemplars(engine, process, self.retainer.judge(rows))
+                    if kept is not None and len(kept):
+                        self._exemplars(engine, process, kept[kept["pid"] == pid])
                     self.totals.setdefault((engine, process), RowTotals(
                         engine, self.cal.band)).add(rows, comps)
                 self._verdicts()
+
+    def _estimate(self) -> None:
+        """walscope_writes_estimated of the engine whose writes no probe
+        counts, from the windows' lines so far (windows.tsv, read on from
+        where the last read stopped; a torn last line waits)."""
+        try:
+            with open(self.folder.windows_tsv, "rb") as f:
+                f.seek(self.windows_offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        whole = data[:data.rfind(b"\n") + 1]
+        self.windows_offset += len(whole)
+        self.gap_writes.add(whole.decode(errors="replace").splitlines())
+        engines_seen = {e for e, _ in self.totals}
+        if len(engines_seen) != 1 or self.counted("rows") in engines_seen:
+            return                  # counted exactly, or not one engine's syscalls
+        engine = engines_seen.pop()
+        recorded = sum(t.count for t in self.totals.values())
+        est = self.gap_writes.estimate(recorded)
+        if est is not None:
+            self.metrics.set_gauge("writes_estimated",
+                                   (("engine", engine), ("process", self.process)), est)
 
     def _exemplars(self, engine: str, process: str, kept: pd.DataFrame) -> None:
         """The slow rows kept, as their buckets' exemplars (when each ended)."""
@@ -353,6 +388,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the server by its process name (postgres, mariadbd): the oldest "
                           "such process whose parent is not one, waited for if none runs, "
                           "and followed when it restarts")
+    who.add_argument("--cgroup", type=Path, metavar="DIR",
+                     help="the server by its cgroup (a folder under /sys/fs/cgroup, or a "
+                          "path inside the cgroup2 mount such as "
+                          "/system.slice/postgresql@15-main.service): the oldest process in it "
+                          "whose parent is not, waited for and followed as with --name")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where /metrics is served (default {DEFAULT_LISTEN}: this "
                         "machine only)")
@@ -390,12 +430,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def retainer_for(args: argparse.Namespace, out_dir: Path) -> Retainer:
+def retainer_for(args: argparse.Namespace, out_dir: Path, hup: threading.Event
+                 ) -> Retainer:
     """The retention the arguments ask for (parsed before anything starts);
-    each process traced gives it its spool (Retainer.follow)."""
+    each process traced gives it its spool (Retainer.follow); it rotates
+    when hup is set (SIGHUP)."""
     return Retainer(out_dir, out_dir / SPOOL, R.Layout.build(),
                     Threshold.parse(args.keep_slower), retention.parse_size(args.max_disk),
-                    args.rotate, group_id(args.group))
+                    args.rotate, group_id(args.group), rotate_on=hup)
 
 
 def group_id(name: str | None) -> int | None:
@@ -407,23 +449,41 @@ def group_id(name: str | None) -> int | None:
         raise ServeError(f"--group {name}: no such group") from None
 
 
+LOCK = ".serve.lock"      # held by the serve that writes to an output folder
+_held: list[int] = []     # its descriptor, open for serve's life
+
+
+def lock(out: Path) -> None:
+    """The output folder for this serve alone: a second one would remove
+    the first's spool and count its open folder as closed."""
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o640)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ServeError(f"{out}: another walscope serve writes to it") from None
+    _held.append(fd)
+
+
 def serve_dir(args: argparse.Namespace) -> Path:
     """The output folder of a retaining serve, 0750: new, empty, or an
     earlier serve's (its retained folders count towards the cap; the spool
     of one that died, records it never read, is removed).  The collector's
     spool and the retained folders go inside."""
     out = args.output or unused_run_dir(default_run_dir(
-        f"pid{args.pid}" if args.pid is not None else args.name))
+        f"pid{args.pid}" if args.pid is not None else args.name or args.cgroup.name))
     try:
-        held = sorted(out.iterdir()) if out.is_dir() else []
-        if held and all(p.is_dir() and (p.name == SPOOL or p.name.startswith(
-                retention.PREFIX)) for p in held):
-            if (out / SPOOL).exists():
-                print(f"walscope serve: removing {out / SPOOL}, the spool of a serve "
-                      "that ended without closing it", file=sys.stderr)
-                shutil.rmtree(out / SPOOL)
-        else:
-            claim_run_dir(out, force=False)
+        if not out.is_dir():
+            claim_run_dir(out, force=False)     # (made; or refused, one line)
+        lock(out)
+        held = [p for p in out.iterdir() if p.name != LOCK]
+        if not all(p.is_dir() and (p.name == SPOOL or p.name.startswith(retention.PREFIX))
+                   for p in held):
+            claim_run_dir(out, force=False)     # another kind of folder: refused
+        if (out / SPOOL).exists():
+            print(f"walscope serve: removing {out / SPOOL}, the spool of a serve that "
+                  "ended without closing it", file=sys.stderr)
+            shutil.rmtree(out / SPOOL)
         os.chmod(out, retention.DIR_MODE)
         if (gid := group_id(args.group)) is not None:
             os.chown(out, -1, gid)
@@ -436,14 +496,20 @@ def serve_dir(args: argparse.Namespace) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # SIGHUP's default would end serve: noted from the start, the retainer
+    # rotates on it (with --keep-all, nothing to rotate)
+    hup = threading.Event()
+    signal.signal(signal.SIGHUP, lambda *_: hup.set())
     metrics = Metrics()
     out = None
     try:
         if args.interval <= 0:
             raise ServeError(f"--interval {args.interval:g}: give a number of seconds above 0")
-        if args.name is not None and args.keep_all:
+        if args.pid is None and args.keep_all:
             raise ServeError("--keep-all keeps one process's run folder: give -p PID, or "
-                             "let --name retain (the default)")
+                             "let --name or --cgroup retain (the default)")
+        if args.cgroup is not None:
+            args.cgroup = cgroup_dir(args.cgroup)
         if not args.keep_all:      # the arguments' errors before anything starts
             Threshold.parse(args.keep_slower)
             retention.parse_size(args.max_disk)
@@ -461,30 +527,32 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     metrics.set_gauge("budget_ratio", (), args.budget)
     metrics.set_gauge("tracing", (), 0)
-    retainer = None if out is None else retainer_for(args, out)
-    stop = Interrupts().install()   # between a server's lives (collect() takes them within)
-    if retainer is not None:
-        signal.signal(signal.SIGHUP, lambda *_: retainer.rotate())
+    retainer = None if out is None else retainer_for(args, out, hup)
+    stop = Interrupts().install()   # SIGINT, SIGTERM: noted, whenever they come
     deadline = time.monotonic() + args.duration if args.duration else None
     rc = 0
     try:
         while not stop:
-            pid = args.pid if args.pid is not None else wait_for(args.name, stop, deadline)
+            pid = args.pid if args.pid is not None else wait_for(args, stop, deadline)
             if pid is None:
                 break
             left = None if deadline is None else max(deadline - time.monotonic(), 0.1)
-            rc, got = serve_process(args, pid, left, metrics, out, retainer)
-            if rc or args.pid is not None or got is None or got.interrupted or (
+            rc, got = serve_process(args, pid, left, metrics, out, retainer, stop)
+            if rc and args.pid is None and not os.path.exists(f"/proc/{pid}"):
+                rc = 0          # gone while it was prepared (a crash loop): wait again
+                continue
+            if rc or args.pid is not None or got is None or got.interrupted or stop or (
                     deadline is not None and time.monotonic() >= deadline):
                 break
-            print(f"walscope serve: pid {pid} ended; waiting for the next process named "
-                  f"{args.name}", file=sys.stderr, flush=True)
+            print(f"walscope serve: pid {pid} ended; waiting for the next "
+                  f"{server_words(args)}", file=sys.stderr, flush=True)
     finally:
         stop.restore()
         server.shutdown()
     if rc and out is not None:
-        try:
-            out.rmdir()         # refused before anything was kept: nothing left behind
+        try:                    # refused before anything was kept: nothing left behind
+            (out / LOCK).unlink()
+            out.rmdir()
         except OSError:
             pass
     elif retainer is not None:
@@ -497,13 +565,15 @@ def main(argv: list[str] | None = None) -> int:
     return rc
 
 
-def find_server(name: str, settled_s: float = 0.0) -> int | None:
-    """The process a server named name runs as: of the processes with that
-    name (their comm, or their command's first word) and at least
-    settled_s old, one whose parent is not one of them (a postmaster, not
-    its backends), the oldest."""
+def find_server(name: str | None = None, settled_s: float = 0.0,
+                cgroup: Path | None = None) -> int | None:
+    """The process a server runs as: of the processes named name (their
+    comm, or their command's first word) or in cgroup (and its children),
+    at least settled_s old, one whose parent is not one of them (a
+    postmaster, not its backends), the oldest."""
     hz = os.sysconf("SC_CLK_TCK")
     uptime = float(Path("/proc/uptime").read_text().split()[0])
+    members = cgroup_pids(cgroup) if cgroup is not None else None
     found: dict[int, tuple[int, int]] = {}      # pid -> (ppid, start time)
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == os.getpid():
@@ -518,23 +588,58 @@ def find_server(name: str, settled_s: float = 0.0) -> int | None:
         fields = rest.split()
         if fields[0] in "ZX":        # ended, not reaped yet (an init that is slow to)
             continue
-        if comm == name[:15] or os.path.basename(argv0) == name:
+        if (members is not None and int(d) in members) or (
+                name is not None and (comm == name[:15] or os.path.basename(argv0) == name)):
             found[int(d)] = (int(fields[1]), int(fields[19]))
     roots = [p for p, (ppid, born) in found.items()
              if ppid not in found and uptime - born / hz >= settled_s]
     return min(roots, key=lambda p: (found[p][1], p)) if roots else None
 
 
-def wait_for(name: str, stop: Interrupts, deadline: float | None) -> int | None:
-    """A process named name, once there is one that has lived SETTLED_S
-    (None: stopped or past the deadline first); said once while waiting."""
+def server_words(args: argparse.Namespace) -> str:
+    return f"process named {args.name}" if args.name is not None else \
+        f"process in the cgroup {args.cgroup}"
+
+
+def cgroup_pids(cgroup: Path) -> set[int]:
+    """The processes in a cgroup folder and the cgroups below it."""
+    out: set[int] = set()
+    for procs in [cgroup / "cgroup.procs", *cgroup.rglob("*/cgroup.procs")]:
+        try:
+            out |= {int(x) for x in procs.read_text().split()}
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def cgroup_dir(path: Path) -> Path:
+    """--cgroup's folder: as given where it is one (or under a cgroup
+    mount), else inside the cgroup2 mount, there or not yet (systemd makes
+    a service's cgroup when it starts)."""
+    mounts = [(f[1], f[2]) for line in Path("/proc/mounts").read_text().splitlines()
+              if len(f := line.split()) > 2 and f[2] in ("cgroup", "cgroup2")]
+    if (path / "cgroup.procs").exists() or any(
+            str(path).startswith(m + "/") for m, _ in mounts):
+        return path
+    v2 = [m for m, kind in mounts if kind == "cgroup2"]
+    if not v2:
+        raise ServeError(f"--cgroup {path}: no such cgroup, and no cgroup2 mount to find "
+                         "it in")
+    return Path(v2[0]) / str(path).lstrip("/")
+
+
+def wait_for(args: argparse.Namespace, stop: Interrupts, deadline: float | None
+             ) -> int | None:
+    """The process --name or --cgroup names, once there is one that has
+    lived SETTLED_S (None: stopped or past the deadline first); said once
+    while waiting."""
     said = False
     while not stop and (deadline is None or time.monotonic() < deadline):
-        pid = find_server(name, SETTLED_S)
+        pid = find_server(args.name, SETTLED_S, args.cgroup)
         if pid is not None:
             return pid
         if not said:
-            print(f"walscope serve: waiting for a process named {name}", file=sys.stderr,
+            print(f"walscope serve: waiting for a {server_words(args)}", file=sys.stderr,
                   flush=True)
             said = True
         time.sleep(0.5)
@@ -542,11 +647,12 @@ def wait_for(name: str, stop: Interrupts, deadline: float | None) -> int | None:
 
 
 def serve_process(args: argparse.Namespace, pid: int, duration: float | None,
-                  metrics: Metrics, out: Path | None, retainer: Retainer | None
-                  ) -> tuple[int, Collected | None]:
-    """One process traced until it ends, is stopped or duration passes: its
-    records read into the metrics (and, retaining, the slow writes kept),
-    then its folder finished (--keep-all) or its spool given back."""
+                  metrics: Metrics, out: Path | None, retainer: Retainer | None,
+                  stop: Interrupts) -> tuple[int, Collected | None]:
+    """One process traced until it ends, is stopped (stop, whenever the
+    signal came) or duration passes: its records read into the metrics
+    (and, retaining, the slow writes kept), then its folder finished
+    (--keep-all) or its spool given back, whatever happened."""
     opts = TraceOptions(pid=pid, output=args.output if out is None else out / SPOOL,
                         duration=duration, budget=args.budget, live_counters=True)
     try:
@@ -576,23 +682,41 @@ def serve_process(args: argparse.Namespace, pid: int, duration: float | None,
               f"http://{args.listen}/metrics", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
+    got: Collected | None = None
     try:
-        got = collect(plan, on_tracing=tracing)
+        got = collect(plan, on_tracing=tracing, stop=stop)
     except TraceError as e:
         print(f"walscope serve: {e}", file=sys.stderr)
-        return 1, None
     finally:
         feeder.stop()
         metrics.set_gauge("tracing", (), 0)
+        if retainer is not None:      # what was kept is closed, whatever happened
+            finish_retained(plan, got, time.monotonic() - t0, retainer)
+    if got is None:
+        return 1, None
     if retainer is None:
         return finish(plan, got, time.monotonic() - t0).exit_code, got
-    finish_retained(plan, got, time.monotonic() - t0, retainer)
     return 0, got
 
 
-def finish_retained(plan: Plan, got: Collected, elapsed: float, retainer: Retainer) -> None:
-    """The end of a process's retaining serve: the spool's symbols and maps
-    written, the open retained folder closed with them, the spool removed."""
-    finish_collection(plan, got, elapsed, got.exit_code)
-    retainer.close()
-    shutil.rmtree(plan.run_dir, ignore_errors=True)
+def finish_retained(plan: Plan, got: Collected | None, elapsed: float,
+                    retainer: Retainer) -> None:
+    """The end of a process's retaining serve: what is pending written and
+    the open folders closed (the collector's stack maps with them), each
+    folder this life closed given its symbols from its own records (the
+    processes' maps are at hand now), the spool removed, then the cap held
+    (the spool no longer in it)."""
+    try:
+        if got is not None:
+            got.maps.save(plan.run_dir)
+            write_run_info(plan, started=False, exit_code=got.exit_code,
+                           interrupted=got.interrupted, elapsed=elapsed)
+        retainer.close()
+        if got is not None and (plan.sample_hz or plan.offcpu_kind != "off"):
+            for folder in retainer.life_closed:
+                if folder.exists():
+                    symbolize.write_symbols(folder, got.maps.maps)
+                    retainer.own(RunFolder(folder).symbols_json, retention.FILE_MODE)
+    finally:
+        shutil.rmtree(plan.run_dir, ignore_errors=True)
+        retainer.hold_cap()

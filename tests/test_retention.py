@@ -126,6 +126,36 @@ def test_a_slow_write_keeps_what_overlaps_it_and_nothing_else(tmp_path):
     assert len(got[(got["tid"] == int(tid)) & (got["start_ns"] == int(start))]) == 1
 
 
+def test_a_record_that_comes_after_its_interval_was_written_is_added(tmp_path):
+    """A syscall that began inside the slow write and ended 2 s later comes
+    after the write's records were written: it is added to that folder,
+    once."""
+    r = retainer(tmp_path)
+    feed(r, writes([T0], [3 * MS]))
+    r.step({}, now_ns=T0 + LATER)
+    seg = r.segment.dir
+    assert len(kept(seg, "ws_write_rec")) == 1 and len(kept(seg, "ws_io_rec")) == 0
+    r.add("ws_io_rec", recs("ws_io_rec", 1, pid=7, tid=9, ts_ns=T0 + 1 * MS,
+                            lat_ns=2_000 * MS))
+    r.step({}, now_ns=T0 + LATER + 10 * MS)
+    r.step({}, now_ns=T0 + LATER + 20 * MS)
+    assert list(kept(seg, "ws_io_rec")["tid"]) == [9]
+    assert len(kept(seg, "ws_write_rec")) == 1
+
+
+def test_a_folder_holds_every_open_of_the_life_before_its_end(tmp_path):
+    """A WAL file opened long before the slow write (outside its interval):
+    the folder still names its fd; an open after the write does not go."""
+    r = retainer(tmp_path)
+    r.add("ws_open_rec", recs("ws_open_rec", 2, pid=7, tid=7, ts_ns=[T0 - 9_000 * MS,
+                                                                     T0 + 9_000 * MS],
+                              ret=[12, 13], path=[b"/db/000042.log", b"/db/later.log"]))
+    feed(r, writes([T0], [2 * MS]))
+    r.close()
+    got = kept(r.closed[0], "ws_open_rec")
+    assert [p.decode() for p in got["path"]] == ["/db/000042.log"]
+
+
 def test_records_that_stop_coming_leave_the_interval_to_the_wall_clock(tmp_path):
     r = retainer(tmp_path)
     feed(r, writes([T0], [2 * MS]))

@@ -75,9 +75,9 @@ GAUGES = {
     "self_check_risk": "The rows' self-check risk: how much the probes lengthened waits "
                        "(at or over the self-check's threshold: not trusted)",
     "lens": "The lens the histograms come from (1): the recorded rows",
-    "writes_estimated": "Writes so far where no probe counts them (RocksDB, SQLite): the "
-                        "recorded ones, and the write syscalls between windows at the "
-                        "windows' writes per write syscall (an estimate: a gauge)",
+    "writes_estimated": "Writes so far where no probe counts them: the recorded ones, and "
+                        "the write syscalls between windows at the windows' writes per "
+                        "write syscall (an estimate: a gauge)",
 }
 
 

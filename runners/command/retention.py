@@ -59,6 +59,7 @@ RECENT_NS = 15_000_000_000        # records kept in memory: a 10 s write's conte
 MIN_DISK = 16 << 20
 WINDOW_NS = 60_000_000_000        # a quantile threshold's span: the last minute
 SEGMENTS_PER_CAP = 8              # a segment is closed at an eighth of the cap
+OPENS_KEPT = 20_000               # a life's opens kept for the folders' file names
 PREFIX = "slow-"                  # a retained folder's name: slow-<UTC it opened>[-n]
 DIR_MODE, FILE_MODE = 0o750, 0o640
 # the record files a segment keeps (objects.bin, the tracer's, is not:
@@ -184,6 +185,7 @@ class Segment:
     first_ns: int | None = None
     last_ns: int | None = None
     serial: int = 0               # which segment wrote a record (Retainer.marks)
+    done: list[tuple[int, int]] = field(default_factory=list)   # intervals written
     counters_at_open: list[int] = field(default_factory=list)    # the collector's
 
 
@@ -204,6 +206,9 @@ class Retainer:
         # beside each recent record, the serial of the last segment it went to
         self.marks: dict[str, np.ndarray] = {s: np.zeros(0, np.int64) for s in STRUCTS}
         self.serials = 0
+        # the life's opens and unlinks (the newest OPENS_KEPT): a folder gets
+        # all those before its end, so its syscalls' fds have their paths
+        self.opens = np.zeros(0, dtype=layout.struct_dtype("ws_open_rec"))
         self.last_minute = np.zeros((0, 2), dtype=np.float64)   # (end_ns, dur_adj_ns)
         # slow rows' intervals, each with the segment its exemplar names
         self.pending: list[tuple[int, int, Segment]] = []
@@ -231,6 +236,7 @@ class Retainer:
         close(): a server restarted)."""
         self.spool, self.mono_to_unix_ns = RunFolder(spool), mono_to_unix_ns
         self.life_closed, self.newest_ns = [], 0
+        self.opens = self.opens[:0]
         for s in STRUCTS:
             self.recent[s] = self.recent[s][:0]
             self.marks[s] = self.marks[s][:0]
@@ -238,6 +244,9 @@ class Retainer:
     # -- what the feeder hands over ---------------------------------------
     def add(self, struct: str, recs: np.ndarray) -> None:
         """Records just read from the spool, kept in memory RECENT_NS."""
+        if len(recs) and struct == "ws_open_rec":
+            self.opens = np.concatenate([self.opens, recs],
+                                        dtype=self.opens.dtype)[-OPENS_KEPT:]
         if len(recs):   # (dtype=: promotion would drop the struct's padding)
             self.newest_ns = max(self.newest_ns, int(spans(struct, recs)[1].max()))
             self.recent[struct] = np.concatenate([self.recent[struct], recs],
@@ -306,6 +315,13 @@ class Retainer:
             self.pending = [iv for iv in self.pending if not is_ready(iv)]
             for seg in {id(iv[2]): iv[2] for iv in ready}.values():
                 self._write(seg, merge([(a, b) for a, b, s in ready if s is seg]))
+        # records that came after their interval was written (a syscall that
+        # ended long after the write): added while the folder is open
+        for seg in (self.segment, *self.closing):
+            if seg is not None and seg.done:
+                seg.done = [iv for iv in seg.done if iv[1] >= seen - RECENT_NS]
+                if seg.done:
+                    self._write(seg, seg.done)
         oldest = min([a for a, _, _ in self.pending], default=seen - LAG_NS) - RECENT_NS
         for s, recs in self.recent.items():
             if len(recs):
@@ -330,8 +346,11 @@ class Retainer:
             self.hold_cap()
 
     def _write(self, seg: Segment, intervals: list[tuple[int, int]]) -> None:
-        """Every record overlapping the intervals, once per segment."""
+        """Every record overlapping the intervals, once per segment (the
+        opens: all of the life's, when it closes)."""
         for s in STRUCTS:
+            if s == "ws_open_rec":
+                continue
             recs = self.recent[s]
             if not len(recs):
                 continue
@@ -352,6 +371,7 @@ class Retainer:
         lo, hi = intervals[0][0], intervals[-1][1]
         seg.first_ns = lo if seg.first_ns is None else min(seg.first_ns, lo)
         seg.last_ns = hi if seg.last_ns is None else max(seg.last_ns, hi)
+        seg.done = merge(seg.done + intervals)
 
     def _open(self) -> Segment:
         if self.segment is not None:
@@ -380,6 +400,9 @@ class Retainer:
         return seg
 
     def _close(self, seg: Segment, at_end: bool = False) -> None:
+        end = seg.last_ns if seg.last_ns is not None else 0
+        opens = self.opens[self.opens["ts_ns"] <= end]
+        seg.files["ws_open_rec"].write(opens.tobytes())
         for f in seg.files.values():
             f.close()
         self._copy(seg.dir, STATIC + (AT_END if at_end else ()))

@@ -87,6 +87,27 @@ def save_open_files(run_dir: Path, files: dict[int, dict[int, str]]) -> None:
         {str(p): {str(fd): path for fd, path in fds.items()} for p, fds in files.items()}))
 
 
+@dataclass(frozen=True)
+class ProcStat:
+    """What /proc/PID/stat says of a process that serve's finding reads."""
+    comm: str
+    state: str          # R, S, D, T, Z, X, ...
+    ppid: int
+    start_ticks: int    # when it started, in clock ticks since boot
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    """/proc/PID/stat parsed (the comm may hold spaces and parentheses: it
+    ends at the last ")"); None when the process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        return ProcStat(stat[stat.index("(") + 1:stat.rindex(")")], fields[0],
+                        int(fields[1]), int(fields[19]))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def stopped_parent(pid: int) -> int | None:
     """The parent of pid if it is stopped (state T), else None.  su and
     runuser stop themselves when their child stops (they mirror a job

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,7 @@ from analysis.windows import LiveWriteSyscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
 from runfolder import records as R
-from collectors import symbolize
+from collectors import procfs, symbolize
 from runfolder.files import LOG_SYNC_FUNCTIONS, RunFolder
 from runners.command import defaults
 from runners.command.cli import budget_share
@@ -237,13 +237,22 @@ class Feeder:
             self.metrics.forget_exemplars(gone)     # removed to hold the cap
 
     def _others(self, struct: str) -> None:
-        """Records the metrics do not read, for the retained folders."""
+        """Records the metrics do not read, for the retained folders (which
+        _batches hands them)."""
+        for _ in self._batches(struct):
+            pass
+
+    def _batches(self, struct: str) -> Iterator[np.ndarray]:
+        """The records of one type written since the last read, a batch at
+        a time, each handed to the retainer too."""
         while True:
             recs, self.offsets[struct] = R.read_new(self.folder, struct, self.offsets[struct],
                                                     self.layout)
             if not len(recs):
                 return
-            self.retainer.add(struct, recs)
+            if self.retainer is not None:
+                self.retainer.add(struct, recs)
+            yield recs
 
     def _counters(self) -> None:
         """The collector's counters now (counters.json): the writes an
@@ -273,13 +282,7 @@ class Feeder:
                                        self.base.get("events_lost_total", {}).get(labels, 0) + v)
 
     def _writes(self) -> None:
-        while True:
-            recs, self.offsets["ws_write_rec"] = R.read_new(
-                self.folder, "ws_write_rec", self.offsets["ws_write_rec"], self.layout)
-            if not len(recs):
-                return
-            if self.retainer is not None:
-                self.retainer.add("ws_write_rec", recs)
+        for recs in self._batches("ws_write_rec"):
             for eid in np.unique(recs["engine"]):
                 engine = self.engine_of.get(int(eid))
                 if engine is None:
@@ -353,13 +356,7 @@ class Feeder:
 
     def _io(self) -> None:
         syncs, writes = self.sync_nrs, self.write_nrs
-        while True:
-            recs, self.offsets["ws_io_rec"] = R.read_new(
-                self.folder, "ws_io_rec", self.offsets["ws_io_rec"], self.layout)
-            if not len(recs):
-                return
-            if self.retainer is not None:
-                self.retainer.add("ws_io_rec", recs)
+        for recs in self._batches("ws_io_rec"):
             wal = recs[recs["kind"] == self.wal]
             for pid in np.unique(wal["pid"]):
                 mine = wal[wal["pid"] == pid]
@@ -578,19 +575,20 @@ def find_server(name: str | None = None, settled_s: float = 0.0,
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == os.getpid():
             continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-            argv0 = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")[0].decode(
-                errors="replace")
-        except OSError:
+        st = procfs.proc_stat(int(d))
+        if st is None or st.state in "ZX":   # ended, not reaped yet (an init slow to)
             continue
-        comm, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
-        fields = rest.split()
-        if fields[0] in "ZX":        # ended, not reaped yet (an init that is slow to)
-            continue
-        if (members is not None and int(d) in members) or (
-                name is not None and (comm == name[:15] or os.path.basename(argv0) == name)):
-            found[int(d)] = (int(fields[1]), int(fields[19]))
+        if members is not None:
+            ours = int(d) in members
+        else:
+            try:
+                argv0 = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")[0].decode(
+                    errors="replace")
+            except OSError:
+                continue
+            ours = st.comm == name[:15] or os.path.basename(argv0) == name
+        if ours:
+            found[int(d)] = (st.ppid, st.start_ticks)
     roots = [p for p, (ppid, born) in found.items()
              if ppid not in found and uptime - born / hz >= settled_s]
     return min(roots, key=lambda p: (found[p][1], p)) if roots else None
@@ -612,12 +610,17 @@ def cgroup_pids(cgroup: Path) -> set[int]:
     return out
 
 
+def cgroup_mounts() -> list[tuple[str, str]]:
+    """(mount point, cgroup or cgroup2) of every cgroup hierarchy mounted."""
+    return [(f[1], f[2]) for line in Path("/proc/mounts").read_text().splitlines()
+            if len(f := line.split()) > 2 and f[2] in ("cgroup", "cgroup2")]
+
+
 def cgroup_dir(path: Path) -> Path:
     """--cgroup's folder: as given where it is one (or under a cgroup
     mount), else inside the cgroup2 mount, there or not yet (systemd makes
     a service's cgroup when it starts)."""
-    mounts = [(f[1], f[2]) for line in Path("/proc/mounts").read_text().splitlines()
-              if len(f := line.split()) > 2 and f[2] in ("cgroup", "cgroup2")]
+    mounts = cgroup_mounts()
     if (path / "cgroup.procs").exists() or any(
             str(path).startswith(m + "/") for m, _ in mounts):
         return path

@@ -50,7 +50,8 @@ from collectors.session import Collector, SessionError
 class ObjectInfo:
     """One inspected object, as summary.json's objects list has it."""
     path: str                   # as the process names it
-    how: str                    # start (before the run), exec, mmap or dlopen
+    how: str                    # start (before the run), exec, mmap, dlopen or
+    #                             found (a process serve --all met)
     pid: int | None = None
     build_id: str | None = None
     symbols: str | None = None  # .symtab (a full table) or .dynsym (exports only)
@@ -205,6 +206,9 @@ class ObjectFollower:
     # None: none kept, as where objects are not followed
     cache_dir: Path | None = None
     _cache: ObjectCache | None = None
+    # one inspection at a time: the collector's events (this follower's
+    # thread) and the processes serve --all finds (its caller's)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
         if self.cache_dir is not None and self.mode.follows_objects:
@@ -334,7 +338,8 @@ class ObjectFollower:
     def _handle(self, ev: Event) -> None:
         assert self._collector is not None
         try:
-            self._inspect_event(ev)
+            with self._lock:
+                self._inspect_event(ev)
         finally:
             if ev.stopped:   # never leave it stopped, whatever happened
                 try:
@@ -377,6 +382,28 @@ class ObjectFollower:
                 continue
             self._inspect_one(m.read_path(ev.pid), m.path, "dlopen", ev, (m.dev, m.ino))
             self._collector.command(f"seen {m.dev} {m.ino}")
+
+    def inspect_process(self, pid: int) -> bool:
+        """A process met while the run goes (serve --all): every executable
+        object it maps that walscope has not seen, inspected and its probes
+        attached (the process is not stopped: it is not traced yet).
+        True when one of its objects holds an engine."""
+        assert self._collector is not None
+        with self._lock:
+            ev = Event(pid, pid, "found", 0, 0, 0, 0, False, time.monotonic_ns(), "")
+            for m in loader.exec_mappings(pid):
+                if (m.dev, m.ino) not in self._seen:
+                    self._inspect_one(m.read_path(pid), m.path, "found", ev, (m.dev, m.ino))
+                    self._collector.command(f"seen {m.dev} {m.ino}")
+            self._met.pop(ev.ts_ns, None)
+        return self.holds_engine(pid)
+
+    def holds_engine(self, pid: int) -> bool:
+        """Whether a process maps an object inspected and found to hold an
+        engine."""
+        with self._lock:
+            return any((info := self._seen.get((m.dev, m.ino))) is not None and
+                       info.engine is not None for m in loader.exec_mappings(pid))
 
     def _inspect_file(self, ev: Event) -> None:
         if ev.how == "exec":

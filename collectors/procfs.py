@@ -38,7 +38,11 @@ class MapSnapshots:
             self.maps[pid] = rows
 
     def start(self, root_pid: int, interval: float = 0.5) -> None:
+        """Snap root_pid's maps from now on (another root, once started)."""
         self.pids.add(root_pid)
+        if self._thread is not None:
+            self.snap(root_pid)
+            return
 
         def loop() -> None:
             # often at first: a short run must be caught after its exec

@@ -81,11 +81,13 @@ class Collected:
 
 
 def collect(plan: Plan, on_tracing: Callable[[], None] | None = None,
-            stop: Interrupts | None = None) -> Collected:
+            stop: Interrupts | None = None,
+            on_process: Callable[[int, str], None] | None = None) -> Collected:
     """Run the collector with the workload (or -p PID) until it ends, is
     interrupted (Ctrl-C, SIGTERM) or --duration passes; the collector is
     stopped last, whatever happened.  on_tracing, if given, is called once
-    the processes are traced (-p: attached; a command: released).  stop:
+    the processes are traced (-p: attached; a command: released), and
+    on_process(pid, name) as each of several is (serve -p -p, --all).  stop:
     the caller's interrupts, installed before (a signal that came while it
     prepared counts); by default collect's own."""
     opts, got = plan.opts, Collected()
@@ -110,6 +112,9 @@ def collect(plan: Plan, on_tracing: Callable[[], None] | None = None,
             watch_cost(plan)
             deadline = time.monotonic() + opts.duration if opts.duration else None
             _wait_pid(opts.pid, deadline, stop=lambda: bool(stop))
+        elif plan.targets is not None:
+            got.ran = True
+            follow_targets(plan, got, collector, on_tracing, on_process, stop)
         elif not stop:   # (a Ctrl-C while the collector started: not run)
             workload = Workload(opts.command, plan.run_as, plan.folder.command_log,
                                 echo=opts.echo, cwd=opts.cwd,
@@ -148,11 +153,62 @@ def collect(plan: Plan, on_tracing: Callable[[], None] | None = None,
     return got
 
 
+# how often the processes of several (serve -p -p, --all) are looked at
+TARGETS_POLL_S = 0.2
+
+
+def follow_targets(plan: Plan, got: Collected, collector: Collector,
+                   on_tracing: Callable[[], None] | None,
+                   on_process: Callable[[int, str], None] | None, stop: Interrupts) -> None:
+    """Several processes (serve -p PID -p PID) or all those an engine is
+    found in (serve --all): each traced with its children, the ones met
+    later as they are found, until every one given has ended (--all: until
+    stopped) or --duration passes.  on_tracing() once the first are
+    traced; on_process(pid, name) as each is."""
+    targets = plan.targets
+    assert targets is not None
+    if targets.every() and not plan.mode.follows_objects:
+        raise TraceError(f"--mode {plan.opts.mode} does not follow objects: it cannot "
+                         "find engines in processes met later")
+    deadline = time.monotonic() + plan.opts.duration if plan.opts.duration else None
+    files: dict[int, dict[int, str]] = {}
+
+    def trace(roots: list[int]) -> None:
+        for root in roots:
+            pids = process_tree(root)
+            files.update(procfs.open_files(pids))
+            for p in pids:
+                try:
+                    collector.add_pid(p)
+                except SessionError as e:   # gone meanwhile: the others go on
+                    if os.path.exists(f"/proc/{p}"):
+                        raise
+                    print(f"walscope: pid {p} ended before it was traced ({e})",
+                          file=sys.stderr)
+            start_watching(plan, got, root)
+            if on_process is not None:
+                st = procfs.proc_stat(root)
+                on_process(root, st.comm if st else str(root))
+        if roots:
+            procfs.save_open_files(plan.run_dir, files)
+
+    trace([p for p in targets.first if p in targets.traced])
+    if on_tracing is not None:
+        on_tracing()
+    watch_cost(plan)
+    while not stop and not targets.done() and (
+            deadline is None or time.monotonic() < deadline):
+        found = targets.more(plan.objects.inspect_process)
+        targets.take(found)
+        trace(found)
+        time.sleep(TARGETS_POLL_S)
+
+
 def start_watching(plan: Plan, got: Collected, pid: int) -> None:
     """-p PID: memory maps for symbols, perf for dwarf stacks."""
     if plan.sample_hz or plan.offcpu_kind != "off":
         got.maps.start(pid)
-    if plan.stack_method == "dwarf":
+    if plan.stack_method == "dwarf" and got.perf is None:   # (the first of several)
         got.perf = perf_record.PerfRecorder(pid, plan.sample_hz or defaults.DWARF_HZ,
                                             plan.folder.perf_data)
 

@@ -27,6 +27,7 @@ from collectors.symbols import candidate_objects_for_command, candidate_objects_
 from probepoints.elf import is_elf
 from probepoints.points import Resolution, SymbolError
 from probepoints import modes
+from collectors.engine_processes import EngineProcesses
 from collectors.objects import ObjectFollower
 from runfolder.files import RUNS_DIR, RunFolder
 from collectors.session import RunAs, SessionError
@@ -41,6 +42,11 @@ class TraceError(RuntimeError):
 class TraceOptions:
     command: list[str] = field(default_factory=list)
     pid: int | None = None
+    # serve -p PID -p PID: several processes, until every one has ended;
+    # serve --all (every_engine): each process an engine is found in, as
+    # they come (collectors/engine_processes.py)
+    pids: tuple[int, ...] = ()
+    every_engine: bool = False
     duration: float | None = None
     output: Path | None = None
     mode: str = modes.DEFAULT   # a name in probepoints/modes.py
@@ -159,11 +165,21 @@ def unused_run_dir(path: Path) -> Path:
     return found
 
 
-def candidate_objects(opts: TraceOptions, run_as: RunAs) -> list[str]:
-    """The objects the command (or -p PID) will run, known before it runs:
-    the program, its libraries, --lib; later ones are met as they load."""
+def candidate_objects(opts: TraceOptions, run_as: RunAs,
+                      targets: EngineProcesses | None = None) -> list[str]:
+    """The objects the command (or -p PID, or the processes targets
+    found) will run, known before it runs: the program, its libraries,
+    --lib; later ones are met as they load."""
     if opts.pid is not None:
         return candidate_objects_for_pid(opts.pid, opts.libs)
+    if targets is not None:
+        objs: list[str] = []
+        for pid in targets.initial():
+            try:
+                objs += candidate_objects_for_pid(pid, [])
+            except SymbolError:     # gone meanwhile
+                continue
+        return list(dict.fromkeys(objs + [os.path.realpath(p) for p in opts.libs]))
     path = run_as.env()["PATH"]
     exe = _resolve_exe(opts.command[0], path)
     objs = candidate_objects_for_command(exe, opts.libs)
@@ -205,6 +221,8 @@ class Plan:
     offcpu_kind: str       # off, sums, stacks, user-stacks
     fp_objects: bool       # every probed object keeps frame pointers
     own_dir: bool = False  # this run made run_dir (it was not there)
+    # several processes, or all (serve): who is traced, at start and later
+    targets: EngineProcesses | None = None
     started_utc: str = field(
         default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat())
     mono_to_unix_ns: int = field(
@@ -239,7 +257,8 @@ def prepare(opts: TraceOptions) -> Plan:
     mode = modes.get(opts.mode)
     if mode is None:
         raise TraceError(f"unknown mode {opts.mode!r} (choose from {', '.join(modes.MODES)})")
-    if opts.pid is None and not opts.command:
+    several = bool(opts.pids) or opts.every_engine
+    if opts.pid is None and not opts.command and not several:
         raise TraceError("nothing to trace: give a command after -- or -p PID")
     if opts.pid is not None and not os.path.exists(f"/proc/{opts.pid}"):
         raise TraceError(f"no such process: {opts.pid}")
@@ -251,12 +270,18 @@ def prepare(opts: TraceOptions) -> Plan:
         topo = topology.resolve(opts.cpu_types)
     except topology.TopologyError as e:
         raise TraceError(str(e)) from None
+    for pid in opts.pids:
+        if not os.path.exists(f"/proc/{pid}"):
+            raise TraceError(f"no such process: {pid}")
+    targets = EngineProcesses(opts.pids if opts.pids else None) if several else None
     try:
         run_as = RunAs.lookup(opts.user)
-        objs = candidate_objects(opts, run_as)
+        objs = candidate_objects(opts, run_as, targets)
     except (SessionError, SymbolError) as e:
         raise TraceError(str(e)) from None
-    name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}"
+    name = os.path.basename(opts.command[0]) if opts.command else f"pid{opts.pid}" \
+        if opts.pid is not None else "all" if opts.every_engine else \
+        "pid" + "-".join(map(str, opts.pids))
     run_dir = opts.output or unused_run_dir(default_run_dir(name))
     try:
         own_dir = claim_run_dir(run_dir, opts.force)
@@ -265,10 +290,16 @@ def prepare(opts: TraceOptions) -> Plan:
     except OSError as e:
         raise TraceError(f"cannot create {run_dir}: {e.strerror}") from None
     try:
-        return _decide(opts, mode, topo, run_as, objs, run_dir, own_dir)
+        plan = _decide(opts, mode, topo, run_as, objs, run_dir, own_dir)
     except BaseException:   # a refusal or Ctrl-C: nothing was collected
         discard_run_dir(run_dir, own_dir)
         raise
+    if targets is not None:   # --all: those an engine was found in; the rest later
+        first = targets.first
+        held = [p for p in first if not targets.every() or plan.objects.holds_engine(p)]
+        targets.take(held, [p for p in first if p not in held])
+        plan.targets = targets
+    return plan
 
 
 def _decide(opts: TraceOptions, mode: modes.Mode, topo: topology.Topology, run_as: RunAs,
@@ -285,7 +316,8 @@ def _decide(opts: TraceOptions, mode: modes.Mode, topo: topology.Topology, run_a
         print(f"walscope: probe point missing in {res.object_path}: {m}", file=sys.stderr)
     for n in res.notes:
         print(f"walscope: {res.object_path}: {n}", file=sys.stderr)
-    note = run_as_note(run_as, opts.pid, os.environ.get("SUDO_USER"))
+    note = run_as_note(run_as, opts.pid, os.environ.get("SUDO_USER")) \
+        if opts.command else None
     if note:
         print(f"walscope: {note}", file=sys.stderr)
 

@@ -66,7 +66,7 @@ def finish(plan: Plan, got: Collected, elapsed: float) -> TraceResult:
     folder, unless --allow-empty, and says so in a line or two."""
     opts = plan.opts
     exit_code = got.exit_code
-    if got.interrupted and opts.pid is None:   # (-p: Ctrl-C is how a run ends)
+    if got.interrupted and opts.command:   # (-p, serve: Ctrl-C is how a run ends)
         exit_code = 128 + got.signum
     if not got.ran:
         discard_run_dir(plan.run_dir, plan.own_dir)
@@ -116,7 +116,8 @@ def empty_run(plan: Plan, got: Collected, summary: dict[str, Any],
     in at most two lines: how the command ended (its last line where it
     failed) or, where it did not, what was inspected."""
     opts = plan.opts
-    what = " ".join(opts.command) if opts.command else f"process {opts.pid}"
+    what = " ".join(opts.command) if opts.command else f"process {opts.pid}" \
+        if opts.pid is not None else "the processes served"
     what = what if len(what) <= 60 else what[:57] + "..."
     if got.interrupted:
         print(f"walscope: interrupted ({signal.Signals(got.signum).name}) before any "

@@ -60,6 +60,9 @@ DEFAULT_KEEP = "p99.9"
 DEFAULT_MAX_DISK = "1G"
 DEFAULT_ROTATE_S = 3600.0
 SPOOL = "spool"       # the collector's own run folder, given back as it is read
+# the process label of the counters of several processes (-p -p, --all):
+# the collector counts them together
+SEVERAL = "all"
 # --name: a process this young is not taken for the server yet (pg_ctl's
 # checks run a short-lived `postgres` before the postmaster)
 SETTLED_S = 1.0
@@ -379,8 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "SIGTERM or Ctrl-C (root).  The run folder is then finished as "
                     "`walscope trace -p` finishes it.")
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("-p", "--pid", type=int, metavar="PID",
-                     help="the server's process (its threads and children are traced)")
+    who.add_argument("-p", "--pid", type=int, metavar="PID", action="append",
+                     help="the server's process (its threads and children are traced); "
+                          "repeat it for several, served until the last has ended")
+    who.add_argument("--all", action="store_true",
+                     help="every process on this machine an engine is found in, at the "
+                          "start and as they come (found through /proc, none held "
+                          "while it is looked at: docs/serve.md)")
     who.add_argument("--name", metavar="NAME",
                      help="the server by its process name (postgres, mariadbd): the oldest "
                           "such process whose parent is not one, waited for if none runs, "
@@ -468,7 +476,7 @@ def serve_dir(args: argparse.Namespace) -> Path:
     of one that died, records it never read, is removed).  The collector's
     spool and the retained folders go inside."""
     out = args.output or unused_run_dir(default_run_dir(
-        f"pid{args.pid}" if args.pid is not None else args.name or args.cgroup.name))
+        target_words(args)))
     try:
         if not out.is_dir():
             claim_run_dir(out, force=False)     # (made; or refused, one line)
@@ -502,8 +510,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.interval <= 0:
             raise ServeError(f"--interval {args.interval:g}: give a number of seconds above 0")
-        if args.pid is None and args.keep_all:
-            raise ServeError("--keep-all keeps one process's run folder: give -p PID, or "
+        if args.keep_all and (args.name is not None or args.cgroup is not None):
+            raise ServeError("--keep-all keeps one run folder: give -p PID or --all, or "
                              "let --name or --cgroup retain (the default)")
         if args.cgroup is not None:
             args.cgroup = cgroup_dir(args.cgroup)
@@ -513,8 +521,9 @@ def main(argv: list[str] | None = None) -> int:
             group_id(args.group)
             if args.rotate <= 0:
                 raise ServeError(f"--rotate {args.rotate:g}: give a number of seconds above 0")
-        if args.pid is not None and not os.path.exists(f"/proc/{args.pid}"):
-            raise ServeError(f"no such process: {args.pid}")
+        for pid in args.pid or ():
+            if not os.path.exists(f"/proc/{pid}"):
+                raise ServeError(f"no such process: {pid}")
         server = start_http(args.listen, metrics)
         if not args.keep_all:
             os.umask(0o027)        # the spool too: nobody else's
@@ -530,15 +539,16 @@ def main(argv: list[str] | None = None) -> int:
     rc = 0
     try:
         while not stop:
-            pid = args.pid if args.pid is not None else wait_for(args, stop, deadline)
-            if pid is None:
+            pid = wait_for(args, stop, deadline) if follows(args) else \
+                args.pid[0] if args.pid and len(args.pid) == 1 else None
+            if pid is None and follows(args):
                 break
             left = None if deadline is None else max(deadline - time.monotonic(), 0.1)
             rc, got = serve_process(args, pid, left, metrics, out, retainer, stop)
-            if rc and args.pid is None and not os.path.exists(f"/proc/{pid}"):
+            if rc and follows(args) and not os.path.exists(f"/proc/{pid}"):
                 rc = 0          # gone while it was prepared (a crash loop): wait again
                 continue
-            if rc or args.pid is not None or got is None or got.interrupted or stop or (
+            if rc or not follows(args) or got is None or got.interrupted or stop or (
                     deadline is not None and time.monotonic() >= deadline):
                 break
             print(f"walscope serve: pid {pid} ended; waiting for the next "
@@ -592,6 +602,21 @@ def find_server(name: str | None = None, settled_s: float = 0.0,
     roots = [p for p, (ppid, born) in found.items()
              if ppid not in found and uptime - born / hz >= settled_s]
     return min(roots, key=lambda p: (found[p][1], p)) if roots else None
+
+
+def follows(args: argparse.Namespace) -> bool:
+    """--name or --cgroup: a server found, waited for, followed across
+    restarts (-p and --all trace what runs)."""
+    return args.name is not None or args.cgroup is not None
+
+
+def target_words(args: argparse.Namespace) -> str:
+    """What is served, for the default output folder's name."""
+    if args.all:
+        return "all"
+    if args.pid:
+        return "pid" + "-".join(map(str, args.pid))
+    return args.name or args.cgroup.name
 
 
 def server_words(args: argparse.Namespace) -> str:
@@ -649,14 +674,18 @@ def wait_for(args: argparse.Namespace, stop: Interrupts, deadline: float | None
     return None
 
 
-def serve_process(args: argparse.Namespace, pid: int, duration: float | None,
+def serve_process(args: argparse.Namespace, pid: int | None, duration: float | None,
                   metrics: Metrics, out: Path | None, retainer: Retainer | None,
                   stop: Interrupts) -> tuple[int, Collected | None]:
-    """One process traced until it ends, is stopped (stop, whenever the
-    signal came) or duration passes: its records read into the metrics
-    (and, retaining, the slow writes kept), then its folder finished
-    (--keep-all) or its spool given back, whatever happened."""
-    opts = TraceOptions(pid=pid, output=args.output if out is None else out / SPOOL,
+    """One process traced until it ends (pid), or several (-p PID -p PID,
+    until the last has ended) or all those an engine is found in (--all,
+    pid None), until stopped (stop, whenever the signal came) or duration
+    passes: their records read into the metrics (and, retaining, the slow
+    writes kept), then the folder finished (--keep-all) or the spool
+    given back, whatever happened."""
+    opts = TraceOptions(pid=pid, pids=tuple(args.pid or ()) if pid is None else (),
+                        every_engine=pid is None and args.all,
+                        output=args.output if out is None else out / SPOOL,
                         duration=duration, budget=args.budget, live_counters=True)
     try:
         plan = prepare(opts)
@@ -676,18 +705,26 @@ def serve_process(args: argparse.Namespace, pid: int, duration: float | None,
         return next((p.engine for r in list(plan.objects.found) for p in r.probes
                      if p.spec.always), None)
 
+    # the counters' process: one process's name, or all of those served
     feeder = Feeder(plan.run_dir, metrics, plan.objects.merged().engine,
-                    process_name(pid, {}), counted, args.interval, retainer).start()
+                    process_name(pid, {}) if pid is not None else SEVERAL, counted,
+                    args.interval, retainer).start()
 
     def tracing() -> None:
         metrics.set_gauge("tracing", (), 1)
-        print(f"walscope serve: pid {pid} traced: metrics at "
+        n = len(plan.targets.traced) if plan.targets else 0
+        what = f"pid {pid}" if pid is not None else f"{n} processes" if not args.all \
+            else f"every process an engine is found in ({n} now)"
+        print(f"walscope serve: {what} traced: metrics at "
               f"http://{args.listen}/metrics", file=sys.stderr, flush=True)
+
+    def traced(pid: int, name: str) -> None:
+        print(f"walscope serve: pid {pid} ({name}) traced", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
     got: Collected | None = None
     try:
-        got = collect(plan, on_tracing=tracing, stop=stop)
+        got = collect(plan, on_tracing=tracing, stop=stop, on_process=traced)
     except TraceError as e:
         print(f"walscope serve: {e}", file=sys.stderr)
     finally:

@@ -1,0 +1,125 @@
+"""serve --all's finding (collectors/engine_processes.py) on real
+processes: a process that maps an engine's library is found, one that maps
+none is not, a child of a found process is traced through it, a process
+that loads an engine late is found at its next read, and one of several
+given (-p -p) ends the run only with the last."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from collectors import engine_processes
+from collectors.engine_processes import EngineProcesses
+
+# maps libsqlite3 at import (the interpreter's _sqlite3), then waits
+WITH_ENGINE = "import sqlite3, sys; print('up', flush=True); sys.stdin.read()"
+# maps no engine until told (a line on stdin), then imports sqlite3
+LATE = ("import sys; print('up', flush=True); sys.stdin.readline(); import sqlite3; "
+        "print('loaded', flush=True); sys.stdin.read()")
+# maps the engine and forks a child that does too (a server's backend)
+PARENT = ("import os, sqlite3, sys, time\n"
+          "if os.fork() == 0:\n    time.sleep(3600)\n"
+          "print('up', flush=True); sys.stdin.read()")
+
+
+def started(code: str) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "up"
+    return p
+
+
+def finder() -> EngineProcesses:
+    # no waiting between reads (the test process itself is never taken)
+    return EngineProcesses(scan_s=0.0, recheck_s=0.0)
+
+
+def test_the_marks_are_every_engines_that_has_one():
+    assert engine_processes.MARKS and all(engine_processes.MARKS)
+    import sqlite3  # noqa: F401 (maps the library)
+    libs = [line.split()[-1] for line in open("/proc/self/maps") if "libsqlite3" in line]
+    assert libs and engine_processes.holds_mark(libs[0])
+    assert not engine_processes.holds_mark("/bin/sleep")
+    assert not engine_processes.holds_mark("/nonexistent")
+
+
+def test_all_finds_the_processes_an_engine_is_in_and_no_other():
+    engine, plain = started(WITH_ENGINE), subprocess.Popen(["sleep", "600"])
+    try:
+        f = finder()
+        first = f.initial()
+        assert engine.pid in first
+        assert plain.pid not in first
+        f.take(first)
+        assert engine.pid not in f.more(lambda pid: True)      # taken: not again
+    finally:
+        for p in (engine, plain):
+            p.kill()
+            p.wait()
+
+
+def test_a_child_of_a_found_process_is_traced_through_it():
+    parent = started(PARENT)
+    try:
+        f = finder()
+        first = f.initial()
+        assert parent.pid in first
+        children = [int(c) for c in open(f"/proc/{parent.pid}/task/{parent.pid}/children")
+                    .read().split()]
+        assert children and not set(children) & set(first)
+    finally:
+        subprocess.run(["pkill", "-P", str(parent.pid)])
+        parent.kill()
+        parent.wait()
+
+
+def test_a_process_that_loads_an_engine_late_is_found_at_its_next_read():
+    late = started(LATE)
+    try:
+        f = finder()
+        f.take(f.initial())
+        assert late.pid not in f.traced
+        asked: list[int] = []
+        assert late.pid not in f.more(lambda pid: asked.append(pid) or True)
+        assert late.pid not in asked            # no mark: never inspected
+        late.stdin.write("go\n")
+        late.stdin.flush()
+        assert late.stdout.readline().strip() == "loaded"
+        found = f.more(lambda pid: True)
+        assert late.pid in found
+        f.take(found)
+        assert late.pid not in f.more(lambda pid: True)    # taken: not read again
+    finally:
+        late.kill()
+        late.wait()
+
+
+def test_a_marked_process_without_an_engine_is_passed_and_read_again():
+    engine = started(WITH_ENGINE)
+    try:
+        f = finder()
+        f.take([], f.initial())                  # inspected: no engine after all
+        assert engine.pid not in f.traced
+        assert engine.pid not in f.more(lambda pid: False)
+        assert engine.pid in f.more(lambda pid: True)
+    finally:
+        engine.kill()
+        engine.wait()
+
+
+def test_several_given_end_with_the_last():
+    a, b = subprocess.Popen(["sleep", "600"]), subprocess.Popen(["sleep", "600"])
+    try:
+        f = EngineProcesses(fixed=(a.pid, b.pid))
+        assert f.initial() == [a.pid, b.pid] and not f.every()
+        assert f.more(lambda pid: True) == []
+        a.kill()
+        a.wait()
+        assert not f.done()
+        b.kill()
+        b.wait()
+        assert f.done()
+    finally:
+        for p in (a, b):
+            if p.poll() is None:
+                p.kill()

@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -874,8 +875,10 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
             delta = {k: after[k] - before[k] for k in MYROCKS_COUNTERS}
             writes = delta["Rocksdb_write_self"] + delta["Rocksdb_write_other"]
             assert writes == clients * per, delta
-            deadline = time.monotonic() + 60
-            while recorded(text := scrape(port)) < writes and time.monotonic() < deadline:
+            deadline = time.monotonic() + 60     # (the rows and their syncs read)
+            while (recorded(text := scrape(port)) < writes or total(
+                    text, "walscope_wal_syncs_recorded") < delta["Rocksdb_wal_synced"]) \
+                    and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert recorded(text) == writes, text
             assert total(text, "walscope_wal_syncs_recorded") == delta["Rocksdb_wal_synced"]
@@ -898,3 +901,118 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["budget"]["every_write"] and s["writes"]["count"] == writes
     assert served_trust == int(s["self_check"]["trusted"])
+
+
+class Said:
+    """A process's stderr lines as they come (a thread reads them)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self._t = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._t.start()
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stderr:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.lines):
+            assert time.monotonic() < deadline, f"never said {text!r}: {''.join(self.lines)}"
+            time.sleep(0.05)
+
+
+def by_process(text: str | None, family: str) -> dict[str, float]:
+    """A family's samples summed by their process label."""
+    out: dict[str, float] = {}
+    f = families(text).get(family) if text else None
+    for s in f.samples if f else []:
+        out[s.labels["process"]] = out.get(s.labels["process"], 0) + s.value
+    return out
+
+
+CTYPES = str(ROOT / "tests" / "engines" / "rocks_ctypes.py")
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not PROMTOOL, reason=NO_PROMETHEUS)
+def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
+    """serve --all, no process named: a MariaDB server with MyRocks that
+    runs before serve starts, and a RocksDB program (Python through ctypes,
+    no other engine) started while serve runs, found by serve's reading of
+    /proc before it writes; each process's rows and WAL syncs served equal
+    its own RocksDB counts (the server's counters; the program's synced
+    puts, one WAL sync each); a process with no engine is not traced;
+    promtool checks the exposition; the run folder holds both processes'
+    rows."""
+    per, clients, pause, puts = 100, 2, 0.006, 150
+    with mariadb_server(tmp_path / "m", rocksdb=True) as m:
+        m.sql("CREATE DATABASE w; CREATE TABLE w.t (id INT PRIMARY KEY, "
+              "v VARCHAR(40)) ENGINE=ROCKSDB")
+        port, out = free_port(), tmp_path / "o"
+        plain = subprocess.Popen(["sleep", "600"])
+        walscope = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "walscope"), "serve", "--all", "--listen",
+             f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2", "--keep-all"],
+            cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        said = Said(walscope)
+        program = None
+        try:
+            said.wait_for("traced: metrics at http://127.0.0.1:")
+            said.wait_for(f"pid {m.proc.pid} (")
+            program = subprocess.Popen([sys.executable, CTYPES, str(tmp_path / "rdb"),
+                                        str(puts), "loaded"], stdout=subprocess.PIPE, text=True)
+            assert program.stdout.readline().strip() == "ready"
+            said.wait_for(f"pid {program.pid} (")      # found before it writes
+            name = Path(f"/proc/{program.pid}/comm").read_text().strip()
+            before = m.counters()
+            loads = []
+            for c in range(clients):
+                script = "".join(f"INSERT INTO t VALUES ({c * per + i}, 'row {i}');\n"
+                                 f"DO SLEEP({pause});\n" for i in range(per))
+                loads.append(subprocess.Popen([m.client, "--no-defaults", "-S", m.sock,
+                                               "-u", "root", "w"], stdin=subprocess.PIPE,
+                                              text=True))
+                loads[-1].stdin.write(script)
+                loads[-1].stdin.close()
+            program.send_signal(signal.SIGUSR1)
+            assert all(p.wait(timeout=300) == 0 for p in loads)
+            assert program.stdout.readline().strip() == f"puts {puts}"
+            assert program.wait(timeout=60) == 0
+            after = m.counters()
+            delta = {k: after[k] - before[k] for k in MYROCKS_COUNTERS}
+            writes = delta["Rocksdb_write_self"] + delta["Rocksdb_write_other"]
+            assert writes == clients * per, delta
+            server = Path(f"/proc/{m.proc.pid}/comm").read_text().strip()
+            want = {server: writes, name: puts}
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                text = scrape(port)
+                rows = by_process(text, "walscope_writes_recorded")
+                syncs = by_process(text, "walscope_wal_syncs_recorded")
+                if {k: rows.get(k) for k in want} == want and \
+                        syncs.get(server, 0) >= delta["Rocksdb_wal_synced"] and \
+                        syncs.get(name, 0) >= puts:
+                    break
+                time.sleep(0.2)
+            rows = by_process(text, "walscope_writes_recorded")
+            assert rows.get(server) == writes and rows.get(name) == puts, (rows, want)
+            syncs = by_process(text, "walscope_wal_syncs_recorded")
+            assert syncs.get(server) == delta["Rocksdb_wal_synced"], (syncs, delta)
+            assert syncs.get(name) == puts, syncs
+            assert {s.labels["engine"] for s in
+                    families(text)["walscope_write_duration_seconds"].samples} == {"rocksdb"}
+            assert not any(f"pid {plain.pid} " in line for line in said.lines)
+            check = subprocess.run([PROMTOOL, "check", "metrics"], input=text,
+                                   capture_output=True, text=True)
+            assert check.returncode == 0, check.stdout + check.stderr
+            walscope.send_signal(signal.SIGTERM)
+            assert walscope.wait(timeout=120) == 0, "".join(said.lines)[-3000:]
+        finally:
+            plain.kill()
+            for p in (walscope, program):
+                if p is not None and p.poll() is None:
+                    p.kill()
+    w = pd.read_parquet(out / "writes.parquet")
+    assert sorted(w.groupby("pid").size().items()) == sorted(
+        [(m.proc.pid, writes), (program.pid, puts)])

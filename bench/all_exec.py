@@ -8,11 +8,13 @@ A SQLite "server" (WAL, synchronous=FULL) commits a transaction every
 --pause-ms the whole time, in both arms: it is the process serve --all
 finds and traces, so windows open and close as they would on a host with
 a database.  Each rep times the loop (`bash`, --execs runs of /bin/true)
-untraced, with serve --all running, and untraced again; A/A is the
-second untraced time over the first, the cost is serve's over their
-mean.  The loop's processes are checked to be untraced (serve names each
-process it traces).  Reported (all-exec.json, .md): per rep the three
-times per exec, and the medians.
+untraced, with `serve -p SERVER` and with `serve --all` running (in
+turns), and untraced again; A/A is the second untraced time over the
+first, each cost is serve's over their mean, and --all over -p is what
+finding processes adds to what tracing one costs the host.  The loop's
+processes are checked to be untraced (serve names each process it
+traces).  Reported (all-exec.json, .md): per rep the times per exec, and
+the medians.
 """
 from __future__ import annotations
 
@@ -57,28 +59,29 @@ def loop_us(execs: int) -> float:
     return (time.monotonic() - t0) / execs * 1e6
 
 
-def served(execs: int, work: Path, server_pid: int) -> tuple[float, list[str]]:
-    """The loop's time with serve --all running (once it traces the
-    server), and what serve said it traced."""
+def served(execs: int, work: Path, server_pid: int, who: list[str]
+           ) -> tuple[float, list[str]]:
+    """The loop's time with serve running (who: --all, or -p the server),
+    once it traces the server, and the processes serve said it traced."""
     out = work / "o"
-    serve = subprocess.Popen([WALSCOPE, "serve", "--all", "--listen",
+    serve = subprocess.Popen([WALSCOPE, "serve", *who, "--listen",
                               f"127.0.0.1:{free_port()}", "-o", str(out)],
                              cwd=ROOT, stderr=subprocess.PIPE, text=True)
     said: list[str] = []
     try:
-        while f"pid {server_pid} (" not in (said[-1] if said else ""):
+        while f"pid {server_pid} " not in (said[-1] if said else ""):
             said.append(serve.stderr.readline())
             if not said[-1]:
                 raise SystemExit("serve stopped: " + "".join(said))
         us = loop_us(execs)
         serve.send_signal(signal.SIGTERM)
-        rest, _ = serve.communicate(timeout=120)
+        _, rest = serve.communicate(timeout=120)
         said += rest.splitlines(keepends=True)
     finally:
         if serve.poll() is None:
             serve.kill()
         subprocess.run(["rm", "-rf", str(out)])
-    return us, [line for line in said if ") traced" in line]
+    return us, [line for line in said if line.startswith("walscope serve: pid ")]
 
 
 def main() -> int:
@@ -100,16 +103,22 @@ def main() -> int:
             loop_us(a.execs // 4)          # warm: bash, the page cache
             for r in range(a.reps):
                 first = loop_us(a.execs)
-                traced_us, traced = served(a.execs, work, srv.pid)
+                # -p and --all in turns, first one then the other
+                arms = [["-p", str(srv.pid)], ["--all"]][::1 if r % 2 else -1]
+                got = {arm[0]: served(a.execs, work, srv.pid, arm) for arm in arms}
                 second = loop_us(a.execs)
-                rep = {"untraced_us": first, "served_us": traced_us,
+                base = (first + second) / 2
+                (p_us, _), (all_us, traced) = got["-p"], got["--all"]
+                rep = {"untraced_us": first, "p_us": p_us, "served_us": all_us,
                        "untraced_again_us": second, "aa": second / first,
-                       "ratio": traced_us / ((first + second) / 2),
+                       "p_ratio": p_us / base, "ratio": all_us / base,
+                       "all_over_p": all_us / p_us,
                        "traced": [line.strip() for line in traced]}
                 reps.append(rep)
-                print(f"rep {r + 1}: untraced {first:.0f} us, serve --all {traced_us:.0f} us, "
-                      f"again {second:.0f} us: ratio {rep['ratio']:.3f} (A/A {rep['aa']:.3f}); "
-                      f"traced {len(traced)} process(es)", flush=True)
+                print(f"rep {r + 1}: untraced {first:.0f} us, serve -p {p_us:.0f} us, "
+                      f"serve --all {all_us:.0f} us, again {second:.0f} us: -p "
+                      f"{rep['p_ratio']:.3f}, --all {rep['ratio']:.3f} (A/A {rep['aa']:.3f}); "
+                      f"--all traced {len(traced)} process(es)", flush=True)
         finally:
             srv.kill()
     result = {
@@ -117,6 +126,8 @@ def main() -> int:
                              f"--pause-ms {a.pause_ms:g}"]),
         "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "reps": reps,
         "ratio_median": statistics.median(r["ratio"] for r in reps),
+        "p_ratio_median": statistics.median(r["p_ratio"] for r in reps),
+        "all_over_p_median": statistics.median(r["all_over_p"] for r in reps),
         "aa_median": statistics.median(r["aa"] for r in reps),
         "untraced_us_median": statistics.median(r["untraced_us"] for r in reps),
         "served_us_median": statistics.median(r["served_us"] for r in reps),
@@ -130,17 +141,23 @@ def main() -> int:
         f"`sudo {result['command']}` ({result['date']}, {result['cpus']} CPUs). A SQLite "
         f"server commits (synced) every {a.pause_ms:g} ms throughout; serve --all traces it. "
         f"The loop runs /bin/true {a.execs} times from bash; each rep times it untraced, "
-        "with serve --all running, and untraced again.",
+        "with `serve -p SERVER` and with `serve --all` running (in turns), and untraced "
+        "again. `-p` pays the host-wide tracepoints too: --all / -p is what finding "
+        "processes adds.",
         "",
-        "| rep | untraced (us/exec) | serve --all | untraced again | serve / untraced | A/A |",
-        "|---|---|---|---|---|---|",
+        "| rep | untraced (us/exec) | serve -p | serve --all | untraced again "
+        "| -p / untraced | --all / untraced | --all / -p | A/A |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for i, r in enumerate(reps, 1):
-        lines.append(f"| {i} | {r['untraced_us']:.0f} | {r['served_us']:.0f} | "
-                     f"{r['untraced_again_us']:.0f} | {r['ratio']:.3f} | {r['aa']:.3f} |")
-    lines += ["", f"Median: serve / untraced **{result['ratio_median']:.3f}**, A/A "
-              f"{result['aa_median']:.3f}. Only the server was traced in every rep: "
-              f"{result['only_the_server_traced']}.", ""]
+        lines.append(f"| {i} | {r['untraced_us']:.0f} | {r['p_us']:.0f} | "
+                     f"{r['served_us']:.0f} | {r['untraced_again_us']:.0f} | "
+                     f"{r['p_ratio']:.3f} | {r['ratio']:.3f} | {r['all_over_p']:.3f} | "
+                     f"{r['aa']:.3f} |")
+    lines += ["", f"Median: --all / untraced **{result['ratio_median']:.3f}**, -p / untraced "
+              f"{result['p_ratio_median']:.3f}, --all / -p **{result['all_over_p_median']:.3f}**"
+              f"; A/A {result['aa_median']:.3f}. Only the server was traced by --all in "
+              f"every rep: {result['only_the_server_traced']}.", ""]
     (a.out / "all-exec.md").write_text("\n".join(lines))
     print("\n".join(lines))
     return 0

@@ -935,16 +935,17 @@ CTYPES = str(ROOT / "tests" / "engines" / "rocks_ctypes.py")
 
 
 @pytest.mark.root
-@pytest.mark.skipif(not PROMTOOL, reason=NO_PROMETHEUS)
+@pytest.mark.skipif(not (PROMETHEUS and PROMTOOL), reason=NO_PROMETHEUS)
 def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
-    """serve --all, no process named: a MariaDB server with MyRocks that
-    runs before serve starts, and a RocksDB program (Python through ctypes,
-    no other engine) started while serve runs, found by serve's reading of
-    /proc before it writes; each process's rows and WAL syncs served equal
-    its own RocksDB counts (the server's counters; the program's synced
-    puts, one WAL sync each); a process with no engine is not traced;
-    promtool checks the exposition; the run folder holds both processes'
-    rows."""
+    """serve --all, no process named, scraped by a real Prometheus: a
+    MariaDB server with MyRocks that runs before serve starts, and a
+    RocksDB program (Python through ctypes, no other engine) started while
+    serve runs, found by serve's reading of /proc before it writes; each
+    process's rows and WAL syncs served equal its own RocksDB counts (the
+    server's counters; the program's synced puts, one WAL sync each), in
+    Prometheus too; each process's histogram_quantile(0.99) lies in the
+    bucket of its own rows' p99 in the run folder; a process with no
+    engine is not traced; promtool checks the exposition."""
     per, clients, pause, puts = 100, 2, 0.006, 150
     with mariadb_server(tmp_path / "m", rocksdb=True) as m:
         m.sql("CREATE DATABASE w; CREATE TABLE w.t (id INT PRIMARY KEY, "
@@ -956,9 +957,11 @@ def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
              f"127.0.0.1:{port}", "-o", str(out), "--interval", "0.2", "--keep-all"],
             cwd=ROOT, stderr=subprocess.PIPE, text=True)
         said = Said(walscope)
-        program = None
+        program = prom = None
         try:
             said.wait_for("traced: metrics at http://127.0.0.1:")
+            prom = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{port}")
+            prom.until('up{job="walscope"}', lambda v: v == 1, "Prometheus never scraped serve")
             said.wait_for(f"pid {m.proc.pid} (")
             program = subprocess.Popen([sys.executable, CTYPES, str(tmp_path / "rdb"),
                                         str(puts), "loaded"], stdout=subprocess.PIPE, text=True)
@@ -1006,13 +1009,30 @@ def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
             check = subprocess.run([PROMTOOL, "check", "metrics"], input=text,
                                    capture_output=True, text=True)
             assert check.returncode == 0, check.stdout + check.stderr
+            p99 = {}
+            for process, n in want.items():
+                sel = f'{{process="{process}"}}'
+                prom.until(f"sum(walscope_writes_recorded_total{sel})", lambda v: v == n,
+                           f"Prometheus never saw {process}'s rows")
+                p99[process] = prom.value(
+                    "histogram_quantile(0.99, sum by (le) "
+                    f"(walscope_write_duration_seconds_bucket{sel}))")
             walscope.send_signal(signal.SIGTERM)
             assert walscope.wait(timeout=120) == 0, "".join(said.lines)[-3000:]
         finally:
             plain.kill()
+            if prom is not None:
+                prom.stop()
             for p in (walscope, program):
                 if p is not None and p.poll() is None:
                     p.kill()
     w = pd.read_parquet(out / "writes.parquet")
     assert sorted(w.groupby("pid").size().items()) == sorted(
         [(m.proc.pid, writes), (program.pid, puts)])
+    for process, pid in ((server, m.proc.pid), (name, program.pid)):
+        # the row at rank 0.99 n, the one Prometheus' estimate is interpolated beside
+        own = np.quantile(w.loc[w["pid"] == pid, "dur_adj_ns"], 0.99,
+                          method="inverted_cdf") / 1e9
+        i = bisect.bisect_left(OM.BUCKETS_S, own)
+        lo, hi = (OM.BUCKETS_S[i - 1] if i else 0.0), OM.BUCKETS_S[min(i, len(OM.BUCKETS_S) - 1)]
+        assert lo <= p99[process] <= hi, (process, p99[process], own, lo, hi)

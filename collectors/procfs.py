@@ -117,10 +117,6 @@ def stopped_parent(pid: int) -> int | None:
     runuser stop themselves when their child stops (they mirror a job
     control stop) and continue the child once continued: a child held at
     an object leaves such a parent stopped, with nobody to continue it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        pstat = Path(f"/proc/{ppid}/stat").read_text()
-    except (OSError, ValueError, IndexError):
-        return None
-    return ppid if ppid > 1 and pstat[pstat.rindex(")") + 2] == "T" else None
+    st = proc_stat(pid)
+    parent = proc_stat(st.ppid) if st is not None and st.ppid > 1 else None
+    return st.ppid if st is not None and parent is not None and parent.state == "T" else None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable
 
+from collectors import procfs
 from runfolder.records import ROOT
 from runfolder.files import RunFolder
 
@@ -258,15 +259,8 @@ def process_tree(pid: int) -> list[int]:
     """pid and its live descendants."""
     children: dict[int, list[int]] = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(d))
+        if d.isdigit() and (st := procfs.proc_stat(int(d))) is not None:
+            children.setdefault(st.ppid, []).append(int(d))
     out, todo = [], [pid]
     while todo:
         p = todo.pop()

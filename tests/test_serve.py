@@ -372,6 +372,25 @@ def test_a_feeder_error_is_said_once_and_shown(capsys):
     assert "walscope_feeder_ok 1" in f.metrics.exposition()
 
 
+def test_the_feeder_forgets_ended_processes_and_keeps_the_living():
+    """The feeder's per-process maps hold the processes alive lately:
+    one ended FORGET_S ago is dropped, one still running is kept."""
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    f = serve.Feeder.__new__(serve.Feeder)
+    old = time.monotonic() - serve.FORGET_S
+    f.last_seen = {ended.pid: old, os.getpid(): old}
+    f.names = {ended.pid: "true", os.getpid(): "pytest"}
+    f.engine_of_pid = {ended.pid: "sqlite", os.getpid(): "sqlite"}
+    f._forget_ended()
+    assert f.names == {os.getpid(): "pytest"} and list(f.engine_of_pid) == [os.getpid()]
+    assert f.last_seen[os.getpid()] > old      # asked again later
+    f.last_seen[ended.pid] = time.monotonic()  # ended, but not long since: kept
+    f.names[ended.pid] = "true"
+    f._forget_ended()
+    assert ended.pid in f.names
+
+
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
 NO_PROMETHEUS = "no prometheus/promtool: apt-get install prometheus (./setup.sh --test does)"

@@ -22,13 +22,9 @@ from runners.command.plan import Plan, TraceError, collector_options
 
 
 def _wait_pid(pid: int, deadline: float | None, stop: Any = lambda: False) -> None:
-    while os.path.exists(f"/proc/{pid}") and not stop() \
-            and (deadline is None or time.monotonic() < deadline):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
-        except OSError:
+    while not stop() and (deadline is None or time.monotonic() < deadline):
+        st = procfs.proc_stat(pid)
+        if st is None or st.state == "Z":     # gone, or ended and not reaped yet
             return
         time.sleep(0.1)
 

@@ -66,6 +66,7 @@ SEVERAL = "all"
 # --name: a process this young is not taken for the server yet (pg_ctl's
 # checks run a short-lived `postgres` before the postmaster)
 SETTLED_S = 1.0
+FORGET_S = 60.0       # an ended process's name is kept this long after its last record
 
 
 class ServeError(RuntimeError):
@@ -186,6 +187,10 @@ class Feeder:
         self.mono_to_unix_s = (retainer.mono_to_unix_ns if retainer else 0) / 1e9
         self.names: dict[int, str] = {}
         self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
+        # when each pid's records last came: an ended process is forgotten
+        # FORGET_S after (--all meets many; a late record of one is labelled
+        # by its pid)
+        self.last_seen: dict[int, float] = {}
         self.totals: dict[tuple[str, str], RowTotals] = {}
         # the write syscalls in and between windows (windows.tsv, read on)
         self.gap_writes = LiveWriteSyscalls()
@@ -229,6 +234,7 @@ class Feeder:
     def read(self) -> None:
         self._writes()
         self._io()
+        self._forget_ended()
         self._counters()
         self._estimate()
         if self.retainer is not None:
@@ -256,6 +262,18 @@ class Feeder:
             if self.retainer is not None:
                 self.retainer.add(struct, recs)
             yield recs
+
+    def _forget_ended(self) -> None:
+        """The names and engines of processes that ended FORGET_S ago or
+        more (the maps stay as large as the processes alive lately)."""
+        now = time.monotonic()
+        for pid in [p for p, t in self.last_seen.items() if now - t >= FORGET_S]:
+            if procfs.proc_stat(pid) is None:
+                del self.last_seen[pid]
+                self.names.pop(pid, None)
+                self.engine_of_pid.pop(pid, None)
+            else:
+                self.last_seen[pid] = now      # alive: asked again in FORGET_S
 
     def _counters(self) -> None:
         """The collector's counters now (counters.json): the writes an
@@ -298,6 +316,7 @@ class Feeder:
                 kept = self.retainer.judge(frame) if self.retainer is not None else None
                 for pid, rows in frame.groupby("pid"):
                     self.engine_of_pid[int(pid)] = engine
+                    self.last_seen[int(pid)] = time.monotonic()
                     process = process_name(int(pid), self.names)
                     self.metrics.add_rows(engine, process, rows, comps)
                     if kept is not None and len(kept):
@@ -363,6 +382,7 @@ class Feeder:
             wal = recs[recs["kind"] == self.wal]
             for pid in np.unique(wal["pid"]):
                 mine = wal[wal["pid"] == pid]
+                self.last_seen[int(pid)] = time.monotonic()
                 labels = (("engine", self.engine_of_pid.get(int(pid), self.engine)),
                           ("process", process_name(int(pid), self.names)))
                 n_sync = int(np.isin(mine["nr"], syncs).sum())

@@ -126,6 +126,33 @@ def test_a_slow_write_keeps_what_overlaps_it_and_nothing_else(tmp_path):
     assert len(got[(got["tid"] == int(tid)) & (got["start_ns"] == int(start))]) == 1
 
 
+def test_a_write_that_fails_leaves_its_interval_for_the_next_step(tmp_path):
+    """A folder's file that cannot be written (a full disk) raises, and
+    the slow write's interval stays pending: the next step writes it,
+    each record once."""
+    r = retainer(tmp_path)
+    slow = feed(r, writes([T0], [5 * MS]))
+    assert len(slow) == 1
+    seg = r.segment
+    real = seg.files["ws_write_rec"].write
+    calls = []
+
+    def full(data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return real(data)
+    seg.files["ws_write_rec"].write = full
+    with pytest.raises(OSError):
+        r.step({}, now_ns=T0 + LATER)
+    assert len(r.pending) == 1 and len(kept(seg.dir, "ws_write_rec")) == 0
+    r.step({}, now_ns=T0 + LATER)
+    assert not r.pending
+    assert list(kept(seg.dir, "ws_write_rec")["start_ns"]) == [T0]
+    r.step({}, now_ns=T0 + LATER)
+    assert len(kept(seg.dir, "ws_write_rec")) == 1
+
+
 def test_a_record_that_comes_after_its_interval_was_written_is_added(tmp_path):
     """A syscall that began inside the slow write and ended 2 s later comes
     after the write's records were written: it is added to that folder,

@@ -311,10 +311,13 @@ class Retainer:
         def is_ready(iv: tuple[int, int, Segment]) -> bool:
             return final or iv[1] + LAG_NS <= seen
         ready = [iv for iv in self.pending if is_ready(iv)]
-        if ready:
-            self.pending = [iv for iv in self.pending if not is_ready(iv)]
-            for seg in {id(iv[2]): iv[2] for iv in ready}.values():
-                self._write(seg, merge([(a, b) for a, b, s in ready if s is seg]))
+        for seg in {id(iv[2]): iv[2] for iv in ready}.values():
+            mine = [iv for iv in ready if iv[2] is seg]
+            self._write(seg, merge([(a, b) for a, b, _ in mine]))
+            # pending until written: an error (a full disk) leaves them for
+            # the next step, and a record is kept once per folder
+            written = {id(iv) for iv in mine}
+            self.pending = [iv for iv in self.pending if id(iv) not in written]
         # records that came after their interval was written (a syscall that
         # ended long after the write): added while the folder is open
         for seg in (self.segment, *self.closing):
@@ -361,11 +364,11 @@ class Retainer:
             keep &= self.marks[s] != seg.serial   # not twice in one folder
             if not keep.any():
                 continue
-            self.marks[s][keep] = seg.serial
             got = recs[keep]
             assert got.dtype.itemsize == self.layout.struct_dtype(s).itemsize
             seg.files[s].write(got.tobytes())
             seg.files[s].flush()
+            self.marks[s][keep] = seg.serial    # (once written)
             if s == "ws_write_rec":
                 seg.writes_kept += len(got)
         lo, hi = intervals[0][0], intervals[-1][1]

@@ -14,6 +14,7 @@ what a stopped process has mapped since.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,3 +98,23 @@ def exec_mappings(pid: int) -> list[Mapping]:
         out.setdefault(key, Mapping(parts[0], key[0], ino,
                                     parts[5].strip().removesuffix(" (deleted)")))
     return list(out.values())
+
+
+def kernel_dev(st_dev: int) -> int:
+    """A stat() st_dev as the kernel's dev_t (what the BPF side keys on)."""
+    return os.major(st_dev) << 20 | os.minor(st_dev)
+
+
+def lasting_path(read: str, shown: str, key: tuple[int, int]) -> str:
+    """Where to read an object and attach its probes: its own path where
+    that is the same file here (device and inode), so that the windows'
+    probes, attached again at each window, outlive the process it was met
+    in (PostgreSQL's set-up postgres exits before pgbench's backends run:
+    /proc/PID/exe was gone by the next window, and no window had a
+    transaction); else the process's view (/proc/PID/exe, map_files: a
+    file in another mount namespace, or deleted since)."""
+    try:
+        st = os.stat(shown)
+    except OSError:
+        return read
+    return shown if (kernel_dev(st.st_dev), st.st_ino) == key else read

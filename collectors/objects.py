@@ -37,6 +37,7 @@ from elftools.elf.elffile import ELFFile
 
 import engines
 from collectors import loader, log_syncs, procfs
+from collectors.loader import kernel_dev, lasting_path
 from collectors.attach_lines import resolution_lines, stepped_components
 from collectors.symbols import resolver_module
 from probepoints.elf import sections, symbols_read
@@ -147,24 +148,16 @@ class Event:
                      int(f[7]), f[8] == "1", int(f[9]), f[10] if len(f) > 10 else "?")
 
 
-def lasting_path(read: str, shown: str, key: tuple[int, int]) -> str:
-    """Where to read an object and attach its probes: its own path where
-    that is the same file here (device and inode), so that the windows'
-    probes, attached again at each window, outlive the process it was met
-    in (PostgreSQL's set-up postgres exits before pgbench's backends run:
-    /proc/PID/exe was gone by the next window, and no window had a
-    transaction); else the process's view (/proc/PID/exe, map_files: a
-    file in another mount namespace, or deleted since)."""
-    try:
-        st = os.stat(shown)
-    except OSError:
-        return read
-    return shown if (kernel_dev(st.st_dev), st.st_ino) == key else read
-
-
-def kernel_dev(st_dev: int) -> int:
-    """A stat() st_dev as the kernel's dev_t (what the BPF side keys on)."""
-    return os.major(st_dev) << 20 | os.minor(st_dev)
+def shown_path(read: str) -> str:
+    """The path a process names an object by, for one read through
+    /proc/PID/map_files (another mount namespace's file, or one deleted
+    since); other paths are their own."""
+    if read.startswith("/proc/") and "/map_files/" in read:
+        try:
+            return os.readlink(read).removesuffix(" (deleted)")
+        except OSError:
+            pass
+    return read
 
 
 def _mapping_of(pid: int, addr: int) -> tuple[str, str] | None:
@@ -234,7 +227,7 @@ class ObjectFollower:
             key = (kernel_dev(st.st_dev), st.st_ino)
             if key in self._seen:
                 continue
-            info, res, hooks = self._inspect_or_recall(p, p)
+            info, res, hooks = self._inspect_or_recall(p, shown_path(p))
             self._keep(key, info, res)
             if res is not None:
                 lines += resolution_lines(res)

@@ -12,6 +12,7 @@ import importlib
 import os
 
 import engines
+from collectors.loader import exec_mappings, lasting_path
 from probepoints import modes
 from probepoints.elf import interpreter_chain, shared_libs
 from probepoints.points import SymbolError
@@ -31,18 +32,13 @@ def candidate_objects_for_command(exe: str, extra: list[str]) -> list[str]:
 
 
 def candidate_objects_for_pid(pid: int, extra: list[str]) -> list[str]:
-    objs: list[str] = []
-    try:
-        with open(f"/proc/{pid}/maps") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and "x" in parts[1] and parts[5].startswith("/"):
-                    p = parts[5].strip()
-                    if p.endswith(" (deleted)"):
-                        continue
-                    objs.append(p)
-    except OSError as e:
-        raise SymbolError(f"pid {pid}: cannot read its memory map ({e.strerror})") from None
+    """The executable objects a process maps, each by the path that is
+    that file here (its own, else /proc/PID/map_files: a file in another
+    mount namespace, or one deleted since)."""
+    if not os.access(f"/proc/{pid}/maps", os.R_OK):
+        raise SymbolError(f"pid {pid}: cannot read its memory map")
+    objs = [lasting_path(m.read_path(pid), m.path, (m.dev, m.ino))
+            for m in exec_mappings(pid)]
     objs += [os.path.realpath(p) for p in extra]
     return list(dict.fromkeys(objs))
 

@@ -1055,3 +1055,45 @@ def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
         i = bisect.bisect_left(OM.BUCKETS_S, own)
         lo, hi = (OM.BUCKETS_S[i - 1] if i else 0.0), OM.BUCKETS_S[min(i, len(OM.BUCKETS_S) - 1)]
         assert lo <= p99[process] <= hi, (process, p99[process], own, lo, hi)
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("unshare"), reason="no unshare (util-linux)")
+def test_serve_reads_a_server_in_another_mount_namespace_by_its_own_files(tmp_path):
+    """A server in a mount namespace of its own (as in a container) maps a
+    library at a path that names another file here: serve -p reads and
+    probes the file the server has (through /proc/PID/map_files), not the
+    one its path names here, and counts every commit."""
+    import sqlite3  # noqa: F401 (maps the library, to find it)
+    lib = next(line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
+               if "libsqlite3" in line)
+    copy = tmp_path / "libsqlite3-copy.so"
+    shutil.copy2(lib, copy)
+    assert os.stat(copy).st_ino != os.stat(lib).st_ino
+    srv = subprocess.Popen(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f'mount --bind "$1" "$2" && exec "$3" -c "$4" "$5" "$6"', "sh", str(copy), lib,
+         sys.executable, SERVER, str(tmp_path / "t.db"), str(COMMITS)],
+        stdout=subprocess.PIPE, text=True)
+    port, out, walscope = free_port(), tmp_path / "o", None
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        mapped = [line.split() for line in Path(f"/proc/{srv.pid}/maps").read_text()
+                  .splitlines() if line.endswith(lib)]
+        assert mapped and int(mapped[0][4]) == os.stat(copy).st_ino   # the copy, at lib
+        walscope = serving(srv.pid, port, out)
+        os.kill(srv.pid, signal.SIGUSR1)
+        assert srv.stdout.readline().strip() == "committed"
+        deadline = time.monotonic() + 60
+        while recorded(text := scrape(port)) < COMMITS and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert recorded(text) == COMMITS, text
+        walscope.send_signal(signal.SIGTERM)
+        assert walscope.wait(timeout=120) == 0, walscope.stderr.read()[-3000:]
+    finally:
+        srv.kill()
+        if walscope is not None and walscope.poll() is None:
+            walscope.kill()
+    s = json.loads((out / "summary.json").read_text())
+    found = [o for o in s["objects"] if o.get("engine") == "sqlite"]
+    assert found and found[0]["path"] == lib, found     # named as the server names it

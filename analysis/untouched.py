@@ -37,7 +37,7 @@ byte drawn from the windows' own spread (ratio_error).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -83,18 +83,32 @@ def wall_frame(run_dir: Path) -> pd.DataFrame:
     user_symbol: the function a runnable thread was preempted in, where
     the sweep found one in user code ("" elsewhere)."""
     folder = RunFolder(run_dir)
-    cols = ["ts_ns", "pid", "tid", "state", "oncpu_ns", "runq_ns", "syscw", "wchar",
-            "sys_nr", "sys_kind", "user_ip", "thread", "user_symbol"]
     if not folder.records("ws_wall_rec").exists():
+        return wall_frame_from(np.zeros(0, R.Layout.of(folder).struct_dtype("ws_wall_rec")),
+                               R.Layout.of(folder))
+    return wall_frame_from(R.read_records(folder, "ws_wall_rec"), R.Layout.of(folder),
+                           lambda: RunSymbols(run_dir))
+
+
+WALL_COLUMNS = ["ts_ns", "pid", "tid", "state", "oncpu_ns", "runq_ns", "syscw", "wchar",
+                "sys_nr", "sys_kind", "user_ip", "thread", "user_symbol"]
+
+
+def wall_frame_from(w: np.ndarray, layout: R.Layout,
+                    symbols: Callable[[], RunSymbols] | None = None) -> pd.DataFrame:
+    """Wall records (ws_wall_rec) as wall_frame's table; symbols, where
+    given, names the function each preempted thread was in (a live reader
+    without them leaves user_symbol "")."""
+    cols = WALL_COLUMNS
+    if not len(w):
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
-    w = R.read_records(folder, "ws_wall_rec")
     df = pd.DataFrame({k: w[k].astype(np.int64) for k in cols[:-2]})
     df["thread"] = [c.split(b"\0", 1)[0].decode("utf-8", "replace") for c in w["comm"]]
-    runq = R.Layout.of(folder).enum_values("ws_wall_state")["WS_WALL_RUNQ"]
+    runq = layout.enum_values("ws_wall_state")["WS_WALL_RUNQ"]
     pre = ((df["state"] == runq) & (df["user_ip"] != 0) & (df["sys_nr"] < 0)).to_numpy()
     names = np.full(len(df), "", dtype=object)
-    if pre.any():
-        sym = RunSymbols(run_dir)
+    if pre.any() and symbols is not None:
+        sym = symbols()
         names[pre] = [sym.user(int(p), int(ip)) for p, ip in
                       zip(df["pid"].to_numpy()[pre], df["user_ip"].to_numpy()[pre])]
     df["user_symbol"] = names

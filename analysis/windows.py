@@ -56,13 +56,18 @@ def numbers(fields: list[str], kind: type = float) -> list | None:
 def read_windows(run_dir: Path) -> pd.DataFrame:
     """One row per window: open_ns, close_ns, detached_ns, attach_us,
     detach_us, uprobes, late (writes in flight when it gave up waiting)."""
-    cols = ["open_ns", "close_ns", "detached_ns", "attach_us", "detach_us", "uprobes", "late"]
-    rows: list[dict[str, int]] = []
     try:
         text = RunFolder(run_dir).windows_tsv.read_text()
     except FileNotFoundError:
-        return pd.DataFrame(columns=cols)
-    for line in text.splitlines():   # opens and closes in their order
+        text = ""
+    return windows_from_lines(text.splitlines())
+
+
+def windows_from_lines(lines: list[str]) -> pd.DataFrame:
+    """read_windows' table from windows.tsv's lines (a live reader's)."""
+    cols = ["open_ns", "close_ns", "detached_ns", "attach_us", "detach_us", "uprobes", "late"]
+    rows: list[dict[str, int]] = []
+    for line in lines:   # opens and closes in their order
         f = line.split("\t")
         if f[0] == "open" and len(f) == 4:
             rows.append({"open_ns": int(f[1]), "attach_us": int(f[2]), "uprobes": int(f[3])})

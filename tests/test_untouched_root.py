@@ -26,11 +26,11 @@ def unsynced_run(tmp_path_factory):
                    "--sync=false", "--statistics"], timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     s = json.loads((d / "o" / "summary.json").read_text())
-    return p, s, db_bench_stats((d / "o" / "command.log").read_text())
+    return p, s, db_bench_stats((d / "o" / "command.log").read_text()), d / "o"
 
 
 def test_headline_takes_the_untouched_lens_where_rows_are_distrusted(unsynced_run):
-    p, s, _ = unsynced_run
+    p, s, _, _ = unsynced_run
     u, h = s["untouched"], s["headline"]
     assert s["mode"] == "budget" and not s["budget"]["every_write"]
     assert u["available"], u.get("why")
@@ -52,7 +52,7 @@ def test_writes_between_windows_as_rocksdb_counts_them(unsynced_run):
     no more than all of them with the rows, and, scaled by the untouched
     share of the writers' time, all of them (the touched stretches ran
     slower, so a little over)."""
-    _, s, st = unsynced_run
+    _, s, st, _ = unsynced_run
     u = s["untouched"]
     rocksdb = st["rocksdb.write.self"] + st["rocksdb.write.other"]
     assert rocksdb == THREADS * PER_THREAD
@@ -61,3 +61,43 @@ def test_writes_between_windows_as_rocksdb_counts_them(unsynced_run):
     # the whole run's writes, by the bytes written (write syscalls, the
     # budget's estimate, read 7% high on one such run)
     assert 0.9 * rocksdb <= u["writes_total"] <= 1.1 * rocksdb
+
+
+def test_serve_reads_the_same_untouched_lens_live(unsynced_run, tmp_path):
+    """serve's live headline (runners/command/live_lens.py), fed the run's
+    records a read at a time as the feeder feeds it, finds the untouched
+    lens the analysis found in the same folder: the same mean, interval
+    and verdict (the live one has no samples or symbols: its on-CPU time is
+    one component), and takes it by the same rule."""
+    import numpy as np
+    from analysis import components
+    from analysis.compensation import load as load_calibration
+    from analysis.writes import writes_frame_from
+    from runfolder import records as R
+    from runfolder.files import RunFolder
+    from runners.command.live_lens import LiveLens, RowTotals
+
+    _, s, _, run_dir = unsynced_run
+    folder = RunFolder(run_dir)
+    layout, cal = R.Layout.of(folder), load_calibration(run_dir)
+    live = LiveLens(layout, cal)
+    writes = R.read_records(folder, "ws_write_rec")
+    wall = R.read_records(folder, "ws_wall_rec")
+    lines = folder.windows_tsv.read_text().splitlines()
+    comps = components.names("rocksdb", layout)
+    for k in range(8):        # eight reads, each a slice of every record file
+        w = writes[k * len(writes) // 8:(k + 1) * len(writes) // 8]
+        frame = writes_frame_from(w, cal, "rocksdb", len(s["environment"]["cpu_types"]),
+                                  layout=layout)
+        live.add_rows("rocksdb", frame, RowTotals("rocksdb", cal.band).add(frame, comps))
+        live.add_wall(wall[k * len(wall) // 8:(k + 1) * len(wall) // 8])
+        live.add_lines(lines[k * len(lines) // 8:(k + 1) * len(lines) // 8])
+    h = live.headline("rocksdb")
+    u, want = h["untouched"], s["untouched"]
+    assert u["available"] == want["available"] and u["trusted"] == want["trusted"]
+    assert u["mean_ns"] == pytest.approx(want["mean_ns"], rel=1e-9)
+    assert (u["lo_ns"], u["hi_ns"]) == pytest.approx((want["lo_ns"], want["hi_ns"]), rel=1e-9)
+    assert sum(u["components"].values()) == pytest.approx(u["mean_ns"], rel=1e-6)
+    if u["trusted"]:
+        assert h["lens"] == "untouched" and h["mean_ns"] == u["mean_ns"] and h["trusted"]
+    assert not np.isnan(h["mean_ns"])

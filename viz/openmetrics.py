@@ -74,7 +74,15 @@ GAUGES = {
                     "are the workload's), 0 where it does not",
     "self_check_risk": "The rows' self-check risk: how much the probes lengthened waits "
                        "(at or over the self-check's threshold: not trusted)",
-    "lens": "The lens the histograms come from (1): the recorded rows",
+    "lens": "The lens the headline of the last minute takes (1) and the other (0): the "
+            "recorded rows, or the untouched lens (the writers' time between windows, "
+            "nothing attached to their path), by summary.json's rule",
+    "write_mean_seconds": "The mean write of the last minute by each lens that has one "
+                          "(rows: compensated; untouched: a writer's time per write)",
+    "write_component_mean_seconds": "The mean write's components of the last minute, by "
+                                    "the lens the headline takes",
+    "headline_trusted": "1 where the headline of the last minute is trusted (the lens it "
+                        "takes passed its own check), 0 where neither lens is",
     "writes_estimated": "Writes so far where no probe counts them: the recorded ones, and "
                         "the write syscalls between windows at the windows' writes per "
                         "write syscall (an estimate: a gauge)",

@@ -32,12 +32,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
-from analysis import components, selfcheck, syscalls
+from analysis import components, syscalls
 from analysis.windows import LiveWriteSyscalls
 from analysis.compensation import Calibration, load as load_calibration
 from analysis.writes import writes_frame_from
@@ -51,6 +51,7 @@ from runners.command.plan import (Plan, TraceError, TraceOptions, claim_run_dir,
                                   default_run_dir, prepare, unused_run_dir)
 from runners.command.record import finish, start_folder, write_run_info
 from runners.command import retention
+from runners.command.live_lens import LiveLens, RowTotals
 from runners.command.retention import Retainer, RetentionError, Threshold
 from viz.openmetrics import OPENMETRICS, TEXT, Exemplar, Metrics, wants_openmetrics
 
@@ -67,6 +68,7 @@ SEVERAL = "all"
 # checks run a short-lived `postgres` before the postmaster)
 SETTLED_S = 1.0
 FORGET_S = 60.0       # an ended process's name is kept this long after its last record
+LENS_EVERY_S = 10.0   # how often the headline of the last minute is asked for
 
 
 class ServeError(RuntimeError):
@@ -123,41 +125,6 @@ def process_name(pid: int, names: dict[int, str]) -> str:
     return names[pid]
 
 
-class RowTotals:
-    """One engine and process's rows so far, as much of a summary as the
-    self-check reads (analysis/selfcheck.py): the verdict beside the
-    histograms, so a dashboard never shows a distrusted tail as the
-    workload's."""
-
-    def __init__(self, engine: str, band: float) -> None:
-        self.engine, self.band = engine, band
-        self.count = 0
-        self.raw_ns = self.adj_ns = self.max_ns = 0.0
-        self.comp_ns: dict[str, float] = {}
-
-    def add(self, rows: pd.DataFrame, comps: list[str]) -> None:
-        self.count += len(rows)
-        self.raw_ns += float(rows["dur_ns"].sum())
-        adj = rows["dur_adj_ns"].to_numpy(np.float64)
-        self.adj_ns += float(adj.sum())
-        self.max_ns = max(self.max_ns, float(adj.max()) if len(adj) else 0.0)
-        for c in comps:
-            if f"{c}_adj_ns" in rows:
-                self.comp_ns[c] = self.comp_ns.get(c, 0.0) + float(
-                    np.maximum(rows[f"{c}_adj_ns"].to_numpy(np.float64), 0).sum())
-
-    def check(self) -> dict[str, Any] | None:
-        if not self.count:
-            return None
-        n = self.count
-        return selfcheck.self_check({
-            "engine": self.engine, "calibration": {"band": self.band},
-            "writes": {"count": n, "duration": {"mean_ns": self.raw_ns / n},
-                       "duration_adj": {"mean_ns": self.adj_ns / n, "sum_ns": self.adj_ns,
-                                        "max_ns": self.max_ns}},
-            "components": {c: {"mean_ns": v / n} for c, v in self.comp_ns.items()}})
-
-
 class Feeder:
     """Reads what the collector appends to the run folder and adds it to
     the metrics, every INTERVAL_S and once more at the end."""
@@ -183,7 +150,10 @@ class Feeder:
         # this collector's counters start from 0, the served counters go on
         self.base = metrics.counter_values()
         self.offsets = {s: 0 for s in (retention.STRUCTS if retainer else
-                                       ("ws_write_rec", "ws_io_rec"))}
+                                       ("ws_write_rec", "ws_io_rec", "ws_wall_rec"))}
+        # the headline of the last minute (the rows', or the untouched lens's)
+        self.lens = LiveLens(self.layout, self.cal)
+        self.lens_at = 0.0            # when it was last asked (monotonic s)
         self.mono_to_unix_s = (retainer.mono_to_unix_ns if retainer else 0) / 1e9
         self.names: dict[int, str] = {}
         self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
@@ -211,6 +181,7 @@ class Feeder:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+        self.lens_at = 0.0           # the last headline, whenever the one before was
         self._read_or_say()
 
     def _run(self) -> None:
@@ -234,16 +205,50 @@ class Feeder:
     def read(self) -> None:
         self._writes()
         self._io()
+        self._wall()
         self._forget_ended()
         self._counters()
         self._estimate()
+        self._headlines()
         if self.retainer is not None:
             for struct in retention.STRUCTS:
-                if struct not in ("ws_write_rec", "ws_io_rec"):
+                if struct not in ("ws_write_rec", "ws_io_rec", "ws_wall_rec"):
                     self._others(struct)
             self.retainer.step(dict(self.offsets))
             gone, self.retainer.removed_names = self.retainer.removed_names, []
             self.metrics.forget_exemplars(gone)     # removed to hold the cap
+
+    def _wall(self) -> None:
+        """The wall sweeps, for the untouched lens."""
+        for recs in self._batches("ws_wall_rec"):
+            self.lens.add_wall(recs)
+
+    def _headlines(self, now: float | None = None) -> None:
+        """Each engine's headline of the last minute, every LENS_EVERY_S:
+        the lens it takes (walscope_lens 1, the other 0), each lens's mean,
+        the components of the one taken, and whether it is trusted."""
+        now = time.monotonic() if now is None else now
+        if now - self.lens_at < LENS_EVERY_S:
+            return
+        self.lens_at = now
+        for engine in list(self.lens.rows):
+            h = self.lens.headline(engine)
+            if h is None:
+                continue
+            labels = (("engine", engine), ("process", self.process))
+            means = {h["lens"]: h["mean_ns"]}
+            if h.get("other") is not None:
+                means[h["other"]["lens"]] = h["other"]["mean_ns"]
+            for lens in ("rows", "untouched"):
+                self.metrics.set_gauge("lens", (*labels, ("lens", lens)),
+                                       int(lens == h["lens"]))
+                if lens in means and means[lens] == means[lens]:
+                    self.metrics.set_gauge("write_mean_seconds", (*labels, ("lens", lens)),
+                                           means[lens] / 1e9)
+            for comp, ns in h["components"].items():
+                self.metrics.set_gauge("write_component_mean_seconds",
+                                       (*labels, ("component", comp)), ns / 1e9)
+            self.metrics.set_gauge("headline_trusted", labels, int(bool(h["trusted"])))
 
     def _others(self, struct: str) -> None:
         """Records the metrics do not read, for the retained folders (which
@@ -323,6 +328,8 @@ class Feeder:
                         self._exemplars(engine, process, kept[kept["pid"] == pid])
                     self.totals.setdefault((engine, process), RowTotals(
                         engine, self.cal.band)).add(rows, comps)
+                self.lens.add_rows(engine, frame, RowTotals(engine, self.cal.band).add(
+                    frame, comps))
                 self._verdicts()
 
     def _estimate(self) -> None:
@@ -337,7 +344,9 @@ class Feeder:
             return
         whole = data[:data.rfind(b"\n") + 1]
         self.windows_offset += len(whole)
-        self.gap_writes.add(whole.decode(errors="replace").splitlines())
+        lines = whole.decode(errors="replace").splitlines()
+        self.gap_writes.add(lines)
+        self.lens.add_lines(lines)
         engines_seen = {e for e, _ in self.totals}
         if len(engines_seen) != 1 or self.counted("rows") in engines_seen:
             return                  # counted exactly, or not one engine's syscalls
@@ -374,7 +383,6 @@ class Feeder:
             labels = (("engine", engine), ("process", process))
             self.metrics.set_gauge("rows_trusted", labels, int(check["trusted"]))
             self.metrics.set_gauge("self_check_risk", labels, check["risk"])
-            self.metrics.set_gauge("lens", (*labels, ("lens", "rows")), 1)
 
     def _io(self) -> None:
         syncs, writes = self.sync_nrs, self.write_nrs

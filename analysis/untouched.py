@@ -91,7 +91,7 @@ def wall_frame(run_dir: Path) -> pd.DataFrame:
 
 
 WALL_COLUMNS = ["ts_ns", "pid", "tid", "state", "oncpu_ns", "runq_ns", "syscw", "wchar",
-                "sys_nr", "sys_kind", "user_ip", "thread", "user_symbol"]
+                "sys_nr", "sys_kind", "user_ip", "born_ns", "thread", "user_symbol"]
 
 
 def wall_frame_from(w: np.ndarray, layout: R.Layout,
@@ -102,7 +102,9 @@ def wall_frame_from(w: np.ndarray, layout: R.Layout,
     cols = WALL_COLUMNS
     if not len(w):
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
-    df = pd.DataFrame({k: w[k].astype(np.int64) for k in cols[:-2]})
+    # born_ns: when each thread was made (-1: a folder from before it was read)
+    df = pd.DataFrame({k: w[k].astype(np.int64) if k in w.dtype.names
+                       else np.full(len(w), -1, np.int64) for k in cols[:-2]})
     df["thread"] = [c.split(b"\0", 1)[0].decode("utf-8", "replace") for c in w["comm"]]
     runq = layout.enum_values("ws_wall_state")["WS_WALL_RUNQ"]
     pre = ((df["state"] == runq) & (df["user_ip"] != 0) & (df["sys_nr"] < 0)).to_numpy()
@@ -201,7 +203,10 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
     within EDGE_NS of its open, or born inside it (first swept after the
     open and before the close: its counts began at 0), and within EDGE_NS
     after its close; one that ended inside the window leaves its rows
-    there out too.  unit: "syscw" to count calls even where the kernel
+    there out too.  Born inside: made after the open (the sweeps' born_ns;
+    in a folder without it, first swept inside: wrong for a thread a -p
+    attach met mid-window, whose counts had run for its whole life).
+    unit: "syscw" to count calls even where the kernel
     counts bytes; weights: each row's weight (its time, say) in place of 1."""
     k = len(windows)
     n = np.zeros(k)
@@ -230,7 +235,9 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
         b = np.searchsorted(ts, closes, side="left")
         at, bt = np.minimum(a, len(ts) - 1), np.minimum(b, len(ts) - 1)
         edge = (a < len(ts)) & (ts[at] - opens <= EDGE_NS)    # swept at the open
-        born_inside = (a == 0) & ~edge & (ts[0] < closes)     # first swept inside
+        born = int(g["born_ns"].iloc[0]) if "born_ns" in g else -1
+        born_inside = (a == 0) & ~edge & (ts[0] < closes) & (
+            (born >= opens) if born >= 0 else True)          # made inside
         ok = (b < len(ts)) & (ts[bt] - closes <= EDGE_NS) & (edge | born_inside) & (b >= a)
         mine_rows = inside & (rows_tids == tid)
         for w in np.flatnonzero(ok):

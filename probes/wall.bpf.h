@@ -56,6 +56,7 @@ int ws_wall_sweep(struct bpf_iter__task *ctx)
 	r->sys_kind = 0;
 	r->__pad0 = 0;
 	r->user_ip = 0;
+	r->born_ns = BPF_CORE_READ(p, start_time);
 	/* blocked or runnable: in which syscall, from where in user code (a
 	 * preempted thread's user IP; a woken one's syscall, not yet back) */
 	if (r->state != WS_WALL_ONCPU) {

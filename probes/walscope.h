@@ -345,6 +345,10 @@ struct ws_wall_rec {
 	__u64 syscw;		/* ioac.syscw: write syscalls made */
 	__u64 wchar;		/* ioac.wchar: bytes passed to them */
 	__u64 user_ip;		/* blocked: where user code entered the kernel */
+	__u64 born_ns;		/* task->start_time: when the thread was made
+				 * (CLOCK_MONOTONIC, as ts_ns): its counts began
+				 * at 0 then (a process traced by -p had threads
+				 * long before) */
 	__s32 sys_nr;		/* blocked: the syscall in progress, -1 if none */
 	__u16 sys_kind;		/* enum ws_file_kind of its fd */
 	__u16 __pad0;

@@ -101,3 +101,37 @@ def test_serve_reads_the_same_untouched_lens_live(unsynced_run, tmp_path):
     if u["trusted"]:
         assert h["lens"] == "untouched" and h["mean_ns"] == u["mean_ns"] and h["trusted"]
     assert not np.isnan(h["mean_ns"])
+
+
+def test_a_process_attached_mid_run_counts_its_windows_bytes_from_the_open(tmp_path):
+    """-p on a db_bench that has written for a while: its writer threads
+    were made long before the first window, so a window opened before the
+    attach found them unswept at its open and counts for them only from
+    an edge it saw; their bytes per write then match the WAL's bytes per
+    recorded write.  (Taking such a thread's first sweep for its birth
+    counted its whole life's bytes in the first window: ~5,000 bytes a
+    write against ~150, and an interval of +-1900%.)"""
+    import subprocess
+    import time
+    db = tmp_path / "db"
+    bench = subprocess.Popen(["db_bench", f"--db={db}", "--benchmarks=fillrandom",
+                              f"--num={12 * PER_THREAD}", f"--threads={THREADS}",
+                              "--sync=false"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120     # bounds a failure: it waits for the WAL
+        while sum(f.stat().st_size for f in db.glob("*.log")) < (1 << 20) \
+                if db.exists() else True:
+            assert bench.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        p = run_trace(["-o", str(tmp_path / "o"), "-p", str(bench.pid)], timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    u = s["untouched"]
+    assert u["available"], u.get("why")
+    per_write = 1 / u["writes_per_unit"]
+    wal = s["wal"]["write"]["bytes"] / s["writes"]["count"]
+    assert 0.5 <= per_write / wal <= 2.0, (per_write, wal, u)

@@ -55,6 +55,9 @@ class EngineProcesses:
     # processes never taken: walscope's own (its collector holds no mark)
     exclude: set[int] = field(default_factory=lambda: {os.getpid()})
     traced: set[int] = field(default_factory=set)     # roots handed out
+    # processes traced through a traced parent (a server's backends): not
+    # read again while they live
+    covered: set[int] = field(default_factory=set)
     _marked: dict[tuple[int, int, int, int], bool] = field(default_factory=dict)
     _next_read: dict[int, float] = field(default_factory=dict)  # pid -> when, no engine
     first: list[int] = field(default_factory=list)    # what initial() said
@@ -105,13 +108,18 @@ class EngineProcesses:
         if now - self._last_scan < self.scan_s:
             return []
         self._last_scan = now
-        found = []
-        for pid in self._new_pids() + self._due(now):
+        found, new = [], self._new_pids()
+        for pid in new:         # a traced parent's children are traced with it
+            if self._under_traced(pid, set()):
+                self.covered.add(pid)
+        for pid in [p for p in new if p not in self.covered] + self._due(now):
             if self._marked_process(pid) and holds_engine(pid):
                 found.append(pid)
             else:
                 self._next_read[pid] = now + self.recheck_s
-        return [p for p in found if not self._under_traced(p, set(found))]
+        roots = [p for p in found if not self._under_traced(p, set(found))]
+        self.covered |= set(found) - set(roots)
+        return roots
 
     def done(self) -> bool:
         """The run has no more to trace: every process given has ended
@@ -124,12 +132,13 @@ class EngineProcesses:
         live = {int(d) for d in os.listdir("/proc") if d.isdigit()}
         # the ended are forgotten (their pids may come again)
         self.traced &= live
+        self.covered &= live
         self.exclude &= live | {os.getpid()}
         for pid in [p for p in self._next_read if p not in live]:
             del self._next_read[pid]
         for pid in sorted(live):
             if pid not in self.traced and pid not in self._next_read and \
-                    pid not in self.exclude:
+                    pid not in self.exclude and pid not in self.covered:
                 out.append(pid)
         return out
 

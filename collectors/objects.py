@@ -327,6 +327,9 @@ class ObjectFollower:
                 self._handle(Event.parse(line))
             except (ValueError, IndexError) as e:
                 print(f"walscope: bad object event {line!r}: {e}", file=sys.stderr)
+            except Exception as e:   # noqa: BLE001 (the next event's process waits)
+                print(f"walscope: object event {line!r}: {type(e).__name__}: {e}",
+                      file=sys.stderr)
 
     def _handle(self, ev: Event) -> None:
         assert self._collector is not None

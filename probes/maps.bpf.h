@@ -73,8 +73,10 @@ struct {
 } threads SEC(".maps");
 
 
+/* least recently used first out: the fds of processes that ended are
+ * never deleted one by one, and a server's WAL fd is used all the time */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);		/* tgid << 32 | fd */
 	__type(value, struct fd_info);

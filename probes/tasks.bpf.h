@@ -92,11 +92,19 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 	emit_task(p, WS_TASK_EXIT);
 	__sync_fetch_and_add(&exited_syscw, task_syscw(p));
 	t = bpf_map_lookup_elem(&threads, &pid);
-	if (!t)
-		return 0;
-	if (t->write_start)
-		end_write(t, bpf_ktime_get_ns(), WS_WF_PARTIAL);
-	bpf_map_delete_elem(&threads, &pid);
+	if (t) {
+		if (t->write_start)
+			end_write(t, bpf_ktime_get_ns(), WS_WF_PARTIAL);
+		bpf_map_delete_elem(&threads, &pid);
+	}
+	/* the process's last thread (do_exit counted it out of signal->live
+	 * before this tracepoint): the process is traced no more, so its pid,
+	 * reused, is another process's (a long serve meets thousands) */
+	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
+		__u32 tgid = p->tgid;
+
+		bpf_map_delete_elem(&traced, &tgid);
+	}
 	return 0;
 }
 

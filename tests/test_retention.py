@@ -126,31 +126,54 @@ def test_a_slow_write_keeps_what_overlaps_it_and_nothing_else(tmp_path):
     assert len(got[(got["tid"] == int(tid)) & (got["start_ns"] == int(start))]) == 1
 
 
-def test_a_write_that_fails_leaves_its_interval_for_the_next_step(tmp_path):
-    """A folder's file that cannot be written (a full disk) raises, and
-    the slow write's interval stays pending: the next step writes it,
-    each record once."""
-    r = retainer(tmp_path)
-    slow = feed(r, writes([T0], [5 * MS]))
-    assert len(slow) == 1
-    seg = r.segment
-    real = seg.files["ws_write_rec"].write
-    calls = []
+class Failing:
+    """A segment's file whose first `fail` writes fail as a full disk
+    does (after writing part of what they were given)."""
 
-    def full(data: bytes) -> int:
-        calls.append(len(data))
-        if len(calls) == 1:
+    def __init__(self, f, fail: int) -> None:
+        self.f, self.fail, self.calls = f, fail, 0
+
+    def write(self, data: bytes) -> int:
+        self.calls += 1
+        if self.calls <= self.fail:
+            self.f.write(data[:len(data) // 2])
             raise OSError(28, "No space left on device")
-        return real(data)
-    seg.files["ws_write_rec"].write = full
-    with pytest.raises(OSError):
-        r.step({}, now_ns=T0 + LATER)
+        return self.f.write(data)
+
+    def __getattr__(self, name: str):
+        return getattr(self.f, name)
+
+
+def test_a_write_that_fails_leaves_its_interval_for_the_next_step(tmp_path, capsys):
+    """A folder's file that cannot be written (a full disk) is cut back to
+    what it held, said once, and the slow write's interval stays pending:
+    the next step writes it, each record once.  One that keeps failing is
+    given up after WRITE_TRIES steps (counted as lost), and each step
+    still gives the spool back."""
+    r = retainer(tmp_path)
+    assert len(feed(r, writes([T0], [5 * MS]))) == 1
+    seg = r.segment
+    seg.files["ws_write_rec"] = Failing(seg.files["ws_write_rec"], 1)
+    r.step({}, now_ns=T0 + LATER)
     assert len(r.pending) == 1 and len(kept(seg.dir, "ws_write_rec")) == 0
     r.step({}, now_ns=T0 + LATER)
     assert not r.pending
     assert list(kept(seg.dir, "ws_write_rec")["start_ns"]) == [T0]
     r.step({}, now_ns=T0 + LATER)
     assert len(kept(seg.dir, "ws_write_rec")) == 1
+    assert capsys.readouterr().err.count("No space left on device") == 1
+    # never written: given up, the spool given back at each step
+    slow = feed(r, writes([T0 + 2000 * MS], [5 * MS]))
+    assert len(slow) == 1
+    seg.files["ws_write_rec"] = Failing(seg.files["ws_write_rec"].f, 99)
+    sp = r.spool.records("ws_write_rec")
+    sp.write_bytes(b"\1" * (1 << 16))
+    for k in range(RT.WRITE_TRIES):
+        assert r.pending
+        r.step({"ws_write_rec": (k + 1) << 12}, now_ns=T0 + 2000 * MS + LATER)
+    assert not r.pending and r.lost == 1
+    assert len(kept(seg.dir, "ws_write_rec")) == 1
+    assert sp.read_bytes()[:RT.WRITE_TRIES << 12] == bytes(RT.WRITE_TRIES << 12)
 
 
 def test_a_record_that_comes_after_its_interval_was_written_is_added(tmp_path):

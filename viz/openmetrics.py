@@ -231,6 +231,16 @@ class Metrics:
         with self._lock:
             self._gauges.setdefault(name, (GAUGES[name], {}))[1][labels] = value
 
+    def drop_gauges(self, name: str, having: Labels, keep: set[Labels] = frozenset()
+                    ) -> None:
+        """name's series whose labels include every one of having, but
+        those in keep: gone from /metrics (a component or lens no longer
+        in the answer)."""
+        with self._lock:
+            table = self._gauges.get(name, (None, {}))[1]
+            for labels in [k for k in table if set(having) <= set(k) and k not in keep]:
+                del table[labels]
+
     def _histogram(self, name: str, labels: Labels) -> Histogram:
         return self._hist.setdefault(name, {}).setdefault(labels, Histogram())
 

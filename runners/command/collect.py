@@ -98,10 +98,8 @@ def collect(plan: Plan, on_tracing: Callable[[], None] | None = None,
             plan.objects.follow(collector)
         if opts.pid is not None:
             got.ran = True
-            pids = process_tree(opts.pid)
+            pids = add_tree(collector, opts.pid)
             procfs.save_open_files(plan.run_dir, procfs.open_files(pids))
-            for p in pids:
-                collector.add_pid(p)
             if on_tracing is not None:
                 on_tracing()
             start_watching(plan, got, opts.pid)
@@ -171,16 +169,12 @@ def follow_targets(plan: Plan, got: Collected, collector: Collector,
 
     def trace(roots: list[int]) -> None:
         for root in roots:
-            pids = process_tree(root)
+            try:
+                pids = add_tree(collector, root)
+            except SessionError as e:   # (a full process table): the others go on
+                print(f"walscope: pid {root} not traced: {e}", file=sys.stderr)
+                continue
             files.update(procfs.open_files(pids))
-            for p in pids:
-                try:
-                    collector.add_pid(p)
-                except SessionError as e:   # gone meanwhile: the others go on
-                    if os.path.exists(f"/proc/{p}"):
-                        raise
-                    print(f"walscope: pid {p} ended before it was traced ({e})",
-                          file=sys.stderr)
             start_watching(plan, got, root)
             if on_process is not None:
                 st = procfs.proc_stat(root)
@@ -192,12 +186,42 @@ def follow_targets(plan: Plan, got: Collected, collector: Collector,
     if on_tracing is not None:
         on_tracing()
     watch_cost(plan)
+    said: set[str] = set()
     while not stop and not targets.done() and (
             deadline is None or time.monotonic() < deadline):
-        found = targets.more(plan.objects.inspect_process)
+        try:
+            found = targets.more(plan.objects.inspect_process)
+        except (OSError, SessionError) as e:    # this scan's: the next one may do
+            found = []
+            if str(e) not in said:
+                said.add(str(e))
+                print(f"walscope: looking for engines: {e}", file=sys.stderr)
         targets.take(found)
         trace(found)
         time.sleep(TARGETS_POLL_S)
+
+
+def add_tree(collector: Collector, root: int) -> list[int]:
+    """root and its descendants traced (a process that ended meanwhile
+    skipped), listed again until no child was forked unseen between the
+    listing and its parent's tracing (BPF follows forks only from then)."""
+    done: list[int] = []
+    for _ in range(ADD_TREE_ROUNDS):
+        todo = [p for p in process_tree(root) if p not in set(done)]
+        if not todo:
+            break
+        for p in todo:
+            try:
+                collector.add_pid(p)
+            except SessionError:
+                if os.path.exists(f"/proc/{p}"):
+                    raise
+            done.append(p)
+    return done
+
+
+ADD_TREE_ROUNDS = 3     # (a server forking all the time: children met later are
+#                         traced through their parent, the fork hook)
 
 
 def start_watching(plan: Plan, got: Collected, pid: int) -> None:

@@ -89,12 +89,14 @@ class LiveLens:
         if len(recs):
             self.wall.append(recs)
             self.newest_ns = max(self.newest_ns, int(recs["ts_ns"].max()))
+            self._trim()        # (held SPAN_NS, rows or none)
 
     def add_lines(self, lines: list[str]) -> None:
         for line in lines:     # (the windows' opens and closes: all it reads)
             f = line.split("\t", 2)
             if f[0] in ("open", "close") and len(f) > 1 and f[1].isdigit():
                 self.lines.append((int(f[1]), line))
+        self._trim()
 
     def add_rows(self, engine: str, rows: pd.DataFrame, totals: RowTotals) -> None:
         """One read's rows of an engine (their frame from writes_frame_from)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import datetime as dt
+import errno
 import json
 import os
 import re
@@ -174,6 +175,23 @@ def spans(struct: str, recs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ts, ts
 
 
+WRITE_TRIES = 3          # steps a slow write's folder may fail before it is given up
+
+
+def append_all(f: Any, data: bytes) -> None:
+    """data appended to an unbuffered file whole, or not at all (a short
+    write, a full disk, is cut back off and raised)."""
+    pos = f.tell()
+    try:
+        n = f.write(data)
+        if n != len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    except OSError:
+        os.ftruncate(f.fileno(), pos)
+        f.seek(pos)
+        raise
+
+
 @dataclass(eq=False)
 class Segment:
     """One retained run folder being written."""
@@ -186,6 +204,7 @@ class Segment:
     last_ns: int | None = None
     serial: int = 0               # which segment wrote a record (Retainer.marks)
     done: list[tuple[int, int]] = field(default_factory=list)   # intervals written
+    failures: int = 0             # steps whose write to it failed
     counters_at_open: list[int] = field(default_factory=list)    # the collector's
 
 
@@ -227,6 +246,8 @@ class Retainer:
         self.life_closed: list[Path] = []    # closed since the process was followed
         self.newest_ns = 0        # the records' clock: the latest moment read
         self.said_full = False
+        self.lost = 0             # slow writes given up: their folder could not be written
+        self._said: set[str] = set()
         self.slow = 0             # slow rows judged (each an interval kept)
         self._rotate = rotate_on or threading.Event()
         self._opened_at = time.monotonic()
@@ -313,18 +334,29 @@ class Retainer:
         ready = [iv for iv in self.pending if is_ready(iv)]
         for seg in {id(iv[2]): iv[2] for iv in ready}.values():
             mine = [iv for iv in ready if iv[2] is seg]
-            self._write(seg, merge([(a, b) for a, b, _ in mine]))
-            # pending until written: an error (a full disk) leaves them for
-            # the next step, and a record is kept once per folder
-            written = {id(iv) for iv in mine}
-            self.pending = [iv for iv in self.pending if id(iv) not in written]
+            try:
+                self._write(seg, merge([(a, b) for a, b, _ in mine]))
+            except OSError as e:
+                # pending until written: a full disk leaves them for the
+                # next step (the cap, held below, may make room), WRITE_TRIES
+                # times; the rest of the step goes on
+                seg.failures += 1
+                self._say(f"cannot write {seg.dir.name}: {e.strerror or e}")
+                if seg.failures < WRITE_TRIES:
+                    continue
+                self.lost += len(mine)
+            done = {id(iv) for iv in mine}
+            self.pending = [iv for iv in self.pending if id(iv) not in done]
         # records that came after their interval was written (a syscall that
         # ended long after the write): added while the folder is open
         for seg in (self.segment, *self.closing):
             if seg is not None and seg.done:
                 seg.done = [iv for iv in seg.done if iv[1] >= seen - RECENT_NS]
                 if seg.done:
-                    self._write(seg, seg.done)
+                    try:
+                        self._write(seg, seg.done)
+                    except OSError as e:
+                        self._say(f"cannot write {seg.dir.name}: {e.strerror or e}")
         oldest = min([a for a, _, _ in self.pending], default=seen - LAG_NS) - RECENT_NS
         for s, recs in self.recent.items():
             if len(recs):
@@ -366,8 +398,7 @@ class Retainer:
                 continue
             got = recs[keep]
             assert got.dtype.itemsize == self.layout.struct_dtype(s).itemsize
-            seg.files[s].write(got.tobytes())
-            seg.files[s].flush()
+            append_all(seg.files[s], got.tobytes())
             self.marks[s][keep] = seg.serial    # (once written)
             if s == "ws_write_rec":
                 seg.writes_kept += len(got)
@@ -375,6 +406,12 @@ class Retainer:
         seg.first_ns = lo if seg.first_ns is None else min(seg.first_ns, lo)
         seg.last_ns = hi if seg.last_ns is None else max(seg.last_ns, hi)
         seg.done = merge(seg.done + intervals)
+
+    def _say(self, what: str) -> None:
+        """A problem said once (a full disk says it at every step)."""
+        if what not in self._said:
+            self._said.add(what)
+            print(f"walscope serve: {what}", file=sys.stderr, flush=True)
 
     def _open(self) -> Segment:
         if self.segment is not None:
@@ -394,7 +431,7 @@ class Retainer:
                       counters_at_open=list(self.spool.live_counters().get("counters", [])))
         for s in STRUCTS:
             path = d / RunFolder(d).records(s).name
-            seg.files[s] = open(path, "wb")
+            seg.files[s] = open(path, "wb", buffering=0)   # (append_all: whole or none)
             self.own(path, FILE_MODE)
         self._copy(d, STATIC)
         self._run_json(seg, closed=False)   # a serve that dies leaves this one
@@ -405,7 +442,7 @@ class Retainer:
     def _close(self, seg: Segment, at_end: bool = False) -> None:
         end = seg.last_ns if seg.last_ns is not None else 0
         opens = self.opens[self.opens["ts_ns"] <= end]
-        seg.files["ws_open_rec"].write(opens.tobytes())
+        append_all(seg.files["ws_open_rec"], opens.tobytes())
         for f in seg.files.values():
             f.close()
         self._copy(seg.dir, STATIC + (AT_END if at_end else ()))

@@ -64,6 +64,7 @@ SPOOL = "spool"       # the collector's own run folder, given back as it is read
 # the process label of the counters of several processes (-p -p, --all):
 # the collector counts them together
 SEVERAL = "all"
+UNKNOWN = "ended"     # the process label of one that ended before serve read its name
 # --name: a process this young is not taken for the server yet (pg_ctl's
 # checks run a short-lived `postgres` before the postmaster)
 SETTLED_S = 1.0
@@ -119,9 +120,9 @@ def process_name(pid: int, names: dict[int, str]) -> str:
     """A process's name (its comm), kept once read: it may be gone later."""
     if pid not in names:
         try:
-            names[pid] = Path(f"/proc/{pid}/comm").read_text().strip() or str(pid)
-        except OSError:
-            names[pid] = str(pid)
+            names[pid] = Path(f"/proc/{pid}/comm").read_text().strip() or UNKNOWN
+        except OSError:     # ended before its first records were read: one label
+            names[pid] = UNKNOWN    # for all such (not a series per pid)
     return names[pid]
 
 
@@ -154,6 +155,8 @@ class Feeder:
         # the headline of the last minute (the rows', or the untouched lens's)
         self.lens = LiveLens(self.layout, self.cal)
         self.lens_at = 0.0            # when it was last asked (monotonic s)
+        self.lens_failed = False
+        self.late_lines: list[str] = []   # windows.tsv's, handed on a read late
         self.mono_to_unix_s = (retainer.mono_to_unix_ns if retainer else 0) / 1e9
         self.names: dict[int, str] = {}
         self.engine_of_pid: dict[int, str] = {}   # the WAL's I/O names no engine
@@ -181,8 +184,12 @@ class Feeder:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
-        self.lens_at = 0.0           # the last headline, whenever the one before was
         self._read_or_say()
+        # the last headline, with every line read, whenever the one before was
+        self.lens.add_lines(self.late_lines)
+        self.late_lines = []
+        self.lens_at = 0.0
+        self._headlines()
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
@@ -226,29 +233,42 @@ class Feeder:
     def _headlines(self, now: float | None = None) -> None:
         """Each engine's headline of the last minute, every LENS_EVERY_S:
         the lens it takes (walscope_lens 1, the other 0), each lens's mean,
-        the components of the one taken, and whether it is trusted."""
+        the components of the one taken, and whether it is trusted; a
+        series no longer in the answer goes.  An error here is said once
+        and leaves the rest of the read alone."""
         now = time.monotonic() if now is None else now
         if now - self.lens_at < LENS_EVERY_S:
             return
         self.lens_at = now
-        for engine in list(self.lens.rows):
-            h = self.lens.headline(engine)
-            if h is None:
-                continue
-            labels = (("engine", engine), ("process", self.process))
-            means = {h["lens"]: h["mean_ns"]}
-            if h.get("other") is not None:
-                means[h["other"]["lens"]] = h["other"]["mean_ns"]
-            for lens in ("rows", "untouched"):
-                self.metrics.set_gauge("lens", (*labels, ("lens", lens)),
-                                       int(lens == h["lens"]))
-                if lens in means and means[lens] == means[lens]:
-                    self.metrics.set_gauge("write_mean_seconds", (*labels, ("lens", lens)),
-                                           means[lens] / 1e9)
-            for comp, ns in h["components"].items():
-                self.metrics.set_gauge("write_component_mean_seconds",
-                                       (*labels, ("component", comp)), ns / 1e9)
-            self.metrics.set_gauge("headline_trusted", labels, int(bool(h["trusted"])))
+        try:
+            for engine in list(self.lens.rows):
+                h = self.lens.headline(engine)
+                if h is not None:
+                    self._headline(engine, h)
+        except Exception as e:   # noqa: BLE001 (the metrics and retention go on)
+            if not self.lens_failed:
+                print(f"walscope serve: the headline: {type(e).__name__}: {e} (its gauges "
+                      "stop here)", file=sys.stderr, flush=True)
+            self.lens_failed = True
+
+    def _headline(self, engine: str, h: dict) -> None:
+        labels = (("engine", engine), ("process", self.process))
+        means = {h["lens"]: h["mean_ns"]}
+        if h.get("other") is not None:
+            means[h["other"]["lens"]] = h["other"]["mean_ns"]
+        means = {k: v for k, v in means.items() if v == v}     # (not NaN)
+        for lens in ("rows", "untouched"):
+            self.metrics.set_gauge("lens", (*labels, ("lens", lens)), int(lens == h["lens"]))
+            if lens in means:
+                self.metrics.set_gauge("write_mean_seconds", (*labels, ("lens", lens)),
+                                       means[lens] / 1e9)
+        self.metrics.drop_gauges("write_mean_seconds", labels,
+                                 {(*labels, ("lens", k)) for k in means})
+        comps = {(*labels, ("component", c)): ns for c, ns in h["components"].items()}
+        for key, ns in comps.items():
+            self.metrics.set_gauge("write_component_mean_seconds", key, ns / 1e9)
+        self.metrics.drop_gauges("write_component_mean_seconds", labels, set(comps))
+        self.metrics.set_gauge("headline_trusted", labels, int(bool(h["trusted"])))
 
     def _others(self, struct: str) -> None:
         """Records the metrics do not read, for the retained folders (which
@@ -346,7 +366,10 @@ class Feeder:
         self.windows_offset += len(whole)
         lines = whole.decode(errors="replace").splitlines()
         self.gap_writes.add(lines)
-        self.lens.add_lines(lines)
+        # a window's close may be read before its last rows (read first):
+        # the lens takes the lines a read late, every row of theirs read
+        self.lens.add_lines(self.late_lines)
+        self.late_lines = lines
         engines_seen = {e for e, _ in self.totals}
         if len(engines_seen) != 1 or self.counted("rows") in engines_seen:
             return                  # counted exactly, or not one engine's syscalls
@@ -747,6 +770,7 @@ def serve_process(args: argparse.Namespace, pid: int | None, duration: float | N
               f"http://{args.listen}/metrics", file=sys.stderr, flush=True)
 
     def traced(pid: int, name: str) -> None:
+        feeder.names.setdefault(pid, name)     # (read now: it may end soon)
         print(f"walscope serve: pid {pid} ({name}) traced", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()

@@ -67,6 +67,12 @@ def test_a_child_of_a_found_process_is_traced_through_it():
         children = [int(c) for c in open(f"/proc/{parent.pid}/task/{parent.pid}/children")
                     .read().split()]
         assert children and not set(children) & set(first)
+        f.take(first)
+        # traced through its parent: not inspected, not read again
+        asked: list[int] = []
+        assert not set(children) & set(f.more(lambda pid: asked.append(pid) or True))
+        assert not set(children) & set(asked) and set(children) <= f.covered
+        assert set(children) & set(f._new_pids()) == set()
     finally:
         subprocess.run(["pkill", "-P", str(parent.pid)])
         parent.kill()

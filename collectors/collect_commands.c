@@ -190,6 +190,10 @@ static void add_pid(struct walscope_bpf *skel, __u32 pid)
 	__u8 one = 1;
 	int err;
 
+	if (pid == (__u32)getpid()) {	/* its own writes would feed on themselves */
+		reply("err pid %u: the collector itself", pid);
+		return;
+	}
 	/* kinds first: the first syscall traced must already find its fd */
 	seed_fds(skel, pid);
 	err = bpf_map__update_elem(skel->maps.traced, &pid, sizeof(pid), &one,

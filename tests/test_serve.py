@@ -458,8 +458,13 @@ class Prometheus:
         return got
 
     def stop(self) -> None:
+        """Stopped, whatever state it is in (a test's finally goes on)."""
         self.proc.terminate()
-        self.proc.wait(timeout=60)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self.log.close()
 
 
@@ -1040,11 +1045,11 @@ def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
             assert walscope.wait(timeout=120) == 0, "".join(said.lines)[-3000:]
         finally:
             plain.kill()
-            if prom is not None:
-                prom.stop()
             for p in (walscope, program):
                 if p is not None and p.poll() is None:
                     p.kill()
+            if prom is not None:
+                prom.stop()
     w = pd.read_parquet(out / "writes.parquet")
     assert sorted(w.groupby("pid").size().items()) == sorted(
         [(m.proc.pid, writes), (program.pid, puts)])

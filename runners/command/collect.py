@@ -203,11 +203,15 @@ def follow_targets(plan: Plan, got: Collected, collector: Collector,
 
 def add_tree(collector: Collector, root: int) -> list[int]:
     """root and its descendants traced (a process that ended meanwhile
-    skipped), listed again until no child was forked unseen between the
+    skipped; walscope's own processes never), listed again until no child was forked unseen between the
     listing and its parent's tracing (BPF follows forks only from then)."""
     done: list[int] = []
+    # never walscope itself (a root that started it, a shell or a test
+    # runner, holds it in its tree): the collector tracing its own writes
+    # feeds on itself
+    mine = set(process_tree(os.getpid()))
     for _ in range(ADD_TREE_ROUNDS):
-        todo = [p for p in process_tree(root) if p not in set(done)]
+        todo = [p for p in process_tree(root) if p not in set(done) and p not in mine]
         if not todo:
             break
         for p in todo:

@@ -52,8 +52,10 @@ class EngineProcesses:
     process in which an engine is found (fixed None).  pids() are the
     roots traced so far; a root's children are the collector's to follow."""
     fixed: tuple[int, ...] | None = None
-    # processes never taken: walscope's own (its collector holds no mark)
-    exclude: set[int] = field(default_factory=lambda: {os.getpid()})
+    # processes never taken: walscope itself, and its ancestors up to init
+    # (the shell, service manager or test runner that started it: their
+    # trees hold every process they started, and walscope)
+    exclude: set[int] = field(default_factory=lambda: lineage(os.getpid()))
     traced: set[int] = field(default_factory=set)     # roots handed out
     # processes traced through a traced parent (a server's backends): not
     # read again while they live
@@ -133,7 +135,7 @@ class EngineProcesses:
         # the ended are forgotten (their pids may come again)
         self.traced &= live
         self.covered &= live
-        self.exclude &= live | {os.getpid()}
+        self.exclude &= live | {os.getpid(), 1}
         for pid in [p for p in self._next_read if p not in live]:
             del self._next_read[pid]
         for pid in sorted(live):
@@ -182,3 +184,12 @@ class EngineProcesses:
 def alive(pid: int) -> bool:
     st = procfs.proc_stat(pid)
     return st is not None and st.state not in "ZX"
+
+
+def lineage(pid: int) -> set[int]:
+    """pid and its ancestors, init included."""
+    out, st = {pid, 1}, procfs.proc_stat(pid)
+    while st is not None and st.ppid > 1 and st.ppid not in out:
+        out.add(st.ppid)
+        st = procfs.proc_stat(st.ppid)
+    return out

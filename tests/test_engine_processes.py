@@ -30,8 +30,20 @@ def started(code: str) -> subprocess.Popen:
 
 
 def finder() -> EngineProcesses:
-    # no waiting between reads (the test process itself is never taken)
+    # no waiting between reads (the test process and its ancestors are never
+    # taken: walscope's own lineage)
     return EngineProcesses(scan_s=0.0, recheck_s=0.0)
+
+
+def test_walscope_and_its_ancestors_are_never_taken():
+    """The test process holds an engine (sqlite3 is imported) and so may
+    its parents: none is a target, nor init."""
+    import os
+    import sqlite3  # noqa: F401 (maps the library)
+    f = finder()
+    mine = engine_processes.lineage(os.getpid())
+    assert {os.getpid(), 1, os.getppid()} <= mine
+    assert not mine & set(f.initial())
 
 
 def test_the_marks_are_every_engines_that_has_one():

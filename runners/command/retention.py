@@ -204,7 +204,7 @@ class Segment:
     last_ns: int | None = None
     serial: int = 0               # which segment wrote a record (Retainer.marks)
     done: list[tuple[int, int]] = field(default_factory=list)   # intervals written
-    failures: int = 0             # steps whose write to it failed
+    failures: int = 0             # steps in a row whose write to it failed
     counters_at_open: list[int] = field(default_factory=list)    # the collector's
 
 
@@ -336,6 +336,7 @@ class Retainer:
             mine = [iv for iv in ready if iv[2] is seg]
             try:
                 self._write(seg, merge([(a, b) for a, b, _ in mine]))
+                seg.failures = 0        # (steps failed in a row)
             except OSError as e:
                 # pending until written: a full disk leaves them for the
                 # next step (the cap, held below, may make room), WRITE_TRIES

@@ -870,6 +870,20 @@ def test_serve_runs_unprivileged_with_the_units_capabilities():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def myrocks_clients(m, clients: int, per: int, pause: float) -> list[subprocess.Popen]:
+    """clients MariaDB clients, each committing per rows into w.t (ids of
+    its own), a pause of that many seconds after each; started, not waited."""
+    loads = []
+    for c in range(clients):
+        script = "".join(f"INSERT INTO t VALUES ({c * per + i}, 'row {i}');\n"
+                         f"DO SLEEP({pause});\n" for i in range(per))
+        loads.append(subprocess.Popen([m.client, "--no-defaults", "-S", m.sock, "-u", "root",
+                                       "w"], stdin=subprocess.PIPE, text=True))
+        loads[-1].stdin.write(script)
+        loads[-1].stdin.close()
+    return loads
+
+
 @pytest.mark.root
 def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
     """serve -p on MariaDB with MyRocks while two clients commit at a
@@ -889,15 +903,7 @@ def test_serve_on_a_myrocks_server_counts_what_rocksdb_counts(tmp_path):
         try:
             before, counted0 = m.counters(), log_syncs_now(port, out)
             innodb0 = m.counters(("Innodb_data_fsyncs",))["Innodb_data_fsyncs"]
-            loads = []
-            for c in range(clients):
-                script = "".join(f"INSERT INTO t VALUES ({c * per + i}, 'row {i}');\n"
-                                 f"DO SLEEP({pause});\n" for i in range(per))
-                loads.append(subprocess.Popen([m.client, "--no-defaults", "-S", m.sock,
-                                               "-u", "root", "w"], stdin=subprocess.PIPE,
-                                              text=True))
-                loads[-1].stdin.write(script)
-                loads[-1].stdin.close()
+            loads = myrocks_clients(m, clients, per, pause)
             assert all(p.wait(timeout=300) == 0 for p in loads)
             after = m.counters()
             delta = {k: after[k] - before[k] for k in MYROCKS_COUNTERS}
@@ -997,15 +1003,7 @@ def test_serve_all_finds_a_myrocks_server_and_a_rocksdb_program(tmp_path):
             said.wait_for(f"pid {program.pid} (")      # found before it writes
             name = Path(f"/proc/{program.pid}/comm").read_text().strip()
             before = m.counters()
-            loads = []
-            for c in range(clients):
-                script = "".join(f"INSERT INTO t VALUES ({c * per + i}, 'row {i}');\n"
-                                 f"DO SLEEP({pause});\n" for i in range(per))
-                loads.append(subprocess.Popen([m.client, "--no-defaults", "-S", m.sock,
-                                               "-u", "root", "w"], stdin=subprocess.PIPE,
-                                              text=True))
-                loads[-1].stdin.write(script)
-                loads[-1].stdin.close()
+            loads = myrocks_clients(m, clients, per, pause)
             program.send_signal(signal.SIGUSR1)
             assert all(p.wait(timeout=300) == 0 for p in loads)
             assert program.stdout.readline().strip() == f"puts {puts}"
@@ -1081,7 +1079,7 @@ def test_serve_reads_a_server_in_another_mount_namespace_by_its_own_files(tmp_pa
     assert os.stat(copy).st_ino != os.stat(lib).st_ino
     srv = subprocess.Popen(
         ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         f'mount --bind "$1" "$2" && exec "$3" -c "$4" "$5" "$6"', "sh", str(copy), lib,
+         'mount --bind "$1" "$2" && exec "$3" -c "$4" "$5" "$6"', "sh", str(copy), lib,
          sys.executable, SERVER, str(tmp_path / "t.db"), str(COMMITS)],
         stdout=subprocess.PIPE, text=True)
     port, out, walscope = free_port(), tmp_path / "o", None

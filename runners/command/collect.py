@@ -202,16 +202,16 @@ def follow_targets(plan: Plan, got: Collected, collector: Collector,
 
 
 def add_tree(collector: Collector, root: int) -> list[int]:
-    """root and its descendants traced (a process that ended meanwhile
-    skipped; walscope's own processes never), listed again until no child was forked unseen between the
-    listing and its parent's tracing (BPF follows forks only from then)."""
-    done: list[int] = []
-    # never walscope itself (a root that started it, a shell or a test
-    # runner, holds it in its tree): the collector tracing its own writes
-    # feeds on itself
-    mine = set(process_tree(os.getpid()))
+    """root and its descendants traced (one that ended meanwhile skipped;
+    walscope's own processes never: a root that started walscope, a shell
+    or a test runner, holds it in its tree, and the collector tracing its
+    own writes feeds on itself), the tree listed again until no child was
+    forked unseen between a listing and its parent's tracing (BPF follows
+    forks only from then)."""
+    done = set(process_tree(os.getpid()))     # (walscope's: never added)
+    added: list[int] = []
     for _ in range(ADD_TREE_ROUNDS):
-        todo = [p for p in process_tree(root) if p not in set(done) and p not in mine]
+        todo = [p for p in process_tree(root) if p not in done]
         if not todo:
             break
         for p in todo:
@@ -220,8 +220,9 @@ def add_tree(collector: Collector, root: int) -> list[int]:
             except SessionError:
                 if os.path.exists(f"/proc/{p}"):
                     raise
-            done.append(p)
-    return done
+            done.add(p)
+            added.append(p)
+    return added
 
 
 ADD_TREE_ROUNDS = 3     # (a server forking all the time: children met later are

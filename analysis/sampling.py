@@ -25,11 +25,37 @@ from runfolder.files import RunFolder
 RULES: tuple[tuple[str, str], ...] = tuple(r for e in engines.ENGINES for r in e.sample_rules)
 
 
+def function_name(name: str) -> str:
+    """A demangled name without its parameter list: a rule names the
+    function, not its arguments' types (DBImpl::WriteToWAL takes a
+    WriteThread::WriteGroup, and is no wait in the write thread)."""
+    end = name.rfind(")")
+    depth = 0
+    for i in range(end, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0:
+            return name[:i] if i > 0 else name
+    return name
+
+
 def classify_symbol(name: str) -> str:
+    fn = function_name(name)
     for frag, comp in RULES:
-        if frag in name:
+        if frag in fn:
             return comp
     return "other"
+
+
+def classify_frames(names: list[str]) -> tuple[str, str]:
+    """The component of the innermost frame (the leaf, then its callers)
+    whose name a rule knows, and that frame's name; "other" and the leaf
+    where none does.  A leaf the object names nothing for (a stripped
+    library's static function, libc's memcpy) takes its caller's part."""
+    for n in names:
+        comp = classify_symbol(n)
+        if comp != "other":
+            return comp, n
+    return "other", names[0]
 
 
 def syscall_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str | None:
@@ -49,25 +75,32 @@ def samples_frame(run_dir: Path, engine: str = engines.UNNAMED) -> pd.DataFrame:
     kinds = layout.file_kinds()
     sym = RunSymbols(run_dir)
     phase_comps = components.names(engine, layout) + ["?"]   # slot names of the engine
-    names, comps = [], []
-    for pid, ip, nr, kind in zip(s["pid"], s["ip"], s["sys_nr"], s["sys_kind"]):
+    names, comps, vias = [], [], []
+    for pid, tid, ts, ip, nr, kind in zip(s["pid"], s["tid"], s["ts_ns"], s["ip"],
+                                          s["sys_nr"], s["sys_kind"]):
         comp = syscall_component(int(nr), kinds.get(int(kind), "other"), engine, layout)
         if comp:
             names.append("[syscall]")
             comps.append(comp)
+            vias.append("[syscall]")
             continue
         if ip == 0:   # other syscalls (futex, yield), irqs, faults
             names.append(f"[{syscalls.name(int(nr), layout)}]" if nr >= 0 else "[kernel]")
             comps.append("kernel")
+            vias.append(names[-1])
             continue
         n = sym.user(int(pid), int(ip))
+        comp, via = classify_frames([n] + sym.callers(int(pid), int(tid), int(ts)))
         names.append(n)
-        comps.append(classify_symbol(n))
+        comps.append(comp)
+        vias.append(via)
     return pd.DataFrame({
         "ts_ns": s["ts_ns"].astype(np.int64), "pid": s["pid"].astype(np.int64),
         "tid": s["tid"].astype(np.int64), "cpu": s["cpu"].astype(np.int32),
         "thread": [c.decode(errors="replace") for c in s["comm"]],
         "symbol": names, "component": comps,
+        # the frame whose name gave the component: the leaf, or a caller
+        "component_from": vias,
         "in_write": s["in_write"].astype(bool),
         # the probed component current when the sample was taken
         "phase_comp": pd.Categorical.from_codes(

@@ -7,7 +7,6 @@ from pathlib import Path
 from runfolder.files import RunFolder
 
 
-
 class RunSymbols:
     """user(pid, ip) and kernel(ip) names; "[unknown]" / "[kernel]" for an
     address the tracer did not resolve (a run whose tracer died)."""
@@ -17,9 +16,16 @@ class RunSymbols:
         self._user = {int(pid): {int(ip, 16): n for ip, n in names.items()}
                       for pid, names in raw.get("user", {}).items()}
         self._kernel = {int(ip, 16): n for ip, n in raw.get("kernel", {}).items()}
+        self._callers = raw.get("callers", {})
 
     def user(self, pid: int, ip: int) -> str:
         return self._user.get(pid, {}).get(ip, "[unknown]")
+
+    def callers(self, pid: int, tid: int, ts_ns: int) -> list[str]:
+        """The names of a sample's callers, innermost first, as the tracer
+        unwound them from its stack copy (none where it could not)."""
+        chain = self._callers.get(f"{tid:x}:{ts_ns:x}", ())
+        return [self.user(pid, int(ip, 16)) for ip in chain]
 
     def kernel(self, ip: int) -> str:
         return self._kernel.get(ip, "[kernel]")

@@ -22,6 +22,7 @@ from runfolder import records as R
 from probepoints.elf import symbol_ranges
 from probepoints.points import SymbolError
 from collectors.procfs import Mapping
+from collectors.unwind import Unwinder
 from runfolder.files import RunFolder
 
 KERNEL_HALF = 0xffff800000000000   # x86_64: kernel addresses from here
@@ -45,16 +46,22 @@ class Symbolizer:
                                   [r[2] for r in rows], bias)
         return self._tables[path]
 
-    def name(self, maps: list[Mapping], ip: int) -> str:
+    def locate(self, maps: list[Mapping], ip: int) -> tuple[str, int] | None:
+        """The object mapped at ip and ip's address in it (its vaddr)."""
         for lo, hi, off, path in maps:
             if lo <= ip < hi:
-                starts, ends, names, bias = self._table(path)
-                vaddr = ip - lo + off + bias
-                i = bisect.bisect_right(starts, vaddr) - 1
-                if i >= 0 and vaddr < ends[i]:
-                    return names[i]
-                return f"[{os.path.basename(path)}]"
-        return "[unknown]"
+                return path, ip - lo + off + self._table(path)[3]
+        return None
+
+    def name(self, maps: list[Mapping], ip: int) -> str:
+        where = self.locate(maps, ip)
+        if where is None:
+            return "[unknown]"
+        starts, ends, names, _ = self._table(where[0])
+        i = bisect.bisect_right(starts, where[1]) - 1
+        if i >= 0 and where[1] < ends[i]:
+            return names[i]
+        return f"[{os.path.basename(where[0])}]"
 
 
 def _load_bias(path: str) -> int:
@@ -89,6 +96,24 @@ class KernelSymbols:
         return self.names[i] if i >= 0 else "[kernel]"
 
 
+def sample_callers(run_dir: Path, maps: dict[int, list[Mapping]],
+                   sym: Symbolizer) -> dict[str, list[int]]:
+    """"tid:ts_ns" (hex) of each user sample whose callers were found ->
+    their call sites, innermost first (collectors.unwind)."""
+    s = R.read_records(run_dir, "ws_sample_rec")
+    if not len(s) or "stack" not in (s.dtype.names or ()):
+        return {}
+    unwinder = Unwinder(sym.locate)
+    out: dict[str, list[int]] = {}
+    for r in s[(s["ip"] != 0) & (s["stack_words"] > 0)]:
+        stack = r["stack"][: int(r["stack_words"])].tobytes()
+        chain = unwinder.callers(maps.get(int(r["pid"]), []), int(r["ip"]),
+                                 int(r["sp"]), int(r["bp"]), stack)
+        if chain:
+            out[f"{int(r['tid']):x}:{int(r['ts_ns']):x}"] = chain
+    return out
+
+
 def referenced_user_ips(run_dir: Path) -> dict[int, set[int]]:
     """pid -> the user addresses its samples and off-CPU periods refer to."""
     stacks = R.read_stack_map(run_dir)
@@ -119,10 +144,20 @@ def referenced_user_ips(run_dir: Path) -> dict[int, set[int]]:
 
 def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
     """symbols.json: {"user": {pid: {hex ip: name}}, "kernel": {hex ip:
-    name}} for every address the run's records refer to; returns how many."""
+    name}, "callers": {"tid:ts_ns": [hex call site, ...]}} for every address
+    the run's records refer to (the samples' callers among them); returns
+    how many."""
     sym = Symbolizer()
+    callers = sample_callers(run_dir, maps, sym)
+    refs = referenced_user_ips(run_dir)
+    if callers:
+        s = R.read_records(run_dir, "ws_sample_rec")
+        pid_of = {f"{int(t):x}:{int(ts):x}": int(p)
+                  for p, t, ts in zip(s["pid"], s["tid"], s["ts_ns"])}
+        for key, chain in callers.items():
+            refs.setdefault(pid_of[key], set()).update(chain)
     user = {str(pid): {f"{ip:x}": sym.name(maps.get(pid, []), ip) for ip in sorted(ips)}
-            for pid, ips in referenced_user_ips(run_dir).items() if ips}
+            for pid, ips in refs.items() if ips}
     kips = sorted({ip for ips in R.read_stack_map(run_dir).values() for ip in ips
                    if ip >= KERNEL_HALF})
     kernel: dict[str, str] = {}
@@ -131,6 +166,7 @@ def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
         kernel = {f"{ip:x}": ks.name(ip) for ip in kips}
     dst = RunFolder(run_dir).symbols_json
     tmp = dst.with_name(dst.name + ".tmp")
-    tmp.write_text(json.dumps({"user": user, "kernel": kernel}))
+    tmp.write_text(json.dumps({"user": user, "kernel": kernel, "callers": {
+        k: [f"{ip:x}" for ip in chain] for k, chain in callers.items()}}))
     tmp.replace(dst)
     return sum(len(v) for v in user.values()) + len(kernel)

@@ -108,6 +108,33 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 	return 0;
 }
 
+/* the user stack from the sample's stack pointer, for the analysis to
+ * unwind with the objects' call frame information; near a stack's top
+ * fewer words are there to read (a failed read zeroes what it was given) */
+static __always_inline void copy_user_stack(struct bpf_perf_event_data *ctx,
+					    struct ws_sample_rec *r)
+{
+	struct pt_regs *saved;
+	__u64 sp;
+
+	if (r->ip) {
+		r->sp = PT_REGS_SP(&ctx->regs);
+		r->bp = PT_REGS_FP(&ctx->regs);
+	} else {
+		saved = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		r->sp = saved ? BPF_CORE_READ(saved, sp) : 0;
+		r->bp = saved ? BPF_CORE_READ(saved, bp) : 0;
+	}
+	sp = r->sp;
+	r->__pad0 = 0;
+	r->stack_words = WS_SAMPLE_STACK_WORDS;
+	if (bpf_probe_read_user(r->stack, sizeof(r->stack), (void *)sp) == 0)
+		return;
+	r->stack_words = WS_SAMPLE_STACK_WORDS / 8;
+	if (bpf_probe_read_user(r->stack, sizeof(r->stack) / 8, (void *)sp))
+		r->stack_words = 0;
+}
+
 /* timed sampling of traced threads: --mode sample and on-CPU flame graphs */
 SEC("perf_event")
 int ws_sample(struct bpf_perf_event_data *ctx)
@@ -159,6 +186,7 @@ int ws_sample(struct bpf_perf_event_data *ctx)
 		r->kstack_id = r->ip ? -1 : stack_id(ctx, 0);
 	}
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	copy_user_stack(ctx, r);
 	bpf_ringbuf_submit(r, rb_flags());
 	return 0;
 }

@@ -17,6 +17,10 @@
 #define WS_MAX_DEPTH	16	/* phase nesting per thread */
 #define WS_PATH_LEN	256	/* power of two: BPF masks indexes with it */
 #define WS_COMM_LEN	16
+/* words of user stack a sample copies from its stack pointer: enough for
+ * the call frame information to name a few callers of a function the
+ * object names no symbol for (a stripped library's, libc's memcpy) */
+#define WS_SAMPLE_STACK_WORDS	64
 #define WS_NAME_LEN	64	/* a file name in an object record */
 
 /* rec_type: one file per type is written by the collector */
@@ -293,6 +297,12 @@ struct ws_sample_rec {
 	__s32 ustack_id;	/* stack map ids, negative if not collected */
 	__s32 kstack_id;
 	char comm[WS_COMM_LEN];
+	__u64 sp;		/* user registers: at the sample, or saved at
+				 * kernel entry when it hit the kernel */
+	__u64 bp;
+	__u32 stack_words;	/* words of stack read from sp (0: none) */
+	__u32 __pad0;
+	__u64 stack[WS_SAMPLE_STACK_WORDS];
 };
 
 /*

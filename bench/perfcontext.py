@@ -199,7 +199,8 @@ def cells_table(results: dict[str, dict]) -> str:
     headline's median (its sched_runq spread), their ratio; the spans over
     10% of the untraced mean write are the ones held to 20%."""
     lines = ["| cell | lens (runs) | untraced mean | span | PerfContext | headline | ratio "
-             "| runq by time |", "|---|---|---|---|---|---|---|---|"]
+             "| PerfContext A/A | ratio to its own run | runq by time |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for cell, r in results.items():
         u, t = r["runs"]["untraced"], r["runs"]["traced"]
         mean = statistics.median(x["op_mean"] for x in u)
@@ -212,15 +213,27 @@ def cells_table(results: dict[str, dict]) -> str:
             bt = [x["untouched_by_time"][span] for x in t
                   if x["lens"] == "untouched" and x.get("untouched_by_time")]
             by_time = f"{statistics.median(bt) / ref:.2f}" if bt and ref else "-"
+            # the untraced runs' own spread, and each traced run's headline
+            # against the PerfContext db_bench printed in that same run
+            aa = f"[{min(x[span] for x in u) / ref:.2f}, {max(x[span] for x in u) / ref:.2f}]" \
+                if ref else "-"
+            own = [x[span] / x["own"][span] for x in t if x.get("own", {}).get(span)]
+            own_txt = f"{statistics.median(own):.2f}" if own else "-"
             big = "**" if ref > 0.1 * mean else ""
             lines.append(f"| {cell} | {lenses} | {mean / 1e3:.1f} us | {big}{span}{big} | "
                          f"{ref / 1e3:.2f} us | {got / 1e3:.2f} us | "
-                         f"{got / ref if ref else float('nan'):.2f} | {by_time} |")
+                         f"{got / ref if ref else float('nan'):.2f} | {aa} | {own_txt} | "
+                         f"{by_time} |")
     return "\n".join(lines) + ("\n\nMedians over the rounds; PerfContext per write "
                                "(one thread's block over a thread's writes); the "
                                "headline's sched_runq given back to the components it was "
                                "waited in (the untouched lens: by its runq_split; the rows: "
-                               "by their time); runq by time: the untouched lens's runs "
+                               "by their time); PerfContext A/A: the untraced runs' "
+                               "lowest and highest over their median; ratio to its own "
+                               "run: the median of each traced run's headline over the "
+                               "PerfContext db_bench printed in that run (the lens's "
+                               "error apart from the VM's drift between runs and the "
+                               "tracer's presence); runq by time: the untouched lens's runs "
                                "with their sched_runq spread by time instead; **bold**: "
                                "spans over 10% of the untraced mean write.\n")
 

@@ -26,6 +26,7 @@ from collectors.unwind import Unwinder
 from runfolder.files import RunFolder
 
 KERNEL_HALF = 0xffff800000000000   # x86_64: kernel addresses from here
+NO_MAPS: list[Mapping] = []        # a process whose maps were not read
 
 
 class Symbolizer:
@@ -33,6 +34,9 @@ class Symbolizer:
 
     def __init__(self) -> None:
         self._tables: dict[str, tuple[list[int], list[int], list[str], int]] = {}
+        # a process's maps sorted by start, by the list's id (one lookup
+        # per frame of every sample: a linear scan of hundreds is slow)
+        self._sorted: dict[int, tuple[list[Mapping], list[int], list[Mapping]]] = {}
 
     def _table(self, path: str):
         if path not in self._tables:
@@ -48,10 +52,15 @@ class Symbolizer:
 
     def locate(self, maps: list[Mapping], ip: int) -> tuple[str, int] | None:
         """The object mapped at ip and ip's address in it (its vaddr)."""
-        for lo, hi, off, path in maps:
-            if lo <= ip < hi:
-                return path, ip - lo + off + self._table(path)[3]
-        return None
+        got = self._sorted.get(id(maps))
+        if got is None or got[0] is not maps:
+            ordered = sorted(maps)
+            got = self._sorted[id(maps)] = (maps, [m[0] for m in ordered], ordered)
+        i = bisect.bisect_right(got[1], ip) - 1
+        if i < 0:
+            return None
+        lo, hi, off, path = got[2][i]
+        return (path, ip - lo + off + self._table(path)[3]) if ip < hi else None
 
     def name(self, maps: list[Mapping], ip: int) -> str:
         where = self.locate(maps, ip)
@@ -107,7 +116,7 @@ def sample_callers(run_dir: Path, maps: dict[int, list[Mapping]],
     out: dict[str, list[int]] = {}
     for r in s[(s["ip"] != 0) & (s["stack_words"] > 0)]:
         stack = r["stack"][: int(r["stack_words"])].tobytes()
-        chain = unwinder.callers(maps.get(int(r["pid"]), []), int(r["ip"]),
+        chain = unwinder.callers(maps.get(int(r["pid"]), NO_MAPS), int(r["ip"]),
                                  int(r["sp"]), int(r["bp"]), stack)
         if chain:
             out[f"{int(r['tid']):x}:{int(r['ts_ns']):x}"] = chain
@@ -156,7 +165,7 @@ def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
                   for p, t, ts in zip(s["pid"], s["tid"], s["ts_ns"])}
         for key, chain in callers.items():
             refs.setdefault(pid_of[key], set()).update(chain)
-    user = {str(pid): {f"{ip:x}": sym.name(maps.get(pid, []), ip) for ip in sorted(ips)}
+    user = {str(pid): {f"{ip:x}": sym.name(maps.get(pid, NO_MAPS), ip) for ip in sorted(ips)}
             for pid, ips in refs.items() if ips}
     kips = sorted({ip for ips in R.read_stack_map(run_dir).values() for ip in ips
                    if ip >= KERNEL_HALF})

@@ -155,7 +155,8 @@ FILES: tuple[RunFile, ...] = (
     RunFile(CALIBRATION_JSON, TRACER, "the probe costs compensation uses (absent with "
                                       "--no-calibrate)"),
     RunFile(SYMBOLS_JSON, TRACER, "names of the addresses the records refer to, resolved "
-                                  "while the objects were at hand"),
+                                  "while the objects were at hand; each user sample's "
+                                  "callers, unwound from its stack copy"),
     RunFile(MAPS_JSON, TRACER, "the processes' memory maps the symbols were read through"),
     RunFile(FDS_JSON, TRACER, "files open when tracing began (-p)"),
     RunFile(COMMAND_LOG, TRACER, "the workload's stdout and stderr"),

@@ -25,17 +25,33 @@ from runfolder.files import RunFolder
 RULES: tuple[tuple[str, str], ...] = tuple(r for e in engines.ENGINES for r in e.sample_rules)
 
 
+# names whose brackets are a function's own, kept through function_name
+_KEPT = ("(anonymous namespace)", "operator()", "operator<<=", "operator>>=",
+         "operator<=>", "operator<<", "operator>>", "operator<=", "operator>=",
+         "operator->*", "operator->", "operator<", "operator>")
+
+
 def function_name(name: str) -> str:
-    """A demangled name without its parameter list: a rule names the
-    function, not its arguments' types (DBImpl::WriteToWAL takes a
-    WriteThread::WriteGroup, and is no wait in the write thread)."""
-    end = name.rfind(")")
-    depth = 0
-    for i in range(end, -1, -1):
-        depth += {")": 1, "(": -1}.get(name[i], 0)
-        if depth == 0:
-            return name[:i] if i > 0 else name
-    return name
+    """A demangled name without its parameter lists and template arguments:
+    a rule names the function, not the types it takes (DBImpl::WriteToWAL
+    takes a WriteThread::WriteGroup, and is no wait in the write thread; a
+    lambda inside WriteImpl(..., PostMemTableCallback*) is no memtable)."""
+    kept: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        kept.append(m.group(0))
+        return f"\0{len(kept) - 1}\0"
+    text = re.sub("|".join(re.escape(k) for k in _KEPT), keep,
+                  re.sub(r" \[clone [^\]]*\]", "", name))
+    out, depth = [], 0
+    for c in text:
+        if c in "(<":
+            depth += 1
+        elif c in ")>" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(c)
+    return re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], "".join(out))
 
 
 def classify_symbol(name: str) -> str:
@@ -117,16 +133,19 @@ def split_fractions(samples: pd.DataFrame, split: dict[str, str],
                     min_samples: int = 20) -> dict[str, dict[str, float]]:
     """For each component measured by sampling inside its parent (crc inside
     wal_append, memtable inside other): the share of the parent's in-write
-    samples whose symbol is the component's, with its binomial standard
-    error."""
+    samples whose function (or the caller that placed them) is the
+    component's, with its binomial standard error."""
     out = {}
     for comp, parent in split.items():
         inside = samples[samples["in_write"] & (samples["phase_comp"] == parent)] \
             if len(samples) else samples
         n = int(len(inside))
         if comp in SPLIT_SYMBOLS and n:
+            # the frame that placed the sample: the caller a rule named,
+            # else the leaf (a folder from before callers: the leaf)
             pat = "|".join(re.escape(x) for x in SPLIT_SYMBOLS[comp])
-            k = int(inside["symbol"].str.contains(pat, regex=True).sum())
+            names = inside["component_from" if "component_from" in inside else "symbol"]
+            k = int(names.map(function_name).str.contains(pat, regex=True).sum())
         else:
             k = int((inside["component"] == comp).sum()) if n else 0
         f = k / n if n >= min_samples else 0.0

@@ -42,10 +42,13 @@ class Symbolizer:
         if path not in self._tables:
             try:
                 rows = symbol_ranges(path)
-                bias = _load_bias(path)
             except (SymbolError, OSError, ELFError,
                     subprocess.SubprocessError):
-                rows, bias = [], 0  # unreadable object: samples name it only
+                rows = []   # unreadable symbols: samples name the object only
+            try:    # apart: callers are unwound where no symbol is read
+                bias = _load_bias(path)
+            except (OSError, ELFError):
+                bias = 0
             self._tables[path] = ([r[0] for r in rows], [r[1] for r in rows],
                                   [r[2] for r in rows], bias)
         return self._tables[path]
@@ -157,7 +160,11 @@ def write_symbols(run_dir: Path, maps: dict[int, list[Mapping]]) -> int:
     the run's records refer to (the samples' callers among them); returns
     how many."""
     sym = Symbolizer()
-    callers = sample_callers(run_dir, maps, sym)
+    callers = sample_callers(run_dir, maps, sym) or {   # a folder written twice
+        k: [int(ip, 16) for ip in v]
+        for k, v in RunFolder(run_dir).symbols().get("callers", {}).items()}
+    # the copies of the processes' stacks (their keys and rows) have served
+    R.zero_field(run_dir, "ws_sample_rec", "stack")
     refs = referenced_user_ips(run_dir)
     if callers:
         s = R.read_records(run_dir, "ws_sample_rec")

@@ -35,12 +35,12 @@ class Unwinder:
             if path not in self._tables:
                 try:
                     self._tables[path] = FrameTable(path)
-                except (CfiError, OSError, ELFError, ValueError):
-                    self._tables[path] = None
+                except (CfiError, OSError, ELFError, ValueError, struct.error):
+                    self._tables[path] = None   # unreadable: its samples name no caller
             table = self._tables[path]
             try:
                 self._rules[key] = table.rule(vaddr) if table else None
-            except (CfiError, IndexError, ValueError, KeyError):
+            except CfiError:
                 self._rules[key] = None
         return self._rules[key]
 

@@ -127,7 +127,10 @@ class FrameTable:
                 raise CfiError(f"{path}: no .eh_frame_hdr")
             self._hdr = (hdr.data(), hdr["sh_addr"])
             self._frame = (frame.data(), frame["sh_addr"])
-        self._starts, self._fdes = self._table()
+        try:
+            self._starts, self._fdes = self._table()
+        except (struct.error, IndexError, ValueError) as e:
+            raise CfiError(f"{path}: .eh_frame_hdr: {e}") from e
         self._cies: dict[int, _Cie] = {}
 
     def _table(self) -> tuple[list[int], list[int]]:
@@ -149,6 +152,8 @@ class FrameTable:
         if at in self._cies:
             return self._cies[at]
         data, base = self._frame
+        if not 0 <= at - base < len(data):
+            raise CfiError(f"CIE at {at:#x} outside .eh_frame")
         r = _Reader(data, base, at - base)
         length = r.fixed("<I")
         if length == 0xffffffff:
@@ -181,11 +186,19 @@ class FrameTable:
 
     def rule(self, vaddr: int) -> FrameRule | None:
         """The rule at vaddr; None where no FDE covers it."""
+        try:
+            return self._rule(vaddr)
+        except (struct.error, IndexError, ValueError) as e:   # a torn or odd entry
+            raise CfiError(f"{vaddr:#x}: {e}") from e
+
+    def _rule(self, vaddr: int) -> FrameRule | None:
         i = bisect.bisect_right(self._starts, vaddr) - 1
         if i < 0:
             return None
         data, base = self._frame
         fde_at = self._fdes[i]
+        if not 0 <= fde_at - base < len(data):
+            raise CfiError(f"FDE at {fde_at:#x} outside .eh_frame")
         r = _Reader(data, base, fde_at - base)
         length = r.fixed("<I")
         if length == 0xffffffff:

@@ -108,30 +108,26 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 	return 0;
 }
 
-/* the user stack from the sample's stack pointer, for the analysis to
- * unwind with the objects' call frame information; near a stack's top
- * fewer words are there to read (a failed read zeroes what it was given) */
+/* the user stack from the sample's stack pointer, for the tracer to unwind
+ * with the objects' call frame information (a sample in user code only:
+ * one in the kernel is placed by its syscall); near a stack's top fewer
+ * words are there to read (a failed read zeroes what it was given) */
 static __always_inline void copy_user_stack(struct bpf_perf_event_data *ctx,
 					    struct ws_sample_rec *r)
 {
-	struct pt_regs *saved;
-	__u64 sp;
-
-	if (r->ip) {
-		r->sp = PT_REGS_SP(&ctx->regs);
-		r->bp = PT_REGS_FP(&ctx->regs);
-	} else {
-		saved = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		r->sp = saved ? BPF_CORE_READ(saved, sp) : 0;
-		r->bp = saved ? BPF_CORE_READ(saved, bp) : 0;
-	}
-	sp = r->sp;
 	r->__pad0 = 0;
+	r->stack_words = 0;
+	r->sp = 0;
+	r->bp = 0;
+	if (!r->ip)
+		return;
+	r->sp = PT_REGS_SP(&ctx->regs);
+	r->bp = PT_REGS_FP(&ctx->regs);
 	r->stack_words = WS_SAMPLE_STACK_WORDS;
-	if (bpf_probe_read_user(r->stack, sizeof(r->stack), (void *)sp) == 0)
+	if (bpf_probe_read_user(r->stack, sizeof(r->stack), (void *)r->sp) == 0)
 		return;
 	r->stack_words = WS_SAMPLE_STACK_WORDS / 8;
-	if (bpf_probe_read_user(r->stack, sizeof(r->stack) / 8, (void *)sp))
+	if (bpf_probe_read_user(r->stack, sizeof(r->stack) / 8, (void *)r->sp))
 		r->stack_words = 0;
 }
 

@@ -297,10 +297,10 @@ struct ws_sample_rec {
 	__s32 ustack_id;	/* stack map ids, negative if not collected */
 	__s32 kstack_id;
 	char comm[WS_COMM_LEN];
-	__u64 sp;		/* user registers: at the sample, or saved at
-				 * kernel entry when it hit the kernel */
+	__u64 sp;		/* user registers at a sample in user code */
 	__u64 bp;
-	__u32 stack_words;	/* words of stack read from sp (0: none) */
+	__u32 stack_words;	/* words of stack read from sp (0: none; the
+				 * tracer zeroes the words once unwound) */
 	__u32 __pad0;
 	__u64 stack[WS_SAMPLE_STACK_WORDS];
 };

@@ -263,6 +263,26 @@ def read_records(run_dir: str | os.PathLike | RunFolder, struct: str) -> np.ndar
     return arr[arr["rec_type"] == _rec_type(layout, struct)]
 
 
+def zero_field(run_dir: str | os.PathLike | RunFolder, struct: str, field: str) -> int:
+    """Zeroes one field of every complete record in the struct's file, in
+    place (what served its purpose and should not stay: a sample's copy of
+    a process's stack); returns how many records.  No file or no such
+    field (an older layout): 0."""
+    folder = _folder(run_dir)
+    dt = Layout.of(folder).struct_dtype(struct)
+    path = folder.records(struct)
+    if field not in (dt.names or ()) or not path.exists():
+        return 0
+    n = path.stat().st_size // dt.itemsize
+    if not n:
+        return 0
+    recs = np.memmap(path, dtype=dt, mode="r+", shape=(n,))
+    recs[field] = 0
+    recs.flush()
+    del recs
+    return n
+
+
 def iter_records(run_dir: str | os.PathLike | RunFolder, struct: str,
                  rows: int = 1 << 16):
     """The complete records of one type, rows at a time (plain reads, not a

@@ -5,6 +5,7 @@ pointers, its work in static functions it names no symbol for, and in
 libc's memcpy (which libc names none for either)."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from runfolder import records as R
 from tests.conftest import run_trace
 
 PROGRAM = r"""
+#include <alloca.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,10 +43,12 @@ __attribute__((noinline)) static unsigned long hidden_inner(unsigned long x)
 	return x;
 }
 
-/* a frame of its own (a local array) between the work and a name */
+/* a frame of its own between the work and a name: an alloca of a size
+ * known only at run time, so the compiler keeps a frame pointer here and
+ * the call frame information finds the caller from rbp, not rsp */
 __attribute__((noinline)) static unsigned long hidden_middle(unsigned long x)
 {
-	volatile unsigned long pad[8];
+	volatile unsigned long *pad = alloca(sizeof(*pad) * (8 + (x & 1)));
 
 	for (int i = 0; i < 8; i++)
 		pad[i] = hidden_inner(x + i);
@@ -80,9 +84,18 @@ def test_rules_name_functions_and_the_innermost_named_frame_wins():
     assert function_name("rocksdb::DBImpl::WriteToWAL(rocksdb::WriteThread::WriteGroup const&,"
                          " unsigned long*)") == "rocksdb::DBImpl::WriteToWAL"
     assert function_name("rocksdb::MemTable::KeyComparator::operator()(char const*, "
-                         "char const*) const") == "rocksdb::MemTable::KeyComparator::operator()"
+                         "char const*) const") == "rocksdb::MemTable::KeyComparator::operator() const"
     assert function_name("[libc.so.6]") == "[libc.so.6]"
     assert function_name("f(int) [clone .cold]") == "f"
+    # a lambda's enclosing parameters, a template's arguments: not the function
+    assert function_name("rocksdb::DBImpl::WriteImpl(rocksdb::PostMemTableCallback*)::"
+                         "{lambda()#1}::operator()() const") == \
+        "rocksdb::DBImpl::WriteImpl::{lambda#1}::operator() const"
+    assert function_name("void rocksdb::InlineSkipList<rocksdb::MemTableRep::KeyComparator"
+                         " const&>::Insert<false>(char const*)") == \
+        "void rocksdb::InlineSkipList::Insert"
+    assert function_name("x::(anonymous namespace)::g(int)") == "x::(anonymous namespace)::g"
+    assert function_name("a::operator<<(int)") == "a::operator<<"
     # its parameter names a write-thread type; it is the WAL's
     assert classify_frames(["rocksdb::DBImpl::WriteToWAL(rocksdb::WriteThread::WriteGroup"
                             " const&, unsigned long*)"])[0] == "wal_append"
@@ -107,6 +120,10 @@ def test_samples_name_the_callers_of_stripped_functions(tmp_path: Path):
     syms = subprocess.run(["nm", "-D", "--defined-only", str(prog)], capture_output=True,
                           text=True, check=True).stdout
     assert "named_outer" in syms and "hidden_inner" not in syms
+    # hidden_middle's frame is found from rbp (the walk's other rule)
+    cfi = subprocess.run(["readelf", "--debug-dump=frames-interp", "-W", str(prog)],
+                         capture_output=True, text=True).stdout
+    assert re.search(r"^\s*[0-9a-f]+ rbp\+16 ", cfi, re.M), "no rbp-based frame"
     p = run_trace(["-q", "--mode", "sample", "--sample-hz", "499", "--allow-empty",
                    "-o", str(tmp_path / "o"), "--", str(prog), "1.0"], timeout=300)
     assert p.returncode == 0, p.stderr
@@ -128,3 +145,5 @@ def test_samples_name_the_callers_of_stripped_functions(tmp_path: Path):
     assert len(libc) >= 100, df["leaf"].value_counts().head()
     first = libc["callers"].map(lambda c: c[0] if c else "")
     assert (first == "named_copier").mean() >= 0.95, first.value_counts().head()
+    # the copies of the process's stack did not stay in the folder
+    assert not s["stack"].any() and s["stack_words"].any()

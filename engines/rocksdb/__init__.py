@@ -59,6 +59,8 @@ ENGINE = Engine(
         ("WriteThread::", "queue"),
         ("log::Writer", "wal_append"),
         ("WriteToWAL", "wal_append"),
+        ("WriteGroupToWAL", "wal_append"),     # the group's WAL call, RocksDB 8+
+        ("FlushWAL", "wal_append"),
         ("WritableFileWriter", "wal_append"),
         ("MemTable", "memtable"),
         ("InlineSkipList", "memtable"),

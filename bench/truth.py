@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from bench.cells import MANY_CORE  # noqa: E402
 from runfolder.files import RUNS_DIR  # noqa: E402
 PY = sys.executable   # .venv's where setup.sh made one (trace_wal.py moves there)
+VENV_PY = ROOT / ".venv" / "bin" / "python"
 # traced runs' folders: the plain command's place (runs/ under the working
 # directory, ROOT), not beside the database: on this VM's journal-less
 # ext4 a folder beside an fsync-bound database cost it 2-4%
@@ -208,12 +209,17 @@ def pgbench_phase(rd: Path) -> dict[str, Any]:
     while pgbench ran (phase_mean: the set-up's transactions, pgbench
     -i's and the runner's, are rows too and the headline holds them)."""
     own = pgbench_latencies(rd / "pgbench-result.json")
-    import pandas as pd   # the venv's; the untraced arms need none
-    w = pd.read_parquet(rd / "writes.parquet", columns=["start_ns", "dur_adj_ns"])
-    inside = w[(w.start_ns >= own["t0_ns"]) & (w.start_ns <= own["t1_ns"])]
-    return {"traced_own_mean": own["mean"], "phase_rows": len(inside),
-            "phase_mean": float(inside.dur_adj_ns.mean()) if len(inside) else None,
-            "rows_outside": len(w) - len(inside)}
+    # the rows, read by the venv's Python (sudo's python3 may have no pandas)
+    code = ("import json, sys; import pandas as pd; "
+            "w = pd.read_parquet(sys.argv[1], columns=['start_ns', 'dur_adj_ns']); "
+            "i = w[(w.start_ns >= int(sys.argv[2])) & (w.start_ns <= int(sys.argv[3]))]; "
+            "print(json.dumps([len(w), len(i), float(i.dur_adj_ns.mean()) if len(i) "
+            "else None]))")
+    n, k, mean = json.loads(subprocess.run(
+        [str(VENV_PY) if VENV_PY.exists() else PY, "-c", code, str(rd / "writes.parquet"), str(int(own["t0_ns"])),
+         str(int(own["t1_ns"]))], capture_output=True, text=True, check=True).stdout)
+    return {"traced_own_mean": own["mean"], "phase_rows": k, "phase_mean": mean,
+            "rows_outside": n - k}
 
 
 def fresh(path: Path) -> Path:

@@ -15,7 +15,11 @@ db_bench cell of bench/truth.py, where, in the first batch, the rows read
 0.69x unsynced on one thread and 1.23x synced on four though their
 self-check trusted them;
 else from the rows where their self-check trusts them; else from the rows,
-marked untrusted, with both reasons.  The p99 only from rows the
+marked untrusted, with both reasons.  Where the windows saw two or more
+phases (writers appearing that no window had seen: a set-up, then the
+run), "the rows" are those of the phase with the most writes, with their
+own self-check (analysis/phases.py): a mean over every row mixes the
+phases as the windows happened to sample them.  The p99 only from rows the
 self-check trusts (a percentile needs each write's own time), else null
 with why.  Where both lenses have a mean and they disagree beyond both
 intervals (the rows': their self-check's tolerance), the headline says so;
@@ -46,6 +50,22 @@ def rows_lens(summary: dict[str, Any]) -> dict[str, Any] | None:
             "span": "each recorded write from its start to its end, probes' cost removed"}
 
 
+def phase_rows_lens(summary: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The rows of the phase with the most writes (analysis/phases.py), and
+    their self-check, where the windows saw two or more phases."""
+    p = summary.get("main_phase")
+    if not p or not (p.get("writes") or {}).get("count"):
+        return None
+    lens = rows_lens(p)
+    total = (summary.get("writes") or {}).get("count", 0)
+    lens["phase"] = {"opened_s": p["opened_s"], "rows": p["rows"], "of_rows": total,
+                     "phases": len(summary.get("phases") or ()),
+                     "writes_estimated": p["writes_estimated"]}
+    lens["span"] += (f"; the rows of the phase with the most writes (opened at "
+                     f"{p['opened_s']:.1f}s: {p['rows']} of {total} rows)")
+    return lens, p.get("self_check") or {}
+
+
 def untouched_lens(summary: dict[str, Any]) -> dict[str, Any] | None:
     u = summary.get("untouched") or {}
     if not u.get("available"):
@@ -69,8 +89,11 @@ def disagree(rows: dict[str, Any], untouched: dict[str, Any], tolerance: float) 
 def headline(summary: dict[str, Any]) -> dict[str, Any] | None:
     """summary.json's headline (None: no write seen by either lens)."""
     rows = rows_lens(summary)
-    untouched = untouched_lens(summary)
     check = summary.get("self_check") or {}
+    phased = phase_rows_lens(summary)
+    if phased:   # a set-up's rows are not the run's: the main phase's answer
+        rows, check = phased
+    untouched = untouched_lens(summary)
     u = summary.get("untouched") or {}
     rows_trusted = bool(rows and check.get("trusted"))
     if untouched and u.get("trusted"):
@@ -90,6 +113,11 @@ def headline(summary: dict[str, Any]) -> dict[str, Any] | None:
         pick, why = untouched, f"no rows; the untouched lens: {u.get('distrust', '')}"
     else:
         return None
+    if phased and pick is rows:
+        ph = rows["phase"]
+        why += (f"; the rows are the phase's with the most writes (opened at "
+                f"{ph['opened_s']:.1f}s, {ph['rows']} of {ph['of_rows']} rows, "
+                f"{ph['phases']} phases)")
     out = {"lo_ns": None, "hi_ns": None, **pick, "why": why,
            "trusted": bool(u.get("trusted")) if pick is untouched else rows_trusted,
            "p99_why": None}

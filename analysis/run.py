@@ -25,7 +25,7 @@ import engines
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
-from analysis import answer, selfcheck, threadtime, untouched, windows, workload_output
+from analysis import answer, phases, selfcheck, threadtime, untouched, windows, workload_output
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
@@ -62,6 +62,29 @@ def writes_span_ns(run_dir: Path) -> int | None:
             s, e = int(b["start_ns"].min()), int((b["start_ns"] + b["dur_ns"]).max())
             lo, hi = (s if lo is None else min(lo, s)), (e if hi is None else max(hi, e))
     return hi - lo if lo is not None and hi is not None and hi > lo else None
+
+
+def main_phase(run_dir: Path, summary: dict[str, Any], layout: R.Layout) -> None:
+    """summary.json's phases, where the windows saw two or more with rows,
+    and main_phase: the rows of the one with the most writes, summarised
+    as the run's are, with their own self-check (the headline's rows)."""
+    folder = RunFolder(run_dir)
+    sched = windows.read_windows(run_dir)
+    comps = components.names(summary["engine"], layout)
+    rows = C.ParquetColumns(folder.writes_parquet).frame(
+        ["start_ns", "dur_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
+    by_window = (summary.get("windows") or {}).get("by_window") or []
+    starts = rows["start_ns"].to_numpy()
+    found = phases.phases(sched, by_window, starts, windows.read_stop(run_dir))
+    main = phases.main_phase(found)
+    if main is None:
+        return
+    summary["phases"] = found
+    mine = phases.row_phases(sched, by_window, starts) == main["phase"]
+    sub = phases.rows_summary(rows[mine], comps)
+    sub["self_check"] = selfcheck.self_check({
+        **sub, "engine": summary["engine"], "calibration": summary.get("calibration", {})})
+    summary["main_phase"] = {**main, **sub}
 
 
 def analyse(run_dir: Path) -> dict[str, Any]:
@@ -118,6 +141,8 @@ def analyse(run_dir: Path) -> dict[str, Any]:
                 summary["budget"].update(windows.counted_share(
                     summary["budget"]["recorded"], marks))
     summary["self_check"] = selfcheck.self_check(summary)
+    if folder.windows_tsv.exists():
+        main_phase(run_dir, summary, layout)
     summary["untouched"] = untouched_lens(run_dir, summary, layout)
     summary["headline"] = answer.headline(summary)
     summary["throughput"] = workload_output.throughput(

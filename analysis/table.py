@@ -134,6 +134,9 @@ def format_table(summary: dict[str, Any]) -> str:
         out += "\n" + window_lines(summary["windows"], summary.get("budget"))
     if summary.get("self_check"):
         out += "\n" + selfcheck.line(summary["self_check"])
+    phase = summary.get("main_phase")
+    if phase and phase.get("self_check"):   # the headline's rows are that phase's
+        out += "\n" + phase_lines(summary, phase)
     answer = answer_lines(summary)
     if answer and summary["headline"]["lens"] == "untouched":
         # the answer first; the rows below it are what the probes saw
@@ -146,6 +149,18 @@ def format_table(summary: dict[str, Any]) -> str:
                 f"{len(summary.get('objects', []))} objects inspected "
                 "(summary.json objects says why each was rejected)")
     return partial_lines(summary) + out
+
+
+def phase_lines(summary: dict[str, Any], phase: dict[str, Any]) -> str:
+    """The phases the windows saw, and the self-check of the rows the
+    headline takes (the phase with the most writes)."""
+    shown = ", ".join(f"{p['opened_s']:.1f}s {p['rows']} ~{p['writes_estimated']:,.0f}"
+                      for p in summary.get("phases", [])[:6])
+    return (f"phases (opened at, rows, ~writes): {shown}; the answer takes "
+            f"{phase['opened_s']:.1f}s's rows, mean "
+            f"{fmt_ns(phase['writes']['duration_adj']['mean_ns'])}\n"
+            + selfcheck.line(phase["self_check"]).replace(
+                "self-check:", f"self-check ({phase['opened_s']:.1f}s's rows):", 1))
 
 
 def retained_line(summary: dict[str, Any]) -> str:

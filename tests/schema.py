@@ -19,6 +19,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "run_schema.json"
 DATA_KEYED = {"by_type", "sample_breakdown", "roles"}
 # ... and maps at these paths (the lenses' components, by what each saw)
 DATA_KEYED_PATHS = {"headline.components", "untouched.components", "untouched.blocked_split",
+                    "main_phase.components",
                     "untouched.io_per_call"}
 
 

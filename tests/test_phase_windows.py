@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import phases, windows
 from tests.conftest import ROOT, run_trace
 
 pytestmark = pytest.mark.root   # end-to-end: root, a live kernel, the build
@@ -51,3 +52,16 @@ def test_the_readme_postgres_line_has_rows_from_pgbench(tmp_path):
     each = s["windows"]["by_window"]
     assert any(w["rows"] for w in each[1:]), each   # not the set-up's window alone
     assert "could not attach" not in p.stderr
+    # the headline's rows are pgbench's, not the set-up's (pgbench -i's
+    # load is one long transaction): where the windows saw phases, the
+    # phase the headline takes began inside pgbench's own clock
+    h = s["headline"]
+    if h["lens"] == "rows" and s.get("main_phase"):
+        own = json.loads((tmp_path / "o" / "pgbench-result.json").read_text())["pgbench"]
+        rows = pd.read_parquet(tmp_path / "o" / "writes.parquet", columns=["start_ns"])
+        sched = windows.read_windows(tmp_path / "o")
+        mine = phases.row_phases(sched, each, rows["start_ns"].to_numpy()) == \
+            s["main_phase"]["phase"]
+        inside = rows["start_ns"][mine].between(own["t0_ns"], own["t1_ns"])
+        assert inside.mean() >= 0.9, (s["phases"], inside.mean())
+        assert h["phase"]["rows"] == int(mine.sum())

@@ -55,7 +55,8 @@ class _Reader:
         self.pos += struct.calcsize(fmt)
         return v
 
-    def uleb(self) -> int:
+    def _leb(self) -> tuple[int, int, int]:
+        """A LEB128's value, its bit count and its last byte."""
         v = shift = 0
         while True:
             b = self.data[self.pos]
@@ -63,17 +64,14 @@ class _Reader:
             v |= (b & 0x7f) << shift
             shift += 7
             if b < 0x80:
-                return v
+                return v, shift, b
+
+    def uleb(self) -> int:
+        return self._leb()[0]
 
     def sleb(self) -> int:
-        v = shift = 0
-        while True:
-            b = self.data[self.pos]
-            self.pos += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if b < 0x80:
-                return v - (1 << shift) if b & 0x40 else v
+        v, shift, last = self._leb()
+        return v - (1 << shift) if last & 0x40 else v
 
     def cstr(self) -> bytes:
         end = self.data.index(b"\0", self.pos)
@@ -213,16 +211,16 @@ class FrameTable:
             return None
         if cie.has_aug_data:
             r.pos += r.uleb()
-        return _run(cie, data[r.pos:end], pc_begin, vaddr, self._frame[1])
+        return _run(cie, data[r.pos:end], pc_begin, vaddr)
 
 
-def _run(cie: _Cie, fde_ops: bytes, pc_begin: int, target: int, base: int) -> FrameRule:
+def _run(cie: _Cie, fde_ops: bytes, pc_begin: int, target: int) -> FrameRule:
     """Runs the CIE's initial instructions, then the FDE's until the row
     that covers target."""
     state = {"cfa": (REG_RSP, 8), "regs": {}}
-    _execute(cie, cie.initial, state, None, 0, base)
+    _execute(cie, cie.initial, state, None, 0)
     initial = dict(state["regs"])
-    _execute(cie, fde_ops, state, initial, pc_begin, base, target)
+    _execute(cie, fde_ops, state, initial, pc_begin, target)
     cfa_reg, cfa_off = state["cfa"]
     if cfa_reg < 0:
         raise CfiError("CFA by expression")
@@ -239,7 +237,7 @@ def _run(cie: _Cie, fde_ops: bytes, pc_begin: int, target: int, base: int) -> Fr
 
 
 def _execute(cie: _Cie, ops: bytes, state: dict, initial: dict | None, loc: int,
-             base: int, target: int | None = None) -> None:
+             target: int | None = None) -> None:
     r = _Reader(ops, 0)
     stack: list[tuple] = []
     regs = state["regs"]

@@ -25,7 +25,8 @@ import engines
 from analysis import columns as C
 from analysis import components
 from analysis import compensation, folded, offcpu, sampling, stacks, summary as S
-from analysis import answer, phases, selfcheck, threadtime, untouched, windows, workload_output
+from analysis import (answer, phases, rows_sample, selfcheck, threadtime, untouched, windows,
+                      workload_output)
 from analysis import writes as W
 from analysis.io import io_frame_from, named_frame, opens_frame
 from analysis.sched import sched_frame_from
@@ -82,6 +83,10 @@ def main_phase(run_dir: Path, summary: dict[str, Any], layout: R.Layout) -> None
     summary["phases"] = found
     mine = phases.row_phases(sched, by_window, starts) == main["phase"]
     sub = phases.rows_summary(rows[mine], comps)
+    sub["rows_sample"] = rows_sample.interval(
+        starts[mine], rows["dur_adj_ns"].to_numpy()[mine],
+        windows.window_of(starts[mine], sched),
+        main["window_s"] / main["span_s"] if main["span_s"] else None)
     sub["self_check"] = selfcheck.self_check({
         **sub, "engine": summary["engine"], "calibration": summary.get("calibration", {})})
     summary["main_phase"] = {**main, **sub}
@@ -140,6 +145,11 @@ def analyse(run_dir: Path) -> dict[str, Any]:
             if marks and not summary["budget"]["every_write"]:
                 summary["budget"].update(windows.counted_share(
                     summary["budget"]["recorded"], marks))
+        starts = rows["start_ns"].to_numpy()
+        summary["rows_sample"] = rows_sample.interval(
+            starts, rows["dur_adj_ns"].to_numpy(), windows.window_of(starts, sched),
+            1.0 if (summary.get("budget") or {}).get("every_write")
+            else summary["windows"].get("duty"))
     summary["self_check"] = selfcheck.self_check(summary)
     if folder.windows_tsv.exists():
         main_phase(run_dir, summary, layout)

@@ -170,6 +170,13 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
         out: dict[str, Any] = {"mean": t["mean_adj_ns"], "p50": t["p50_adj_ns"],
                                "p99": t["p99_adj_ns"], "raw_mean": t["mean_ns"]} if t \
             else {k: None for k in (*STATS, "raw_mean")}
+        # span-matched in the same run: the rows against the driver's own
+        # clock of the same transactions, and the driver's clock of every
+        # transaction of the type in the traced run (its txlog.csv)
+        out["same_rows"] = t["mean_adj_ns"] / t["app_mean_ns"] \
+            if t and t.get("app_mean_ns") else None
+        own = rd / "txlog.csv"
+        out["traced_own_mean"] = driver_latencies(own)["mean"] if own.exists() else None
     else:
         adj, raw = s["writes"]["duration_adj"], s["writes"]["duration"]
         out = {k: adj[f"{k}_ns"] for k in STATS}
@@ -267,6 +274,17 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
                     out[f"{arm}:{lens}"]["lenses"] = {
                         x: sum(g["lens"] == x for g in got) for x in ("rows", "untouched")}
                     out[f"{arm}:{lens}"]["trusted"] = sum(bool(g["trusted"]) for g in got)
+        # span-matched in the same run: the headline over the traced
+        # workload's own clock (pgbench, the SQLite driver, db_bench's
+        # histogram), and SQLite's rows over the driver's clock of the
+        # same transactions
+        for key, v in (("own_run", [r["headline"]["mean"] / r["traced_own_mean"] for r in rs
+                                    if (r.get("headline") or {}).get("mean")
+                                    and r.get("traced_own_mean")]),
+                       ("same_rows", [r["same_rows"] for r in rs if r.get("same_rows")])):
+            if v:
+                out[f"{arm}:{key}"] = {"median": statistics.median(v), "lo": min(v),
+                                       "hi": max(v)}
     return out
 
 
@@ -295,11 +313,14 @@ def lens_table(results: dict[str, Any], modes: list[str]) -> str:
              "per write) and its in-write mean (that less the writer's own work between "
              "writes, by the windows' rows) over the untraced mean of every transaction "
              "(db_bench: of every write, op to op); the headline's mean over the untraced "
-             "mean of its span, with the lens it took in each run.", "",
+             "mean of its span, with the lens it took in each run; span-matched in the same run: the "
+             "headline over the traced workload's own clock (own run) and SQLite's rows over "
+             "the driver's clock of the same transactions (same txns).", "",
              "| workload | untraced mean (all) | A/A | "
-             + " | ".join(f"{m} untouched | {m} in-write | {m} headline | {m} lens"
+             + " | ".join(f"{m} untouched | {m} in-write | {m} headline | {m} lens | "
+                          f"{m} headline / own run | {m} rows / same txns"
                           for m in modes) + " |",
-             "|---|---|---|" + "---|---|---|---|" * len(modes)]
+             "|---|---|---|" + "---|---|---|---|---|---|" * len(modes)]
     shown = 0
     for wl, r in results.items():
         s = r["summary"]
@@ -319,6 +340,10 @@ def lens_table(results: dict[str, Any], modes: list[str]) -> str:
             return "; ".join(d(f"{m}:headline", k) + (" (all)" if k == "mean_all" else "")
                              for k in ("mean", "mean_all") if k in h) or "-"
 
+        def own(m: str, k: str) -> str:
+            v = s.get(f"{m}:{k}")
+            return f"{v['median']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" if v else "-"
+
         def lens(m: str) -> str:
             h = s.get(f"{m}:headline") or {}
             n = h.get("lenses") or {}
@@ -328,7 +353,8 @@ def lens_table(results: dict[str, Any], modes: list[str]) -> str:
                      f"{d('untraced', 'mean_all')} | "
                      + " | ".join(f"{d(f'{m}:untouched', 'mean_all')} | "
                                   f"{d(f'{m}:untouched', 'in_write_all')} | {head(m)} | "
-                                  f"{lens(m)}" for m in modes) + " |")
+                                  f"{lens(m)} | {own(m, 'own_run')} | {own(m, 'same_rows')}"
+                                  for m in modes) + " |")
     if not shown:
         return "(the lenses not measured yet: `sudo bench/truth.py --reps 5`)\n"
     return "\n".join(lines) + "\n"

@@ -1,0 +1,101 @@
+"""How far a windowed run's mean can be off for being a sample.
+
+The default records every write of a short or cheap run (a census: its
+mean is every write's) and windows otherwise: then its rows are a sample
+of the run, or of its main phase (analysis/phases.py), and their mean is
+as good as that sample.  A phase's one window of 68 pgbench rows read
+1.55x pgbench's own clock of the same run, where its 400-900-row
+neighbours read 1.01-1.17 (bench/results/truth-pgbench-phases.md), and
+the self-check, which weighed no sample size, trusted it.
+
+The interval: from ten or more windows with rows, the 95% bootstrap
+across windows (windows.interval_across_windows, what summary.json's
+windows.estimates give); with fewer, batch means: the rows in time order
+cut into BATCHES batches of equal count, the mean's standard error their
+means' spread over sqrt(BATCHES), times Student's t at BATCHES - 1
+degrees of freedom.  Rows next to each other in time are alike (the same
+checkpoint, the same lock holder), so contiguous batches see that, where
+a per-row standard error would not.  Fewer than BATCHES x MIN_BATCH_ROWS
+rows give no interval: too few to tell how typical they are.  What none
+of these sees is a stretch of the run no window was in; the untouched
+lens covers those (analysis/untouched.py).
+
+selfcheck.self_check reads it as summary["rows_sample"]: where its
+half-width over the mean is more than the tolerance, or there is none,
+the rows are not trusted."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from analysis import windows as W
+
+BATCHES = 10
+MIN_BATCH_ROWS = 5
+# Student's t, 97.5th percentile, BATCHES - 1 = 9 degrees of freedom
+T_975 = 2.262
+# a sample whose windows held this share of its span or more is read as
+# a census (the budget's every-write start is one window, share 1)
+CENSUS_SHARE = 0.9
+
+
+def census(adj: np.ndarray, windows: int = 1) -> dict[str, Any]:
+    """Every write of the span recorded: no sampling error."""
+    mean = float(adj.mean()) if len(adj) else 0.0
+    return {"census": True, "rows": int(len(adj)), "windows": windows,
+            "covered_share": 1.0, "method": "census", "lo_ns": mean, "hi_ns": mean,
+            "mean_ns": mean, "half_share": 0.0}
+
+
+def batch_means(starts: np.ndarray, adj: np.ndarray) -> tuple[float, float]:
+    """95% interval of the mean from BATCHES contiguous batches (nan, nan:
+    too few rows)."""
+    n = len(adj)
+    if n < BATCHES * MIN_BATCH_ROWS:
+        return float("nan"), float("nan")
+    order = np.argsort(starts, kind="stable")
+    means = np.array([b.mean() for b in np.array_split(adj[order], BATCHES)])
+    mean = float(adj.mean())
+    half = T_975 * float(means.std(ddof=1)) / np.sqrt(BATCHES)
+    return mean - half, mean + half
+
+
+def interval(starts: np.ndarray, adj: np.ndarray, window: np.ndarray,
+             covered_share: float | None) -> dict[str, Any]:
+    """The rows' sample: how many rows and windows, the interval of their
+    mean and its half-width over the mean (half_share; None: no interval).
+    window: each row's window (windows.window_of); covered_share: the
+    share of the span the windows held (>= CENSUS_SHARE: a census)."""
+    n = len(adj)
+    inside = window >= 0
+    k_rows = np.bincount(window[inside], minlength=int(window.max()) + 1 if n else 0)
+    k = int((k_rows > 0).sum())
+    if covered_share is not None and covered_share >= CENSUS_SHARE:
+        return census(adj, k)
+    out: dict[str, Any] = {"census": False, "rows": int(n), "windows": k,
+                           "covered_share": covered_share}
+    adj = adj.astype(np.float64)
+    if k >= W.MIN_WINDOWS:
+        sums = np.bincount(window[inside], weights=adj[inside], minlength=len(k_rows))
+        lo, hi = W.interval_across_windows(sums, k_rows.astype(float),
+                                           np.random.default_rng(W.SEED))
+        out["method"] = "across windows"
+    else:
+        lo, hi = batch_means(starts, adj)
+        out["method"] = f"{BATCHES} batches of rows in time order"
+    mean = float(adj.mean()) if n else 0.0
+    out.update(lo_ns=lo, hi_ns=hi, mean_ns=mean)
+    out["half_share"] = (max(mean - lo, hi - mean) / mean
+                         if lo == lo and hi == hi and mean > 0 else None)
+    return out
+
+
+def line(sample: dict[str, Any]) -> str:
+    """Why the self-check does not trust the rows for being a sample."""
+    where = f"{sample['rows']} rows in {sample['windows']} window" + \
+        ("" if sample["windows"] == 1 else "s")
+    if sample.get("half_share") is None:
+        return f"the rows are a sample ({where}): too few to say how typical they are"
+    return (f"the rows are a sample ({where}): their mean is good to "
+            f"+-{sample['half_share'] * 100:.0f}% only")

@@ -1,0 +1,104 @@
+"""A windowed run's rows are a sample (analysis/rows_sample.py): the
+self-check trusts their mean only as far as the sample allows.  Constructed
+rows: a census, one long steady window, one short window with a slow
+stretch, too few rows, and many windows one of which is slow."""
+from __future__ import annotations
+
+import numpy as np
+
+from analysis import answer, phases, rows_sample, selfcheck
+
+MS = 1_000_000
+
+
+def steady(n: int, mean_ms: float, rng: np.random.Generator) -> np.ndarray:
+    return rng.normal(mean_ms, 0.1 * mean_ms, n) * MS
+
+
+def one_window(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.arange(n, dtype=np.int64) * MS, np.zeros(n, dtype=np.int64)
+
+
+def test_a_census_has_no_sampling_error():
+    rng = np.random.default_rng(1)
+    starts, window = one_window(40)
+    s = rows_sample.interval(starts, steady(40, 3, rng), window, 0.95)
+    assert s["census"] and s["half_share"] == 0.0 and s["rows"] == 40
+
+
+def test_one_long_steady_window_is_good_to_a_few_percent():
+    rng = np.random.default_rng(2)
+    starts, window = one_window(450)
+    s = rows_sample.interval(starts, steady(450, 3, rng), window, 0.3)
+    assert not s["census"] and s["windows"] == 1 and "batches" in s["method"]
+    assert s["half_share"] < 0.05
+    assert s["lo_ns"] < 3 * MS < s["hi_ns"]
+
+
+def test_a_short_window_with_a_slow_stretch_is_not_trusted():
+    # 68 rows, the first 12 during a checkpoint at 12 ms, the rest 3 ms:
+    # their mean says what the window happened to hold, not the phase
+    rng = np.random.default_rng(3)
+    adj = np.concatenate([steady(12, 12, rng), steady(56, 3, rng)])
+    starts, window = one_window(68)
+    s = rows_sample.interval(starts, adj, window, 0.13)
+    assert s["half_share"] > selfcheck.TOLERANCE
+    check = selfcheck.self_check(summary_of(adj, s))
+    assert not check["trusted"] and not check["sampled_ok"]
+    assert "good to +-" in selfcheck.line(check)
+    # the same rows spread evenly in time would be steadier batches, but a
+    # run of them together is what a window sees: shuffled, it passes
+    shuffled = rows_sample.interval(starts, rng.permutation(adj), window, 0.13)
+    assert shuffled["half_share"] < s["half_share"]
+
+
+def test_too_few_rows_give_no_interval():
+    rng = np.random.default_rng(4)
+    n = rows_sample.BATCHES * rows_sample.MIN_BATCH_ROWS - 1
+    starts, window = one_window(n)
+    adj = steady(n, 3, rng)
+    s = rows_sample.interval(starts, adj, window, 0.1)
+    assert s["half_share"] is None
+    check = selfcheck.self_check(summary_of(adj, s))
+    assert not check["trusted"]
+    assert "too few to say how typical" in selfcheck.line(check)
+
+
+def test_many_windows_bootstrap_across_them():
+    rng = np.random.default_rng(5)
+    k, per = 12, 50
+    window = np.repeat(np.arange(k), per)
+    starts = np.arange(k * per, dtype=np.int64) * MS
+    adj = steady(k * per, 3, rng)
+    s = rows_sample.interval(starts, adj, window, 0.2)
+    assert s["method"] == "across windows" and s["windows"] == k
+    assert s["half_share"] < 0.05 and selfcheck.self_check(summary_of(adj, s))["trusted"]
+    adj[window == 3] *= 8       # one window caught a stall
+    s = rows_sample.interval(starts, adj, window, 0.2)
+    assert s["half_share"] > selfcheck.TOLERANCE
+
+
+def test_the_headline_does_not_trust_a_phase_too_small_to_tell():
+    rng = np.random.default_rng(6)
+    adj = np.concatenate([steady(12, 12, rng), steady(56, 3, rng)])
+    starts, window = one_window(68)
+    main = {"phase": 1, "opened_s": 2.0, "rows": 68, "writes_estimated": 500.0,
+            **summary_of(adj, rows_sample.interval(starts, adj, window, 0.13))}
+    main["self_check"] = selfcheck.self_check(main)
+    summary = {"engine": "postgres", "calibration": {"band": 0.05},
+               **summary_of(adj, None), "phases": [{"phase": 0}, {"phase": 1}],
+               "main_phase": main}
+    summary["self_check"] = selfcheck.self_check(summary)
+    assert summary["self_check"]["trusted"]      # no sample said: as before
+    h = answer.headline(summary)
+    assert h["lens"] == "rows" and not h["trusted"] and h["p99_ns"] is None
+
+
+def summary_of(adj: np.ndarray, sample: dict | None) -> dict:
+    import pandas as pd
+    rows = pd.DataFrame({"dur_ns": adj * 1.02, "dur_adj_ns": adj, "other_adj_ns": adj})
+    out = {"engine": "postgres", "calibration": {"band": 0.05},
+           **phases.rows_summary(rows, ["other"])}
+    if sample is not None:
+        out["rows_sample"] = sample
+    return out

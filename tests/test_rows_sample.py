@@ -102,3 +102,20 @@ def summary_of(adj: np.ndarray, sample: dict | None) -> dict:
     if sample is not None:
         out["rows_sample"] = sample
     return out
+
+
+def test_rare_long_waits_are_named():
+    # a SQLite client's busy-handler waits: 5 of 500 transactions wait
+    # 300 ms (each under the longest write's 15%), the rest take 3 ms; the
+    # mean is how many the window caught
+    rng = np.random.default_rng(7)
+    adj = steady(500, 3, rng)
+    adj[[60, 100, 250, 400, 480]] = 300 * MS
+    starts, window = one_window(500)
+    s = rows_sample.interval(starts, adj, window, 0.2)
+    assert s["tail_share"] > rows_sample.RARE_TAIL_SHARE
+    line = selfcheck.line(selfcheck.self_check(summary_of(adj, s)))
+    assert "rare waits the windows caught" in line and "good to +-" in line
+    assert max(len(x) for x in line.splitlines()) <= 80
+    quiet = rows_sample.interval(starts, steady(500, 3, rng), window, 0.2)
+    assert quiet["tail_share"] < 0.05

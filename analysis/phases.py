@@ -10,8 +10,9 @@ happened to sample them in; the headline takes the phase with the most
 writes instead (analysis/answer.py), and the table shows each phase.
 
 A phase's writes are estimated as its rows per second of its windows'
-time, over the phase's span (from its first window's open to the next
-phase's, the last to the run's end)."""
+time, over the phase's span (from where the schedule saw its new writers,
+its "phase" line, to the next phase's, the last to the run's end; the
+window opens at a random point after)."""
 from __future__ import annotations
 
 from typing import Any
@@ -32,10 +33,12 @@ def row_phases(sched: pd.DataFrame, by_window: list[dict[str, Any]],
 
 
 def phases(sched: pd.DataFrame, by_window: list[dict[str, Any]], starts: np.ndarray,
-           end_ns: int | None) -> list[dict[str, Any]]:
+           end_ns: int | None, phase_ns: list[int] | None = None) -> list[dict[str, Any]]:
     """The phases that have rows, in order: where each opened (s from the
     first window's open), its rows, windows, their time and its estimated
-    writes."""
+    writes.  phase_ns: when the schedule saw each phase's new writers (its
+    "phase" lines; the window follows at a random point after): a phase's
+    span begins there."""
     if not len(sched) or not by_window:
         return []
     count = np.cumsum([bool(x["phase"]) for x in by_window]).astype(np.int64)
@@ -45,17 +48,26 @@ def phases(sched: pd.DataFrame, by_window: list[dict[str, Any]], starts: np.ndar
     closes = sched["close_ns"].to_numpy(np.int64)
     t0 = int(opens.min())
     last = max(int(closes.max()), int(end_ns or 0))
+    seen = np.asarray(sorted(phase_ns or ()), dtype=np.int64)
+
+    def begins(i: int) -> int:
+        """Where the phase whose first window is i began: its phase line,
+        else the window's open."""
+        j = np.searchsorted(seen, opens[i], side="right") - 1
+        after = int(closes[i - 1]) if i else -1   # not an earlier window's line
+        return int(seen[j]) if by_window[i]["phase"] and j >= 0 and seen[j] > after \
+            else int(opens[i])
     out = []
     for p in np.unique(count):
         mine = count == p
         first = int(np.argmax(mine))
         nxt = np.nonzero(count > p)[0]
-        span_end = int(opens[nxt[0]]) if len(nxt) else last
+        span_end = begins(int(nxt[0])) if len(nxt) else last
         n = int(rows[mine].sum())
         open_ns = int((closes[mine] - opens[mine]).sum())
         if not n or open_ns <= 0:
             continue
-        span = max(span_end - int(opens[first]), open_ns)
+        span = max(span_end - begins(first), open_ns)
         out.append({"phase": int(p), "opened_s": (int(opens[first]) - t0) / 1e9,
                     "rows": n, "windows": int(mine.sum()),
                     "window_s": open_ns / 1e9, "span_s": span / 1e9,

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from analysis import windows as W
 
@@ -38,6 +39,13 @@ T_975 = 2.262
 # a sample whose windows held this share of its span or more is read as
 # a census (the budget's every-write start is one window, share 1)
 CENSUS_SHARE = 0.9
+# one window whose rows cover less of the span they stand for than this
+# stands for its own stretch: a phase window that opened as pgbench's
+# backends began held its first 0.05-0.15 s of ~2.5 s, and its rows read
+# 1.07-1.55x pgbench's own clock of the run in 6 runs, where windows with
+# rows in 16-28% of it read 1.02-1.08 in 4 (twenty-first and -second
+# sessions, bench/results/truth-pgbench-phases.md and truth-sample.md)
+MIN_ACTIVE_SHARE = 0.1
 # the longest 1% of rows carrying this much of their time: the line says
 # the mean rests on rare waits (a SQLite driver's busy-handler waits of a
 # second: 3 of 4,373 transactions were 37% of its own mean)
@@ -48,7 +56,7 @@ def census(adj: np.ndarray, windows: int = 1) -> dict[str, Any]:
     """Every write of the span recorded: no sampling error."""
     mean = float(adj.mean()) if len(adj) else 0.0
     return {"census": True, "rows": int(len(adj)), "windows": windows,
-            "covered_share": 1.0, "method": "census", "lo_ns": mean, "hi_ns": mean,
+            "covered_share": 1.0, "active_share": 1.0, "method": "census", "lo_ns": mean, "hi_ns": mean,
             "mean_ns": mean, "tail_share": tail_share(adj), "half_share": 0.0}
 
 
@@ -75,12 +83,25 @@ def tail_share(adj: np.ndarray) -> float:
     return float(np.sort(adj)[-k:].sum() / adj.sum())
 
 
+def active_ns(starts: np.ndarray, window: np.ndarray) -> float:
+    """The time the windows saw rows in: each window's first row's start
+    to its last's (a window open before its phase's work began, or after
+    it ended, counts only where it had rows)."""
+    inside = window >= 0
+    if not inside.any():
+        return 0.0
+    f = pd.DataFrame({"w": window[inside], "t": starts[inside]}).groupby("w")["t"]
+    return float((f.max() - f.min()).sum())
+
+
 def interval(starts: np.ndarray, adj: np.ndarray, window: np.ndarray,
-             covered_share: float | None) -> dict[str, Any]:
+             covered_share: float | None, span_ns: float | None = None) -> dict[str, Any]:
     """The rows' sample: how many rows and windows, the interval of their
     mean and its half-width over the mean (half_share; None: no interval).
     window: each row's window (windows.window_of); covered_share: the
-    share of the span the windows held (>= CENSUS_SHARE: a census)."""
+    share of the span the windows held (>= CENSUS_SHARE: a census);
+    span_ns: the span the rows stand for (active_share: the share of it
+    the windows saw rows in)."""
     n = len(adj)
     inside = window >= 0
     k_rows = np.bincount(window[inside], minlength=int(window.max()) + 1 if n else 0)
@@ -88,7 +109,9 @@ def interval(starts: np.ndarray, adj: np.ndarray, window: np.ndarray,
     if covered_share is not None and covered_share >= CENSUS_SHARE:
         return census(adj, k)
     out: dict[str, Any] = {"census": False, "rows": int(n), "windows": k,
-                           "covered_share": covered_share}
+                           "covered_share": covered_share,
+                           "active_share": active_ns(starts, window) / span_ns
+                           if span_ns else None}
     adj = adj.astype(np.float64)
     if k >= W.MIN_WINDOWS:
         sums = np.bincount(window[inside], weights=adj[inside], minlength=len(k_rows))
@@ -105,12 +128,33 @@ def interval(starts: np.ndarray, adj: np.ndarray, window: np.ndarray,
     return out
 
 
+def narrow(sample: dict[str, Any]) -> bool:
+    """One window that saw rows in less than MIN_ACTIVE_SHARE of its span:
+    it stands for its own stretch, not the span."""
+    a = sample.get("active_share")
+    return bool(not sample.get("census") and sample.get("windows") == 1
+                and a is not None and a < MIN_ACTIVE_SHARE)
+
+
+def trusted(sample: dict[str, Any] | None, tolerance: float) -> bool:
+    """No sample said (a full run, a folder from before), a census, or an
+    interval within the tolerance from more than one narrow window."""
+    if not sample or sample.get("census"):
+        return True
+    h = sample.get("half_share")
+    return h is not None and h <= tolerance and not narrow(sample)
+
+
 def line(sample: dict[str, Any]) -> str:
     """Why the self-check does not trust the rows for being a sample."""
     where = f"{sample['rows']} rows in {sample['windows']} window" + \
         ("" if sample["windows"] == 1 else "s")
     if sample.get("half_share") is None:
         return f"the rows are a sample ({where}): too few to say how typical they are"
+    if narrow(sample):
+        return (f"the rows are one window's, with rows in "
+                f"{sample['active_share'] * 100:.0f}% of the span\n  they stand for: "
+                "that stretch, not the span")
     out = (f"the rows are a sample ({where}): their mean is good to "
            f"+-{sample['half_share'] * 100:.0f}% only")
     tail = sample.get("tail_share") or 0.0

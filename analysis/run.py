@@ -76,7 +76,8 @@ def main_phase(run_dir: Path, summary: dict[str, Any], layout: R.Layout) -> None
         ["start_ns", "dur_ns", "dur_adj_ns"] + [f"{c}_adj_ns" for c in comps])
     by_window = (summary.get("windows") or {}).get("by_window") or []
     starts = rows["start_ns"].to_numpy()
-    found = phases.phases(sched, by_window, starts, windows.read_stop(run_dir))
+    found = phases.phases(sched, by_window, starts, windows.read_stop(run_dir),
+                          windows.read_phases(run_dir))
     main = phases.main_phase(found)
     if main is None:
         return
@@ -86,7 +87,7 @@ def main_phase(run_dir: Path, summary: dict[str, Any], layout: R.Layout) -> None
     sub["rows_sample"] = rows_sample.interval(
         starts[mine], rows["dur_adj_ns"].to_numpy()[mine],
         windows.window_of(starts[mine], sched),
-        main["window_s"] / main["span_s"] if main["span_s"] else None)
+        main["window_s"] / main["span_s"] if main["span_s"] else None, main["span_s"] * 1e9)
     sub["self_check"] = selfcheck.self_check({
         **sub, "engine": summary["engine"], "calibration": summary.get("calibration", {})})
     summary["main_phase"] = {**main, **sub}
@@ -149,7 +150,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         summary["rows_sample"] = rows_sample.interval(
             starts, rows["dur_adj_ns"].to_numpy(), windows.window_of(starts, sched),
             1.0 if (summary.get("budget") or {}).get("every_write")
-            else summary["windows"].get("duty"))
+            else summary["windows"].get("duty"), (summary.get("elapsed_s") or 0) * 1e9)
     summary["self_check"] = selfcheck.self_check(summary)
     if folder.windows_tsv.exists():
         main_phase(run_dir, summary, layout)

@@ -142,9 +142,7 @@ def self_check(summary: dict[str, Any]) -> dict[str, Any] | None:
     cut_ns = float(win.get("rows_cut_ns", 0) or 0)
     left_out = cut_ns / (d["sum_ns"] + cut_ns) if cut_ns and d.get("sum_ns") else 0.0
     sample = summary.get("rows_sample")
-    sampled_ok = (not sample or sample.get("census")
-                  or (sample.get("half_share") is not None
-                      and sample["half_share"] <= TOLERANCE))
+    sampled_ok = rows_sample.trusted(sample, TOLERANCE)
     return {"inflation": inflation, "wait_share": share, "risk": risk,
             "risk_high": RISK_HIGH, "high": high, "band": band,
             "uncertainty": uncertainty, "longest_share": longest,

@@ -63,3 +63,19 @@ def test_the_headline_takes_the_main_phases_rows_and_its_self_check():
     del summary["main_phase"]
     h = answer.headline(summary)
     assert not h["trusted"] and h["mean_ns"] > 6 * MS
+
+
+def test_a_phase_begins_where_its_new_writers_were_seen():
+    # the schedule saw the run's writers at 1800 ms and placed its window
+    # at a random point after (2000 ms): the phase's span, and so its
+    # estimated writes, count from 1800 ms; the set-up's ends there
+    sched = schedule((0, 1000), (2000, 2100), (3000, 3100))
+    by_window = [{"phase": False}, {"phase": True}, {"phase": False}]
+    starts = (np.concatenate([np.linspace(0, 990, 10), np.linspace(2000, 2099, 100),
+                              np.linspace(3000, 3099, 100)]) * MS).astype(np.int64)
+    got = phases.phases(sched, by_window, starts, 4000 * MS, [1800 * MS])
+    assert got[0]["span_s"] == 1.8 and got[1]["span_s"] == 2.2
+    assert got[1]["writes_estimated"] == 200 * 2200 / 200
+    assert got[1]["opened_s"] == 2.0           # where its first window opened
+    # a phase line before an earlier window is not this phase's
+    assert phases.phases(sched, by_window, starts, 4000 * MS, [500 * MS])[1]["span_s"] == 2.0

@@ -119,3 +119,24 @@ def test_rare_long_waits_are_named():
     assert max(len(x) for x in line.splitlines()) <= 80
     quiet = rows_sample.interval(starts, steady(500, 3, rng), window, 0.2)
     assert quiet["tail_share"] < 0.05
+
+
+def test_one_window_that_saw_a_sliver_of_its_span_stands_for_that_sliver():
+    # 300 steady rows in 150 ms of one window, standing for a 2.5 s phase
+    # (6%): their interval is narrow, but one window says nothing of the
+    # rest of the phase (a phase's first 0.15 s: new backends' cold caches)
+    rng = np.random.default_rng(8)
+    adj = steady(300, 4, rng)
+    starts = (np.linspace(0, 150, 300) * MS).astype(np.int64)
+    window = np.zeros(300, dtype=np.int64)
+    s = rows_sample.interval(starts, adj, window, 0.2, 2500 * MS)
+    assert s["half_share"] < 0.05 and s["active_share"] < rows_sample.MIN_ACTIVE_SHARE
+    check = selfcheck.self_check(summary_of(adj, s))
+    assert not check["trusted"] and "one window's" in selfcheck.line(check)
+    # the same rows standing for 1 s of phase (15%): trusted
+    s = rows_sample.interval(starts, adj, window, 0.2, 1000 * MS)
+    assert selfcheck.self_check(summary_of(adj, s))["trusted"]
+    # two such windows: the batches of rows see between them
+    two = np.repeat([0, 1], 150)
+    s = rows_sample.interval(starts, adj, two, 0.2, 2500 * MS)
+    assert not rows_sample.narrow(s)

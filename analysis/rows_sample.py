@@ -39,12 +39,15 @@ T_975 = 2.262
 # a sample whose windows held this share of its span or more is read as
 # a census (the budget's every-write start is one window, share 1)
 CENSUS_SHARE = 0.9
-# one window whose rows cover less of the span they stand for than this
-# stands for its own stretch: a phase window that opened as pgbench's
-# backends began held its first 0.05-0.15 s of ~2.5 s, and its rows read
-# 1.07-1.55x pgbench's own clock of the run in 6 runs, where windows with
-# rows in 16-28% of it read 1.02-1.08 in 4 (twenty-first and -second
-# sessions, bench/results/truth-pgbench-phases.md and truth-sample.md)
+# fewer than MIN_WINDOWS windows whose rows cover less of the span they
+# stand for than this stand for their own stretches: a phase window that
+# opened as pgbench's backends began held its first 0.05-0.15 s of ~2.5
+# s, and its rows read 1.07-1.55x pgbench's own clock of the run in 6
+# runs, where windows with rows in 16-28% of it read 1.02-1.08 in 4
+# (twenty-first and -second sessions, bench/results/
+# truth-pgbench-phases.md, truth-rows-sample-1.md); two windows with rows
+# in 9-10% of a synced 1-thread db_bench run read 0.94-1.21x its own
+# histogram (truth-budget-dbbench-s22.md)
 MIN_ACTIVE_SHARE = 0.1
 # the longest 1% of rows carrying this much of their time: the line says
 # the mean rests on rare waits (a SQLite driver's busy-handler waits of a
@@ -129,10 +132,12 @@ def interval(starts: np.ndarray, adj: np.ndarray, window: np.ndarray,
 
 
 def narrow(sample: dict[str, Any]) -> bool:
-    """One window that saw rows in less than MIN_ACTIVE_SHARE of its span:
-    it stands for its own stretch, not the span."""
+    """Fewer windows than an interval across windows needs, which saw rows
+    in less than MIN_ACTIVE_SHARE of their span: they stand for their own
+    stretches, not the span (batches of their rows cannot tell how the
+    rest of it differs)."""
     a = sample.get("active_share")
-    return bool(not sample.get("census") and sample.get("windows") == 1
+    return bool(not sample.get("census") and sample.get("windows", 0) < W.MIN_WINDOWS
                 and a is not None and a < MIN_ACTIVE_SHARE)
 
 
@@ -152,9 +157,9 @@ def line(sample: dict[str, Any]) -> str:
     if sample.get("half_share") is None:
         return f"the rows are a sample ({where}): too few to say how typical they are"
     if narrow(sample):
-        return (f"the rows are one window's, with rows in "
+        return (f"the rows are a sample ({where}) with rows in "
                 f"{sample['active_share'] * 100:.0f}% of the span\n  they stand for: "
-                "that stretch, not the span")
+                "those stretches, not the span")
     out = (f"the rows are a sample ({where}): their mean is good to "
            f"+-{sample['half_share'] * 100:.0f}% only")
     tail = sample.get("tail_share") or 0.0

@@ -174,6 +174,18 @@ def truth_lenses(path: Path = TRUTH_JSON) -> str:
     return mod.lens_table(data, modes).rstrip("\n")
 
 
+TRUTH_HEADLINE_JSON = ROOT / "bench" / "results" / "truth-headline.json"
+
+
+def truth_headline(path: Path = TRUTH_HEADLINE_JSON) -> str:
+    """The default mode's last batch on every cell (bench/truth.py --modes
+    budget, its outputs merged into truth-headline.json): the self-check's
+    trust and the lenses against the workloads' own untraced timing."""
+    if not path.exists():
+        return "(not measured yet: `sudo bench/truth.py --reps 5 --modes budget`)"
+    return truth(path) + "\n\n" + truth_lenses(path)
+
+
 def many_cores() -> str:
     """bench/many_cores.sh's truth and overhead tables, from the lent
     machine machine.txt describes."""

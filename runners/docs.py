@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.query_columns import SQL_BLOCKS
-from runners.bench_tables import (many_cores, overhead, truth, truth_lenses, verdict_noise,
-                                  window_cost)
+from runners.bench_tables import (many_cores, overhead, truth, truth_headline, truth_lenses,
+                                  verdict_noise, window_cost)
 
 if TYPE_CHECKING:
     from runfolder.records import Layout
@@ -173,6 +173,7 @@ def engines_table() -> str:
 
 BLOCKS = {"usage": usage, "exit_status": exit_status, "overhead": overhead,
           "window_cost": window_cost, "truth": truth, "truth_lenses": truth_lenses,
+          "truth_headline": truth_headline,
           "many_cores": many_cores,
           "schema": schema,
           "components": component_table, "queries": queries, "faults": faults,

@@ -168,11 +168,11 @@ def line(check: dict[str, Any]) -> str:
     left_out = check.get("left_out_share", 0.0)
     if left_out > check.get("tolerance", TOLERANCE):
         return head + f"\n  writes let go at windows' ends are >= {left_out * 100:.0f}% " \
-            "of the time: the mean leaves them out and reads low"
+            "of the time:\n  the mean leaves them out and reads low"
     longest = check.get("longest_share", 0.0)
     if longest > check.get("tolerance", TOLERANCE):
         return head + f"\n  one write is {longest * 100:.0f}% of the sum: the mean is " \
-            "that write's, not a typical one's (p99 stands)"
+            "that write's,\n  not a typical one's (p99 stands)"
     if not check.get("sampled_ok", True):
         return head + "\n  " + rows_sample.line(check["sample"])
     return head + f"\n  < {check['risk_high']}: no sign of waits the probes " \

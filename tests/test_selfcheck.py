@@ -55,6 +55,7 @@ def test_a_mean_one_write_makes_is_not_trusted():
     assert c["longest_share"] == 1_000_000 / 1_700_000
     assert not c["trusted"] and not c["high"]
     assert "the mean is that write's" in selfcheck.line(c)
+    assert max(len(x) for x in selfcheck.line(c).splitlines()) <= 80
 
 
 def test_a_mean_that_leaves_out_the_writes_let_go_is_not_trusted():

@@ -12,7 +12,7 @@ writes instead (analysis/answer.py), and the table shows each phase.
 A phase's writes are estimated as its rows per second of its windows'
 time, over the phase's span (from where the schedule saw its new writers,
 its "phase" line, to the next phase's, the last to the run's end; the
-window opens at a random point after)."""
+window opens just after it, the attach between)."""
 from __future__ import annotations
 
 from typing import Any
@@ -37,8 +37,8 @@ def phases(sched: pd.DataFrame, by_window: list[dict[str, Any]], starts: np.ndar
     """The phases that have rows, in order: where each opened (s from the
     first window's open), its rows, windows, their time and its estimated
     writes.  phase_ns: when the schedule saw each phase's new writers (its
-    "phase" lines; the window follows at a random point after): a phase's
-    span begins there."""
+    "phase" lines; the window opens just after, the attach between): a
+    phase's span begins there."""
     if not len(sched) or not by_window:
         return []
     count = np.cumsum([bool(x["phase"]) for x in by_window]).astype(np.int64)

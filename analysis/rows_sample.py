@@ -16,13 +16,17 @@ means' spread over sqrt(BATCHES), times Student's t at BATCHES - 1
 degrees of freedom.  Rows next to each other in time are alike (the same
 checkpoint, the same lock holder), so contiguous batches see that, where
 a per-row standard error would not.  Fewer than BATCHES x MIN_BATCH_ROWS
-rows give no interval: too few to tell how typical they are.  What none
+rows give no interval: too few to tell how typical they are.  And fewer
+than ten windows whose rows cover less than MIN_ACTIVE_SHARE of the span
+they stand for (active_share, each window's first row to its last) stand
+for their own stretches: no batch of their rows tells how the rest of
+the span differs (narrow).  What none
 of these sees is a stretch of the run no window was in; the untouched
 lens covers those (analysis/untouched.py).
 
 selfcheck.self_check reads it as summary["rows_sample"]: where its
 half-width over the mean is more than the tolerance, or there is none,
-the rows are not trusted."""
+or the windows are narrow, the rows are not trusted."""
 from __future__ import annotations
 
 from typing import Any
@@ -117,14 +121,18 @@ def interval(starts: np.ndarray, adj: np.ndarray, window: np.ndarray,
                            if span_ns else None}
     adj = adj.astype(np.float64)
     if k >= W.MIN_WINDOWS:
-        sums = np.bincount(window[inside], weights=adj[inside], minlength=len(k_rows))
-        lo, hi = W.interval_across_windows(sums, k_rows.astype(float),
+        # the windows with rows only (a phase's rows hold none of the
+        # other phases' windows), and the mean of the rows they hold
+        _, idx = np.unique(window[inside], return_inverse=True)
+        sums = np.bincount(idx, weights=adj[inside], minlength=k)
+        lo, hi = W.interval_across_windows(sums, np.bincount(idx, minlength=k).astype(float),
                                            np.random.default_rng(W.SEED))
         out["method"] = "across windows"
+        mean = float(adj[inside].mean())
     else:
         lo, hi = batch_means(starts, adj)
         out["method"] = f"{BATCHES} batches of rows in time order"
-    mean = float(adj.mean()) if n else 0.0
+        mean = float(adj.mean()) if n else 0.0
     out.update(lo_ns=lo, hi_ns=hi, mean_ns=mean, tail_share=tail_share(adj))
     out["half_share"] = (max(mean - lo, hi - mean) / mean
                          if lo == lo and hi == hi and mean > 0 else None)
@@ -143,7 +151,7 @@ def narrow(sample: dict[str, Any]) -> bool:
 
 def trusted(sample: dict[str, Any] | None, tolerance: float) -> bool:
     """No sample said (a full run, a folder from before), a census, or an
-    interval within the tolerance from more than one narrow window."""
+    interval within the tolerance from windows that are not narrow."""
     if not sample or sample.get("census"):
         return True
     h = sample.get("half_share")
@@ -155,12 +163,12 @@ def line(sample: dict[str, Any]) -> str:
     where = f"{sample['rows']} rows in {sample['windows']} window" + \
         ("" if sample["windows"] == 1 else "s")
     if sample.get("half_share") is None:
-        return f"the rows are a sample ({where}): too few to say how typical they are"
+        return f"the rows are a sample ({where}):\n  too few to say how typical they are"
     if narrow(sample):
         return (f"the rows are a sample ({where}) with rows in "
-                f"{sample['active_share'] * 100:.0f}% of the span\n  they stand for: "
+                f"{sample['active_share'] * 100:.0f}%\n  of the span they stand for: "
                 "those stretches, not the span")
-    out = (f"the rows are a sample ({where}): their mean is good to "
+    out = (f"the rows are a sample ({where}):\n  their mean is good to "
            f"+-{sample['half_share'] * 100:.0f}% only")
     tail = sample.get("tail_share") or 0.0
     if tail >= RARE_TAIL_SHARE:

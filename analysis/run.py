@@ -150,7 +150,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         summary["rows_sample"] = rows_sample.interval(
             starts, rows["dur_adj_ns"].to_numpy(), windows.window_of(starts, sched),
             1.0 if (summary.get("budget") or {}).get("every_write")
-            else summary["windows"].get("duty"), (summary.get("elapsed_s") or 0) * 1e9)
+            else summary["windows"].get("duty"), summary["windows"].get("span_ns"))
     summary["self_check"] = selfcheck.self_check(summary)
     if folder.windows_tsv.exists():
         main_phase(run_dir, summary, layout)

@@ -420,6 +420,9 @@ def summarize(windows: pd.DataFrame, writes: pd.DataFrame, components: list[str]
         "detach_us": float(windows["detach_us"].mean()),
         "drain_us": float(((windows["detached_ns"] - windows["close_ns"]) / 1e3).mean()),
         "late_writes": int(windows["late"].sum()),
+        # the span the duty is of (the run's elapsed time, else the
+        # windows' own extent): what the rows stand for (rows_sample)
+        "span_ns": float(span_ns),
     })
     w = window_of(writes["start_ns"].to_numpy(), windows)
     inside = w >= 0

@@ -66,9 +66,10 @@ def test_the_headline_takes_the_main_phases_rows_and_its_self_check():
 
 
 def test_a_phase_begins_where_its_new_writers_were_seen():
-    # the schedule saw the run's writers at 1800 ms and placed its window
-    # at a random point after (2000 ms): the phase's span, and so its
-    # estimated writes, count from 1800 ms; the set-up's ends there
+    # the schedule saw the run's writers at 1800 ms and its window opened
+    # at 2000 ms (an attach between them takes ms; 200 here to tell them
+    # apart): the phase's span, and so its estimated writes, count from
+    # 1800 ms; the set-up's ends there
     sched = schedule((0, 1000), (2000, 2100), (3000, 3100))
     by_window = [{"phase": False}, {"phase": True}, {"phase": False}]
     starts = (np.concatenate([np.linspace(0, 990, 10), np.linspace(2000, 2099, 100),

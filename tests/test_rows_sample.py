@@ -62,6 +62,7 @@ def test_too_few_rows_give_no_interval():
     check = selfcheck.self_check(summary_of(adj, s))
     assert not check["trusted"]
     assert "too few to say how typical" in selfcheck.line(check)
+    assert max(len(x) for x in selfcheck.line(check).splitlines()) <= 80
 
 
 def test_many_windows_bootstrap_across_them():
@@ -133,6 +134,7 @@ def test_few_windows_that_saw_a_sliver_of_their_span_stand_for_that_sliver():
     assert s["half_share"] < 0.05 and s["active_share"] < rows_sample.MIN_ACTIVE_SHARE
     check = selfcheck.self_check(summary_of(adj, s))
     assert not check["trusted"] and "those stretches, not the span" in selfcheck.line(check)
+    assert max(len(x) for x in selfcheck.line(check).splitlines()) <= 80
     # the same rows standing for 1 s of phase (15%): trusted
     s = rows_sample.interval(starts, adj, window, 0.2, 1000 * MS)
     assert selfcheck.self_check(summary_of(adj, s))["trusted"]
@@ -143,3 +145,18 @@ def test_few_windows_that_saw_a_sliver_of_their_span_stand_for_that_sliver():
     many = np.repeat(np.arange(12), 25)
     s = rows_sample.interval(starts, adj, many, 0.2, 2500 * MS)
     assert s["method"] == "across windows" and not rows_sample.narrow(s)
+
+
+def test_a_phases_windows_are_its_own_and_its_mean_the_windows_rows():
+    # the phase's rows sit in windows 5-16 of the run (0-4 were an earlier
+    # phase's), and three rows fell outside every window: the interval is
+    # over the phase's twelve windows and centred on their rows' mean
+    rng = np.random.default_rng(9)
+    k, per = 12, 40
+    window = np.concatenate([np.repeat(np.arange(5, 5 + k), per), [-1, -1, -1]])
+    starts = np.arange(len(window), dtype=np.int64) * MS
+    adj = np.concatenate([steady(k * per, 3, rng), [30 * MS] * 3])
+    s = rows_sample.interval(starts, adj, window, 0.2, 10_000 * MS)
+    assert s["windows"] == k and s["method"] == "across windows"
+    assert abs(s["mean_ns"] - adj[:-3].mean()) < 1
+    assert s["lo_ns"] < s["mean_ns"] < s["hi_ns"] and s["half_share"] < 0.05

@@ -91,7 +91,12 @@ def wall_frame(run_dir: Path) -> pd.DataFrame:
 
 
 WALL_COLUMNS = ["ts_ns", "pid", "tid", "state", "oncpu_ns", "runq_ns", "syscw", "wchar",
-                "sys_nr", "sys_kind", "user_ip", "born_ns", "thread", "user_symbol"]
+                "log_syncs", "sys_nr", "sys_kind", "user_ip", "born_ns", "thread",
+                "user_symbol"]
+# what the writes between windows are counted by: the unit, its column in
+# the sweeps (wall_frame) and in the pieces (untouched_pieces), one of it
+UNIT_COLUMN = {"bytes": "wchar", "syscw": "syscw", "syncs": "log_syncs"}
+UNIT_ONE = {"bytes": "byte", "syscw": "call", "syncs": "log sync"}
 
 
 def wall_frame_from(w: np.ndarray, layout: R.Layout,
@@ -102,9 +107,11 @@ def wall_frame_from(w: np.ndarray, layout: R.Layout,
     cols = WALL_COLUMNS
     if not len(w):
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
-    # born_ns: when each thread was made (-1: a folder from before it was read)
+    # born_ns: when each thread was made (-1: a folder from before it was
+    # read); log_syncs: 0 in a folder from before they were counted
     df = pd.DataFrame({k: w[k].astype(np.int64) if k in w.dtype.names
-                       else np.full(len(w), -1, np.int64) for k in cols[:-2]})
+                       else np.full(len(w), 0 if k == "log_syncs" else -1, np.int64)
+                       for k in cols[:-2]})
     df["thread"] = [c.split(b"\0", 1)[0].decode("utf-8", "replace") for c in w["comm"]]
     runq = layout.enum_values("ws_wall_state")["WS_WALL_RUNQ"]
     pre = ((df["state"] == runq) & (df["user_ip"] != 0) & (df["sys_nr"] < 0)).to_numpy()
@@ -132,14 +139,17 @@ def touched_spans(windows: pd.DataFrame, settle_ns: int) -> np.ndarray:
 def untouched_pieces(wall: pd.DataFrame, spans: np.ndarray) -> pd.DataFrame:
     """One row per pair of consecutive sweeps of a thread with no window
     between them: its time, the kernel's deltas and the state at its end."""
-    cols = ["tid", "t0", "t1", "dt", "oncpu", "runq", "blocked", "wchar", "syscw"]
+    cols = ["tid", "t0", "t1", "dt", "oncpu", "runq", "blocked", "wchar", "syscw",
+            "log_syncs"]
     if len(wall) < 2:
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in cols})
     same = wall["tid"].to_numpy()[1:] == wall["tid"].to_numpy()[:-1]
     t0 = wall["ts_ns"].to_numpy()[:-1]
     t1 = wall["ts_ns"].to_numpy()[1:]
-    d = {k: wall[k].to_numpy()[1:] - wall[k].to_numpy()[:-1]
-         for k in ("oncpu_ns", "runq_ns", "wchar", "syscw")}
+    # (log_syncs: none in a table built without them)
+    d = {k: wall[k].to_numpy()[1:] - wall[k].to_numpy()[:-1] if k in wall
+         else np.zeros(len(wall) - 1, np.int64)
+         for k in ("oncpu_ns", "runq_ns", "wchar", "syscw", "log_syncs")}
     ok = same & (t1 > t0)
     if len(spans):
         # a piece is touched when a span starts before its end and ends
@@ -157,6 +167,7 @@ def untouched_pieces(wall: pd.DataFrame, spans: np.ndarray) -> pd.DataFrame:
         "tid": wall["tid"].to_numpy()[1:][ok], "t0": t0[ok], "t1": t1[ok], "dt": dt,
         "oncpu": oncpu, "runq": runq, "blocked": dt - oncpu - runq,
         "wchar": np.clip(d["wchar"][ok], 0, None), "syscw": np.clip(d["syscw"][ok], 0, None),
+        "log_syncs": np.clip(d["log_syncs"][ok], 0, None),
     })
 
 
@@ -207,7 +218,8 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
     in a folder without it, first swept inside: wrong for a thread a -p
     attach met mid-window, whose counts had run for its whole life).
     unit: "syscw" to count calls even where the kernel
-    counts bytes; weights: each row's weight (its time, say) in place of 1."""
+    counts bytes, "syncs" to count a log's syncs (UNIT_COLUMN); weights:
+    each row's weight (its time, say) in place of 1."""
     k = len(windows)
     n = np.zeros(k)
     units = np.zeros(k)
@@ -217,7 +229,7 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
     weight = np.ones(len(starts)) if weights is None else np.asarray(weights, np.float64)
     if not k:
         return n, units, unit, np.zeros(0), np.zeros(0)
-    col = "wchar" if unit == "bytes" else "syscw"
+    col = UNIT_COLUMN[unit]
     opens = windows["open_ns"].to_numpy(np.int64)
     closes = windows["close_ns"].to_numpy(np.int64)
     subs = np.maximum(np.ceil((closes - opens) / SUB_NS).astype(np.int64), 1)
@@ -255,6 +267,27 @@ def window_writes_per_byte(windows: pd.DataFrame, starts: np.ndarray, rows_tids:
             n[w] += float(weight[r].sum())
             units[w] += float(v[bt[w]] - start)
     return n, units, unit, cn, cu
+
+
+def counting_unit(windows: pd.DataFrame, starts: np.ndarray, rows_tids: np.ndarray,
+                  wall: pd.DataFrame, tids: set[int]
+                  ) -> tuple[np.ndarray, np.ndarray, str, np.ndarray, np.ndarray]:
+    """window_writes_per_byte's counts by the unit that counts the windows'
+    rows best: the kernel's (bytes, else calls), or the writers' log syncs
+    where they synced a log and their writes per sync vary less across the
+    windows' stretches (ratio_spread) than per byte.  SQLite's WAL at
+    synchronous=full is synced once a commit, while a commit's bytes are
+    the pages it changed: a new-order writes several times a payment's."""
+    best = window_writes_per_byte(windows, starts, rows_tids, wall, tids)
+    mine = wall[wall["tid"].isin(tids)]
+    if "log_syncs" not in mine or not len(mine) or \
+            not (mine.groupby("tid")["log_syncs"].agg(lambda v: v.max() - v.min()) > 0).any():
+        return best
+    syncs = window_writes_per_byte(windows, starts, rows_tids, wall, tids, unit="syncs")
+    if syncs[0].sum() >= MIN_ROWS and syncs[1].sum() > 0 and \
+            ratio_spread(syncs[3], syncs[4]) < ratio_spread(best[3], best[4]):
+        return syncs
+    return best
 
 
 def runq_before(a: np.ndarray, d: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -376,18 +409,27 @@ def ratio_error(n: np.ndarray, units: np.ndarray) -> float:
     moments.  A bootstrap over two or
     three windows read intervals of +-155% from the draws that took a
     12-row window three times (SQLite)."""
+    spread = ratio_spread(n, units)
+    total = float(n[(n > 0) & (units > 0)].sum())
+    if spread == float("inf"):
+        return spread
+    return float(max(spread, 1 / np.sqrt(total)))
+
+
+def ratio_spread(n: np.ndarray, units: np.ndarray) -> float:
+    """ratio_error without its floor: the clusters' own spread (0 with
+    fewer than two; inf with no rows)."""
     keep = (n > 0) & (units > 0)
     n, units = n[keep], units[keep]
     total = float(n.sum())
     if not total:
         return float("inf")
     r = total / float(units.sum())
-    floor = 1 / np.sqrt(total)
     k = len(n)
     if k < 2:
-        return float(floor)
+        return 0.0
     se = np.sqrt(k / (k - 1) * float(((n - r * units) ** 2).sum())) / float(units.sum())
-    return float(max(se / r, floor))
+    return float(se / r)
 
 
 def blocked_component(nr: int, kind: str, engine: str, layout: R.Layout) -> str:
@@ -480,9 +522,9 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
     settle = layout.enum_values("ws_tuning").get("WS_SETTLE_NS", 80_000_000)
     spans = touched_spans(windows, settle)
     pieces = untouched_pieces(wall[wall["tid"].isin(tids)], spans)
-    n_win, units_win, unit, n_sub, units_sub = window_writes_per_byte(
+    n_win, units_win, unit, n_sub, units_sub = counting_unit(
         windows, starts, rows_tids, wall, tids)
-    col = "wchar" if unit == "bytes" else "syscw"
+    col = UNIT_COLUMN[unit]
     pieces = while_writing(pieces, col)
     mine = wall[wall["tid"].isin(tids)]
     all_time = float(sum(writing_span(g, col) for _, g in mine.groupby("tid")))
@@ -647,7 +689,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         "derived": (f"mean = writers' untouched time ({untouched_time / 1e9:.2f} thread-s, "
                     f"idle less) / writes there ({writes_untouched:,.0f}: "
                     f"{pieces[col].sum():,.0f} {unit} x {per_unit:.4g} writes per "
-                    f"{unit[:-1] if unit == 'bytes' else 'call'}, from {int(n_win.sum())} "
+                    f"{UNIT_ONE[unit]}, from {int(n_win.sum())} "
                     f"rows in {len(n_win)} windows); on-CPU split by {nsamp} samples, "
                     + ("the I/O's time at the windows' per write call ("
                        + ", ".join(f"{c} {v['time'] / 1e3:.1f} us from {v['syscalls']} "

@@ -82,6 +82,18 @@ struct {
 	__type(value, struct fd_info);
 } fds SEC(".maps");
 
+/* each traced thread's syncs of a log by libc's fdatasync and fsync (the
+ * probe attached the whole run, windows or not), which the wall sweep
+ * reads: where a log is synced once a commit (SQLite's WAL at
+ * synchronous=full), the untouched lens counts commits by them.  Deleted
+ * at the thread's exit, so a reused tid starts at 0 */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);		/* tid */
+	__type(value, __u64);
+} log_syncs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CNT_NR);
@@ -155,6 +167,16 @@ static __always_inline void count(__u32 idx)
 
 	if (v)
 		*v += 1;
+}
+
+static __always_inline void count_log_sync(__u32 tid)
+{
+	__u64 one = 1, *n = bpf_map_lookup_elem(&log_syncs, &tid);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&log_syncs, &tid, &one, BPF_NOEXIST);
 }
 
 static __always_inline bool is_traced(__u32 tgid)

@@ -91,6 +91,7 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 		return 0;
 	emit_task(p, WS_TASK_EXIT);
 	__sync_fetch_and_add(&exited_syscw, task_syscw(p));
+	bpf_map_delete_elem(&log_syncs, &pid);
 	t = bpf_map_lookup_elem(&threads, &pid);
 	if (t) {
 		if (t->write_start)

@@ -24,8 +24,10 @@ static __always_inline int phase_enter(struct pt_regs *ctx)
 	cookie = bpf_get_attach_cookie(ctx);
 	if (cookie == WS_COOKIE_LOG_SYNC) {	/* libc's fdatasync, fsync */
 		if (is_log_kind(fd_kind(bpf_get_current_task_btf(),
-					(int)PT_REGS_PARM1_CORE(ctx))))
+					(int)PT_REGS_PARM1_CORE(ctx)))) {
 			count(CNT_WAL_SYNC_MARKS);
+			count_log_sync(tid);
+		}
 		return 0;
 	}
 	t = get_thread(tid, tgid, true);

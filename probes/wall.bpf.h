@@ -35,6 +35,8 @@ int ws_wall_sweep(struct bpf_iter__task *ctx)
 	struct task_struct *p = ctx->task;
 	struct ws_wall_rec *r;
 	struct pt_regs *regs;
+	__u32 tid;
+	__u64 *syncs;
 
 	if (!p || (p->flags & PF_EXITING) || !is_traced(p->tgid))
 		return 0;
@@ -51,6 +53,9 @@ int ws_wall_sweep(struct bpf_iter__task *ctx)
 	r->runq_ns = BPF_CORE_READ(p, sched_info.run_delay);
 	r->syscw = task_syscw(p);
 	r->wchar = task_wchar(p);
+	tid = p->pid;
+	syncs = bpf_map_lookup_elem(&log_syncs, &tid);
+	r->log_syncs = syncs ? *syncs : 0;
 	r->state = wall_state(p);
 	r->sys_nr = -1;
 	r->sys_kind = 0;

@@ -354,6 +354,8 @@ struct ws_wall_rec {
 	__u64 runq_ns;		/* sched_info.run_delay */
 	__u64 syscw;		/* ioac.syscw: write syscalls made */
 	__u64 wchar;		/* ioac.wchar: bytes passed to them */
+	__u64 log_syncs;	/* libc syncs of a log (WAL, journal) it made
+				 * while traced, windows or not (log_syncs) */
 	__u64 user_ip;		/* blocked: where user code entered the kernel */
 	__u64 born_ns;		/* task->start_time: when the thread was made
 				 * (CLOCK_MONOTONIC, as ts_ns): its counts began

@@ -438,3 +438,48 @@ def test_run_queue_waits_the_sweeps_place_only_in_the_io_go_to_other():
                        0.0, io, runq)
     assert u["runq_split"] == pytest.approx({"wal_sync_io": 0.25, "other": 0.75}, abs=0.01)
     assert sum(u["runq_split"].values()) == pytest.approx(1.0)
+
+
+def commit_sweeps(tids: list[int], end_ns: int, every_ns: int, write_ns: int,
+                  pages: np.ndarray, syncs_per_write: float) -> pd.DataFrame:
+    """sweeps()'s writers, whose writes each pass pages[i] 4 KB pages to
+    write syscalls and sync a log syncs_per_write times (cumulative,
+    rounded down: 1/3 is a sync every third write)."""
+    wall = sweeps(tids, end_ns, every_ns, write_ns, 0, 0.3, 0.1, FUTEX)
+    done = (wall["ts_ns"] // write_ns).to_numpy()
+    cum = np.concatenate([[0], np.cumsum(pages)]) * 4096
+    wall["wchar"] = cum[np.minimum(done, len(pages))]
+    wall["log_syncs"] = (done * syncs_per_write).astype(np.int64)
+    return wall
+
+
+def test_writes_are_counted_by_log_syncs_where_they_count_them_better():
+    """SQLite's WAL at synchronous=full: a commit syncs the log once, and
+    writes 1-12 pages.  Counted by bytes, three windows' writes per byte
+    stand for the whole run only as well as those stretches' mix of
+    commits; counted by syncs, exactly.  Where a sync serves three writes
+    on average but irregularly (a group commit) and every write is the same
+    size, bytes count better and stay the unit."""
+    tids, end, write = [11, 12], 6000 * MS, 2 * MS
+    rng = np.random.default_rng(3)
+    pages = rng.integers(1, 13, size=end // write + 1)
+    wall = commit_sweeps(tids, end, 10 * MS, write, pages, 1.0)
+    wins = [(1000 * MS, 1100 * MS), (3000 * MS, 3100 * MS), (5000 * MS, 5100 * MS)]
+    windows = pd.concat([one_window(*w) for w in wins], ignore_index=True)
+    starts, who = zip(*(rows_in(w, tids, write) for w in wins))
+    rows = frame(np.concatenate(starts), np.concatenate(who))
+    u = untouched.lens(wall, "sqlite", windows, rows, None, GOLDEN)
+    assert u["available"] and u["unit"] == "syncs", u
+    assert u["mean_ns"] == pytest.approx(2 * MS, rel=0.02)
+    assert "writes per log sync" in u["derived"]
+    by_bytes = untouched.lens(wall.drop(columns="log_syncs"), "sqlite", windows, rows, None,
+                              GOLDEN)
+    assert by_bytes["unit"] == "bytes"
+    assert abs(by_bytes["mean_ns"] / (2 * MS) - 1) > abs(u["mean_ns"] / (2 * MS) - 1)
+    # same-size writes, a sync every one to five writes: bytes count better
+    grouped = commit_sweeps(tids, end, 10 * MS, write, np.full(end // write + 1, 3), 1.0)
+    every = np.cumsum(rng.integers(1, 6, size=end // write + 1))
+    done = (grouped["ts_ns"] // write).to_numpy()
+    grouped["log_syncs"] = np.searchsorted(every, done, side="right")
+    g = untouched.lens(grouped, "sqlite", windows, rows, None, GOLDEN)
+    assert g["unit"] == "bytes" and g["mean_ns"] == pytest.approx(2 * MS, rel=0.02)

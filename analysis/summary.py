@@ -179,6 +179,9 @@ def summarize(writes: Any, io: Any, counters: dict[str, int],
         "groups": group_roles(n, leaders, unit, groups_unprobed),
         "lost_events": {k[len("lost_"):]: v for k, v in counters.items()
                         if k.startswith("lost_")},
+        # transactions already open when the probes came (a window's open,
+        # a -p attach): followed to their end and left out, their start unseen
+        "rows_joined": counters.get("rows_joined", 0),
         # what the BPF side could not follow (its maps' limits, unmatched probes)
         "tracking_gaps": {k: counters.get(k, 0) for k in TRACKING_GAPS},
         "probe_hits": {

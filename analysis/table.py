@@ -49,6 +49,10 @@ def format_sample_table(summary: dict[str, Any]) -> str:
     lines += threadtime.table_lines(summary.get("thread_time", {}), fmt_ns)
     if not summary.get("sched", True):
         lines.append("off-CPU time by syscall: add --sched (hooks every context switch)")
+    joined = summary.get("rows_joined", 0)
+    if joined:   # (a -p attach, or a window, met them mid-way)
+        lines.append(f"{joined} transaction{'s' if joined != 1 else ''} already open when "
+                     "the probes came left out (begun unseen: not cut short)")
     lines.append(losses_line(summary))
     return "\n".join(lines)
 
@@ -352,5 +356,9 @@ def engine_table(summary: dict[str, Any]) -> str:
         lines.append("! probe overhead is over half of these components: "
                      + ", ".join(summary["unreliable_components"])
                      + (f" (try --mode {' or '.join(cheaper)})" if cheaper else ""))
+    joined = summary.get("rows_joined", 0)
+    if joined:   # (a -p attach, or a window, met them mid-way)
+        lines.append(f"{joined} transaction{'s' if joined != 1 else ''} already open when "
+                     "the probes came left out (begun unseen: not cut short)")
     lines.append(losses_line(summary))
     return "\n".join(lines)

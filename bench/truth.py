@@ -97,18 +97,22 @@ def db_bench_histogram(text: str) -> dict[str, float]:
 
 
 def driver_latencies(path: Path) -> dict[str, float]:
-    """The SQLite driver's own clock of each new-order transaction (its
-    results file), and the mean of every transaction that committed
-    (mean_all: what the untouched lens, which cannot tell types apart,
-    is held to)."""
+    """The SQLite driver's own clock of each new-order transaction that
+    committed (its results file), and the mean of every transaction it
+    began, a failed one too (mean_all: what the untouched lens, a
+    client's time over its transactions, is held to: a BEGIN that waited
+    out the 10 s busy timeout and failed is one of them, its wait
+    included: one such of ~6,900 was a quarter of one DELETE run's mean)."""
     with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["ok"] in ("True", "1")]
+        every = list(csv.DictReader(f))
+    rows = [r for r in every if r["ok"] in ("True", "1")]
     lat = sorted(int(r["latency_ns"]) for r in rows if r["type"] == SQLITE_TYPE)
     if not lat:
         raise SystemExit(f"truth: {path} has no {SQLITE_TYPE} latencies")
     return {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
             "p99": lat[min(len(lat) - 1, int(len(lat) * 0.99))],
-            "mean_all": statistics.fmean(int(r["latency_ns"]) for r in rows)}
+            "mean_all": statistics.fmean(int(r["latency_ns"]) for r in every),
+            "transactions": len(every), "failed": len(every) - len(rows)}
 
 
 def pgbench_latencies(result: Path) -> dict[str, float]:
@@ -180,7 +184,15 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
         out["same_rows"] = t["mean_adj_ns"] / t["app_mean_ns"] \
             if t and t.get("app_mean_ns") else None
         own = rd / "txlog.csv"
-        out["traced_own_mean"] = driver_latencies(own)["mean"] if own.exists() else None
+        mine = driver_latencies(own) if own.exists() else {}
+        out["traced_own_mean"] = mine.get("mean")
+        # the untouched lens span-matched: the driver's clock of every
+        # transaction of the traced run, and its count of them against
+        # the writes the lens counted in the traced interval
+        out["traced_own_all"] = mine.get("mean_all")
+        u = s.get("untouched") or {}
+        out["count_ratio"] = u["writes_total"] / mine["transactions"] \
+            if u.get("available") and mine.get("transactions") else None
     else:
         adj, raw = s["writes"]["duration_adj"], s["writes"]["duration"]
         out = {k: adj[f"{k}_ns"] for k in STATS}
@@ -193,7 +205,8 @@ def traced(wl: str, mode: str, tmp: Path) -> dict[str, Any]:
     u = s.get("untouched") or {}
     out["untouched"] = {"mean_all": u["mean_ns"], "in_write_all": u.get("in_write_mean_ns"),
                         "lo": u.get("lo_ns"), "hi": u.get("hi_ns"),
-                        "trusted": u.get("trusted"), "share": u.get("untouched_share")} \
+                        "trusted": u.get("trusted"), "share": u.get("untouched_share"),
+                        "unit": u.get("unit")} \
         if u.get("available") else {"mean_all": None, "why": u.get("why")}
     h = s.get("headline") or {}
     lens = h.get("lens")
@@ -285,7 +298,14 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         for key, v in (("own_run", [r["headline"]["mean"] / r["traced_own_mean"] for r in rs
                                     if (r.get("headline") or {}).get("mean")
                                     and r.get("traced_own_mean")]),
-                       ("same_rows", [r["same_rows"] for r in rs if r.get("same_rows")])):
+                       ("same_rows", [r["same_rows"] for r in rs if r.get("same_rows")]),
+                       # the untouched lens over the driver's clock of every
+                       # transaction of the same run, and its count over the
+                       # driver's count
+                       ("untouched_own", [r["untouched"]["mean_all"] / r["traced_own_all"]
+                                          for r in rs if r.get("traced_own_all")
+                                          and (r.get("untouched") or {}).get("mean_all")]),
+                       ("count", [r["count_ratio"] for r in rs if r.get("count_ratio")])):
             if v:
                 out[f"{arm}:{key}"] = {"median": statistics.median(v), "lo": min(v),
                                        "hi": max(v)}
@@ -312,19 +332,29 @@ def table(results: dict[str, Any], modes: list[str], reps: int) -> str:
 
 
 def lens_table(results: dict[str, Any], modes: list[str]) -> str:
-    """The lenses' table (docs/attribution.md generates it from truth.json)."""
+    """The lenses' table (docs/attribution.md generates it from truth.json);
+    the untouched lens's own-run and count columns where a run has them
+    (SQLite's, since 2026-11-29)."""
+    counted = any(f"{m}:{k}" in r["summary"] for r in results.values() for m in modes
+                  for k in ("untouched_own", "count"))
     lines = ["The lenses (analysis/answer.py): the untouched lens's mean (a writer's time "
              "per write) and its in-write mean (that less the writer's own work between "
              "writes, by the windows' rows) over the untraced mean of every transaction "
              "(db_bench: of every write, op to op); the headline's mean over the untraced "
              "mean of its span, with the lens it took in each run; span-matched in the same run: the "
              "headline over the traced workload's own clock (own run) and SQLite's rows over "
-             "the driver's clock of the same transactions (same txns).", "",
+             "the driver's clock of the same transactions (same txns)"
+             + ("; SQLite's untouched lens over the driver's clock of every transaction of "
+                "the same run (untouched / own run) and the writes it counted in the traced "
+                "interval over the driver's count of transactions (counted / driver's)"
+                if counted else "") + ".", "",
              "| workload | untraced mean (all) | A/A | "
              + " | ".join(f"{m} untouched | {m} in-write | {m} headline | {m} lens | "
                           f"{m} headline / own run | {m} rows / same txns"
+                          + (f" | {m} untouched / own run | {m} counted / driver's"
+                             if counted else "")
                           for m in modes) + " |",
-             "|---|---|---|" + "---|---|---|---|---|---|" * len(modes)]
+             "|---|---|---|" + ("---|" * (8 if counted else 6)) * len(modes)]
     shown = 0
     for wl, r in results.items():
         s = r["summary"]
@@ -358,6 +388,8 @@ def lens_table(results: dict[str, Any], modes: list[str]) -> str:
                      + " | ".join(f"{d(f'{m}:untouched', 'mean_all')} | "
                                   f"{d(f'{m}:untouched', 'in_write_all')} | {head(m)} | "
                                   f"{lens(m)} | {own(m, 'own_run')} | {own(m, 'same_rows')}"
+                                  + (f" | {own(m, 'untouched_own')} | {own(m, 'count')}"
+                                     if counted else "")
                                   for m in modes) + " |")
     if not shown:
         return "(the lenses not measured yet: `sudo bench/truth.py --reps 5`)\n"

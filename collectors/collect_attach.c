@@ -138,7 +138,7 @@ int attach_uprobes(struct walscope_bpf *skel, const char *file, bool window_open
 		    (strcmp(kind, "enter") && strcmp(kind, "exit") &&
 		     strcmp(kind, "loader") && strcmp(kind, "always") &&
 		     strcmp(kind, "rows")) ||
-		    (strcmp(kind, "loader") && (cookie < 0 || cookie > UINT_MAX)) ||
+		    (strcmp(kind, "loader") && cookie < 0) ||
 		    (!strcmp(kind, "rows") && (cookie < 1 || cookie > 31))) {
 			fprintf(stderr, "walscope-collect: %s:%d: not an attach "
 				"line: %s", file, lineno, line);

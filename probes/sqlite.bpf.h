@@ -50,12 +50,32 @@ static __always_inline int sql_class(const void *stmt, __u32 sql_off)
 	return SQL_OTHER;
 }
 
+/*
+ * Whether the statement's connection is inside a transaction (its
+ * autoCommit byte clear): the cookie's bits 32..47 hold autoCommit's
+ * offset in a sqlite3 (decoded from sqlite3_get_autocommit; 0: unknown),
+ * bits 48..55 the connection's offset in a Vdbe (from sqlite3_db_handle).
+ */
+static __always_inline bool sql_in_txn(const void *stmt, __u64 cookie)
+{
+	__u32 ac_off = (cookie >> 32) & 0xffff, db_off = (cookie >> 48) & 0xff;
+	const void *db = NULL;
+	__u8 autocommit = 1;
+
+	if (!stmt || !ac_off ||
+	    bpf_probe_read_user(&db, sizeof(db), stmt + db_off) || !db ||
+	    bpf_probe_read_user(&autocommit, sizeof(autocommit), db + ac_off))
+		return false;
+	return autocommit == 0;
+}
+
 /* sqlite3_step entry: open a transaction if none is open, push the step */
 static __always_inline int sql_step_enter(struct pt_regs *ctx,
 					  struct thread_state *t, __u32 tgid,
 					  __u32 tid, __u64 now, __u64 cookie)
 {
-	int cls = sql_class((void *)PT_REGS_PARM1(ctx), cookie >> 16);
+	const void *stmt = (void *)PT_REGS_PARM1(ctx);
+	int cls = sql_class(stmt, (cookie >> 16) & 0xffff);
 	__u8 parent;
 
 	if (!t->write_start) {
@@ -64,6 +84,10 @@ static __always_inline int sql_step_enter(struct pt_regs *ctx,
 		begin_write(t, tgid, tid, now, WS_ENGINE_SQLITE);
 		if (cls == SQL_BEGIN)
 			t->rec.flags |= WS_WF_EXPLICIT;
+		else if (sql_in_txn(stmt, cookie))
+			/* a transaction begun before the window: followed to
+			 * its COMMIT or ROLLBACK as one row, not kept */
+			t->rec.flags |= WS_WF_EXPLICIT | WS_WF_JOINED;
 	} else {
 		charge(t, now);
 		parent = cur_comp(t);
@@ -222,9 +246,14 @@ static __always_inline void sqlite_sys_exit(struct thread_state *t,
 		t->rec.wal_bytes += ret;
 }
 
-/* an autocommit statement that wrote nothing is a read */
+/* an autocommit statement that wrote nothing is a read; a transaction
+ * already open at its window's open is no row (its start was not seen) */
 static __always_inline bool sqlite_is_kept(const struct ws_write_rec *r)
 {
+	if (r->flags & WS_WF_JOINED) {
+		count(CNT_ROWS_JOINED);
+		return false;
+	}
 	return r->flags & (WS_WF_EXPLICIT | WS_WF_WROTE);
 }
 

@@ -110,6 +110,9 @@ enum ws_write_flag {
 	WS_WF_WROTE = 0x20,	/* a write or sync syscall happened inside */
 	WS_WF_LOGGED = 0x40,	/* wrote its commit or abort record */
 	WS_WF_CHECKPOINT = 0x80, /* a checkpoint ran meanwhile */
+	WS_WF_JOINED = 0x100,	/* opened inside a transaction begun before
+				 * its window (SQLite): its start unseen,
+				 * followed to its end and not kept */
 };
 
 /*
@@ -434,7 +437,10 @@ enum ws_counter {
 	CNT_LOST_WALL = 21,	/* ring buffer full: a wall sweep's record dropped */
 	CNT_WAL_SYNC_MARKS = 22, /* syncs of a log (libc's fdatasync, fsync on
 				  * a WAL or journal), windows or not */
-	CNT_NR = 23,
+	CNT_ROWS_JOINED = 23,	/* rows left out for beginning before their
+				 * window: a transaction already open at
+				 * its open (WS_WF_JOINED) */
+	CNT_NR = 24,
 };
 
 /* off-CPU time of traced threads per stack, summed in the kernel (map

@@ -57,6 +57,17 @@ def test_the_readme_postgres_line_has_rows_from_pgbench(tmp_path):
     # the phase the headline takes began inside pgbench's own clock (its
     # window can also hold the runner's own queries just before pgbench:
     # 36% of one fresh clone's 121 rows, 5% of another run's 395)
+    # the self-check weighs the rows as the sample they are: all of them,
+    # in the windows that held them (a census only where the budget
+    # recorded every write), and says so where that sample cannot tell
+    every = pd.read_parquet(tmp_path / "o" / "writes.parquet", columns=["start_ns"])
+    smp = s["self_check"]["sample"]
+    assert smp["rows"] == len(every), smp
+    assert smp["census"] or smp["windows"] == sum(1 for w in each if w["rows"]), (smp, each)
+    main = s.get("main_phase")
+    if main and not main["self_check"]["sampled_ok"]:
+        assert main["self_check"]["sample"]["rows"] == main["rows"], main["self_check"]
+        assert "the rows are a sample (" in p.stdout, p.stdout[-3000:]
     h = s["headline"]
     if h["lens"] == "rows" and s.get("main_phase"):
         own = json.loads((tmp_path / "o" / "pgbench-result.json").read_text())["pgbench"]

@@ -423,6 +423,30 @@ def test_sqlite_symbols_of_the_system_library():
     assert {p.spec.phase for p in res.probes} == {"PH_SQL_STEP", "PH_CHECKPOINT"}
     assert SR.resolve(objs, modes.SAMPLE).probes == []
     assert SR.decode_sql_offset("/dev/null", 0) == 0
+    # and autoCommit's offset in a connection, the connection's in a Vdbe
+    # (bits 16.. and 32.. of the argument): both non-zero where decoded
+    assert step.arg >> 16 & 0xffff and SR.decode_autocommit_offset("/dev/null", 0) == 0
+
+
+def test_sqlite_transaction_state_offsets_decode_from_their_accessors(tmp_path):
+    """sqlite3_get_autocommit is ``movzbl disp(%rdi),%eax; ret`` and
+    sqlite3_db_handle ``[test; je;] mov disp(%rdi),%rax; ret``: their
+    displacements, 8- or 32-bit; anything else decodes to unknown."""
+    from engines.sqlite import resolve as SR
+    code = tmp_path / "code"
+    cases = [(b"\x0f\xb6\x47\x65\xc3", SR.decode_autocommit_offset, 0x65),
+             (b"\x0f\xb6\x87\x10\x01\x00\x00\xc3", SR.decode_autocommit_offset, 0x110),
+             (b"\x31\xc0\xc3", SR.decode_autocommit_offset, 0),
+             (b"\x48\x85\xff\x74\x0b\x48\x8b\x07\xc3", SR.decode_db_offset, 0),
+             (b"\x48\x8b\x47\x08\xc3", SR.decode_db_offset, 8),
+             (b"\x31\xc0\xc3", SR.decode_db_offset, None)]
+    for raw, decode, want in cases:
+        code.write_bytes(b"\x90" * 16 + raw)
+        assert decode(str(code), 16) == want, (raw, want)
+    code.write_bytes(b"\x0f\xb6\x47\x65\xc3" + b"\x48\x8b\x47\x08\xc3")
+    assert SR.in_txn_arg(str(code), {"sqlite3_get_autocommit": 0,
+                                     "sqlite3_db_handle": 5}) == 0x65 << 16 | 8 << 32
+    assert SR.in_txn_arg(str(code), {"sqlite3_get_autocommit": 0}) == 0
 
 
 def test_the_runs_engine_is_the_earliest_found_in_the_registry(tmp_path):

@@ -101,6 +101,17 @@ def test_serve_reads_the_same_untouched_lens_live(unsynced_run, tmp_path):
     if u["trusted"]:
         assert h["lens"] == "untouched" and h["mean_ns"] == u["mean_ns"] and h["trusted"]
     assert not np.isnan(h["mean_ns"])
+    # and weighs the rows as the same sample: the same rows in the same
+    # windows, by the same method (its span is the records held, not the
+    # run; its rows' compensation, read a slice at a time, differs from the
+    # whole file's where a slice cuts a chain of waits: 1% here)
+    got, want = h["rows_sample"], s["rows_sample"]
+    assert (got["census"], got["rows"], got["windows"]) == \
+        (want["census"], want["rows"], want["windows"]), (got, want)
+    if not want["census"]:
+        assert got["method"] == want["method"]
+        assert (got["lo_ns"], got["hi_ns"]) == pytest.approx((want["lo_ns"], want["hi_ns"]),
+                                                             rel=0.05, nan_ok=True)
 
 
 def test_a_process_attached_mid_run_counts_its_windows_bytes_from_the_open(tmp_path):

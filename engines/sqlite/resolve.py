@@ -18,24 +18,67 @@ PROBES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("sqlite3WalCheckpoint", "PH_CHECKPOINT", ("sqlite3_wal_checkpoint_v2",)),
 )
 _TOKENS = re.compile(r"^sqlite3(_step|WalCheckpoint|_wal_checkpoint_v2|_sql"
-                            r"|_libversion)$")
+                            r"|_libversion|_get_autocommit|_db_handle)$")
+
+
+def code_at(path: str, offset: int, n: int = 24) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read(n)
+    except OSError:
+        return b""
 
 
 def decode_sql_offset(path: str, offset: int) -> int:
     """Offset of zSql in a Vdbe, read from sqlite3_sql's code, which is
     ``[test %rdi,%rdi; je ...;] mov disp(%rdi),%rax; ret``.  0 if not found."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            code = f.read(24)
-    except OSError:
-        return 0
+    code = code_at(path, offset)
     for i in range(len(code) - 3):
         if code[i:i + 3] == b"\x48\x8b\x87" and i + 7 <= len(code):
             return int.from_bytes(code[i + 3:i + 7], "little", signed=True)
         if code[i:i + 3] == b"\x48\x8b\x47":
             return code[i + 3]
     return 0
+
+
+def decode_autocommit_offset(path: str, offset: int) -> int:
+    """Offset of autoCommit (a byte) in a sqlite3 connection, read from
+    sqlite3_get_autocommit's code, ``movzbl disp(%rdi),%eax; ret``.  0
+    if not found (it is never 0: a connection begins with pointers)."""
+    code = code_at(path, offset, 8)
+    if code[:3] == b"\x0f\xb6\x47" and len(code) >= 4:
+        return code[3]
+    if code[:3] == b"\x0f\xb6\x87" and len(code) >= 7:
+        v = int.from_bytes(code[3:7], "little", signed=True)
+        return v if 0 < v < 0x10000 else 0
+    return 0
+
+
+def decode_db_offset(path: str, offset: int) -> int | None:
+    """Offset of the connection in a Vdbe, read from sqlite3_db_handle's
+    code, ``[test %rdi,%rdi; je ...;] mov disp(%rdi),%rax; ret``; None if
+    not found."""
+    code = code_at(path, offset)
+    for i in range(len(code) - 2):
+        if code[i:i + 3] == b"\x48\x8b\x07":
+            return 0
+        if code[i:i + 3] == b"\x48\x8b\x47" and i + 4 <= len(code):
+            return code[i + 3]
+    return None
+
+
+def in_txn_arg(path: str, syms: dict[str, int]) -> int:
+    """PH_SQL_STEP's cookie bits 16.. above zSql's offset: autoCommit's
+    offset (bits 16..31 of the argument) and the connection's in a Vdbe
+    (bits 32..39), with which the probe tells a statement inside a
+    transaction begun before its window (probes/sqlite.bpf.h
+    sql_in_txn); 0 where either is not decodable."""
+    ac = decode_autocommit_offset(path, syms["sqlite3_get_autocommit"]) \
+        if "sqlite3_get_autocommit" in syms else 0
+    db = decode_db_offset(path, syms["sqlite3_db_handle"]) \
+        if "sqlite3_db_handle" in syms else None
+    return ac << 16 | db << 32 if ac and db is not None and db < 0x100 else 0
 
 
 _VERSION = re.compile(rb"\x00(3\.\d+\.\d+)\x00")
@@ -61,6 +104,12 @@ def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolu
     if not sql_off:
         res.notes.append("cannot read statement text (sqlite3_sql not "
                          "decodable): every statement is its own transaction")
+    in_txn = in_txn_arg(obj, syms)
+    if sql_off and not in_txn:
+        res.notes.append("cannot read a connection's transaction state "
+                         "(sqlite3_get_autocommit not decodable): a transaction "
+                         "open at a window's open is recorded from its statements "
+                         "inside it, each a row")
     if mode.probe_set is None:
         return res
     for name, phase, fallbacks in PROBES:
@@ -70,7 +119,7 @@ def resolve(objects: list[str], mode: Mode, keep_stepped: bool = True) -> Resolu
             continue
         spec = ProbeSpec(use, phase, BOTH)
         res.probes.append(Resolved(spec, use, obj, syms[use],
-                                   sql_off if phase == "PH_SQL_STEP" else 0,
+                                   sql_off | in_txn if phase == "PH_SQL_STEP" else 0,
                                    engine=ENGINE.name))
     return res
 

@@ -2,7 +2,9 @@
 rows' totals the self-check reads, and the headline of the last minute,
 from the rows or from the untouched lens (analysis/untouched.py: the
 writers' time between windows, nothing attached to their path), by the
-same rule a run folder's summary.json takes.
+same rule a run folder's summary.json takes; the self-check weighs the
+rows held as a sample of the span held (analysis/rows_sample.py), as a
+run folder's weighs its rows of the run.
 
 What the untouched lens reads is kept for LiveLens.SPAN_NS of the records'
 own clock: the wall sweeps, the windows' lines and the rows' start, thread
@@ -21,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 import engines
-from analysis import answer, selfcheck, untouched
+from analysis import answer, rows_sample, selfcheck, untouched
 from analysis.compensation import Calibration
-from analysis.windows import windows_from_lines
+from analysis.windows import window_of, windows_from_lines
 from runfolder import records as R
 
 ROW_COLUMNS = ["start_ns", "tid", "dur_ns", "dur_adj_ns"]
@@ -129,19 +131,35 @@ class LiveLens:
         for _, _, t in got:
             totals.merge(t)
         summary = totals.summary()
-        summary["self_check"] = selfcheck.self_check(summary)
         cut = self.newest_ns - self.SPAN_NS
         wall = np.concatenate(list(self.wall)) if self.wall else \
             np.zeros(0, self.layout.struct_dtype("ws_wall_rec"))
         wall = wall[wall["ts_ns"] >= cut]
         rows = pd.concat([r for _, r, _ in got], ignore_index=True)
+        sched = windows_from_lines([line for _, line in self.lines])
+        summary["rows_sample"] = self.rows_sample(rows, sched, wall)
+        summary["self_check"] = selfcheck.self_check(summary)
         outside = max(float(getattr(self.cal, f"{engines.get(engine).pair_cost}_out_ns", 0.0)),
                       0.0)
         summary["untouched"] = untouched.lens(
             untouched.wall_frame_from(wall, self.layout), engine,
-            windows_from_lines([line for _, line in self.lines]), rows, None, self.layout,
-            outside)
+            sched, rows, None, self.layout, outside)
         out = answer.headline(summary)
         if out is not None:
             out["untouched"] = summary["untouched"]
+            out["rows_sample"] = summary["rows_sample"]
         return out
+
+    def rows_sample(self, rows: pd.DataFrame, sched: pd.DataFrame,
+                    wall: np.ndarray) -> dict[str, Any]:
+        """The rows held as the sample they are (analysis/rows_sample.py),
+        of the span held: from the oldest record kept to the newest, and
+        the windows' share of it."""
+        starts = rows["start_ns"].to_numpy(np.int64)
+        first = min([int(starts.min())] + ([int(wall["ts_ns"].min())] if len(wall) else []))
+        span = float(self.newest_ns - first)
+        covered = float((np.clip(sched["close_ns"], first, self.newest_ns)
+                         - np.clip(sched["open_ns"], first, self.newest_ns)).sum())
+        return rows_sample.interval(starts, rows["dur_adj_ns"].to_numpy(np.float64),
+                                    window_of(starts, sched),
+                                    covered / span if span > 0 else None, span or None)

@@ -184,6 +184,39 @@ def while_writing(pieces: pd.DataFrame, col: str) -> pd.DataFrame:
     return pieces[(span["t0"] >= span["lo"]) & (span["t1"] <= span["hi"])].reset_index(drop=True)
 
 
+def asleep_outside(wall: pd.DataFrame, spans: np.ndarray, tids: set[int],
+                   kept: pd.DataFrame, engine: str, layout: R.Layout) -> pd.DataFrame:
+    """The untouched pieces of clients asleep outside the writes counted:
+    a client thread found asleep (nanosleep, clock_nanosleep: a busy
+    handler's backoff, a transaction waiting for its lock) at a piece's
+    end, where that piece is a writer's outside its writing span (kept:
+    the pieces while_writing kept), or a thread's of a traced process with
+    no writer thread.  A SQLite client that the other starved for the 10 s
+    busy timeout wrote nothing while it slept: without its time, a DELETE
+    run's lens read 0.47-0.49 of the driver's own mean with its count
+    within 1%.  A writer process's other sleepers (Go's sysmon) are not
+    clients."""
+    if not len(wall):
+        return untouched_pieces(wall, spans)
+    names = dict(zip(wall["tid"], wall["thread"]))
+    pid_of = dict(zip(wall["tid"], wall["pid"]))
+    busy = {pid_of[t] for t in tids if t in pid_of}
+    clients = {int(t) for t in names if (t in tids or pid_of[t] not in busy)
+               and threadtime.role(names[t], engine) == "foreground"}
+    p = untouched_pieces(wall[wall["tid"].isin(clients)], spans)
+    if not len(p):
+        return p
+    seen = set(zip(kept["tid"], kept["t1"]))
+    p = p[[k not in seen for k in zip(p["tid"], p["t1"])]]
+    end = wall.drop_duplicates(["tid", "ts_ns"]).set_index(["tid", "ts_ns"]).loc[
+        list(zip(p["tid"], p["t1"]))]
+    blocked = layout.enum_values("ws_wall_state")["WS_WALL_BLOCKED"]
+    asleep = (end["state"].to_numpy() == blocked) & np.array(
+        [nr >= 0 and syscalls.name(int(nr), layout) in SLEEP_SYSCALLS
+         for nr in end["sys_nr"]], dtype=bool)
+    return p[asleep].reset_index(drop=True)
+
+
 def writing_span(sweeps: pd.DataFrame, col: str) -> int:
     """One thread's time from the sweep before its first write to the
     sweep of its last (its sweeps in time order)."""
@@ -528,6 +561,12 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
     pieces = while_writing(pieces, col)
     mine = wall[wall["tid"].isin(tids)]
     all_time = float(sum(writing_span(g, col) for _, g in mine.groupby("tid")))
+    # clients asleep outside the writing spans: their waits are their
+    # transactions' (no writes in them: the count stays)
+    slept = asleep_outside(wall, spans, tids, pieces, engine, layout)
+    if len(slept):
+        pieces = pd.concat([pieces, slept], ignore_index=True)
+        all_time += float(slept["dt"].sum())
     untouched_time = float(pieces["dt"].sum())
     if n_win.sum() < MIN_ROWS or units_win.sum() <= 0:
         return {**out, "available": False, "why": f"too few writes inside windows to count "
@@ -540,7 +579,7 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
 
     # blocked time's split, from the sweeps that found a writer blocked
     # at a piece's end (the state then: a wall-clock sample)
-    ends = mine.set_index(["tid", "ts_ns"])
+    ends = wall[wall["tid"].isin(set(pieces["tid"]))].set_index(["tid", "ts_ns"])
     end_rows = ends.loc[list(zip(pieces["tid"], pieces["t1"]))]
     kinds = layout.file_kinds()
     blocked = end_rows[end_rows["state"] == layout.enum_values("ws_wall_state")[
@@ -665,6 +704,9 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
     share_ok = share >= MIN_UNTOUCHED_SHARE
     out.update({
         "writer_threads": len(tids), "unit": unit,
+        # clients asleep outside the writes counted (asleep_outside)
+        "asleep_s": float(slept["dt"].sum()) / 1e9,
+        "asleep_threads": int(slept["tid"].nunique()) if len(slept) else 0,
         "untouched_s": untouched_time / 1e9,
         "untouched_share": untouched_time / all_time if all_time else 0.0,
         "window_rows": int(n_win.sum()), "window_units": float(units_win.sum()),
@@ -687,7 +729,9 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         # windows' syscalls (the sweeps split the rest)
         "io_per_call": per_call,
         "derived": (f"mean = writers' untouched time ({untouched_time / 1e9:.2f} thread-s, "
-                    f"idle less) / writes there ({writes_untouched:,.0f}: "
+                    + (f"{slept['dt'].sum() / 1e9:.2f} of them clients asleep outside any "
+                       "write, " if len(slept) else "")
+                    + f"idle less) / writes there ({writes_untouched:,.0f}: "
                     f"{pieces[col].sum():,.0f} {unit} x {per_unit:.4g} writes per "
                     f"{UNIT_ONE[unit]}, from {int(n_win.sum())} "
                     f"rows in {len(n_win)} windows); on-CPU split by {nsamp} samples, "

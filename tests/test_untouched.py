@@ -483,3 +483,30 @@ def test_writes_are_counted_by_log_syncs_where_they_count_them_better():
     grouped["log_syncs"] = np.searchsorted(every, done, side="right")
     g = untouched.lens(grouped, "sqlite", windows, rows, None, GOLDEN)
     assert g["unit"] == "bytes" and g["mean_ns"] == pytest.approx(2 * MS, rel=0.02)
+
+
+def test_a_client_asleep_for_its_lock_all_run_is_in_the_mean_but_not_a_sleeper_beside_writers():
+    """Two closed-loop clients in their own processes: one writes a
+    transaction every 10 us, on a CPU all the time; the other, starved of
+    the lock, sleeps in the busy handler (nanosleep) all run and writes
+    nothing.  Both are the clients' time: the mean is 2 x 10 us over the
+    writer's transactions (a driver's clock of every transaction it began
+    reads that too).  A thread asleep beside a writer in its own process
+    (a runtime's timer thread) is no client, and adds nothing."""
+    nanosleep = syscalls.number("nanosleep", GOLDEN)
+    end, write = 3000 * MS, 10 * US
+    writer = sweeps([21], end, 10 * MS, write, 100, 1.0, 0.0, FUTEX, thread="python3")
+    starved = sweeps([31], end, 10 * MS, 10**15, 100, 0.0, 0.0, nanosleep, thread="python3")
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, [21], write)
+    rows = frame(starts, who)
+    both = pd.concat([writer, starved]).sort_values(["tid", "ts_ns"], ignore_index=True)
+    u = untouched.lens(both, "sqlite", one_window(*win), rows, None, GOLDEN)
+    assert u["available"] and u["asleep_threads"] == 1, u
+    assert u["mean_ns"] == pytest.approx(2 * write, rel=0.03), u["derived"]
+    assert u["asleep_s"] == pytest.approx(u["untouched_s"] / 2, rel=0.03)
+    # the same sleeper in the writer's process: not a client
+    beside = starved.assign(pid=21)
+    both = pd.concat([writer, beside]).sort_values(["tid", "ts_ns"], ignore_index=True)
+    u = untouched.lens(both, "sqlite", one_window(*win), rows, None, GOLDEN)
+    assert u["asleep_threads"] == 0 and u["mean_ns"] == pytest.approx(write, rel=0.03), u

@@ -94,8 +94,17 @@ int BPF_PROG(ws_exit, struct task_struct *p)
 	bpf_map_delete_elem(&log_syncs, &pid);
 	t = bpf_map_lookup_elem(&threads, &pid);
 	if (t) {
-		if (t->write_start)
+		/* a row whose window's probes left before it ended was let
+		 * go, not cut short at the exit: a SQLite client's BEGIN that
+		 * waited 1.6 s in its busy handler past the last window read
+		 * 7.8 s, to its thread's exit (drop_cut_row in a later one) */
+		if (t->write_start && window_mode &&
+		    (!window_open || t->win_gen != window_gen)) {
+			count(CNT_ROWS_CUT);
+			clear_row(t);
+		} else if (t->write_start) {
 			end_write(t, bpf_ktime_get_ns(), WS_WF_PARTIAL);
+		}
 		bpf_map_delete_elem(&threads, &pid);
 	}
 	/* the process's last thread (do_exit counted it out of signal->live

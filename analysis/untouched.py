@@ -64,6 +64,10 @@ SUB_NS = 20_000_000         # a window's stretches, the clusters of the ratio's 
 # (docs/attribution.md, "The untouched lens")
 MIN_UNTOUCHED_SHARE = 0.25
 TRUST_HALF_WIDTH = 0.15
+# writers found waiting for a client in more of their blocked time than
+# this: the mean leaves that wait out, though a write's span can hold it
+# (a backend inside a transaction waits for its client's next statement)
+MAX_IDLE_SHARE = 0.05
 # blocked in these, a thread waits for work, not in a write
 IDLE_SYSCALLS = frozenset({
     "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select",
@@ -191,17 +195,21 @@ def asleep_outside(wall: pd.DataFrame, spans: np.ndarray, tids: set[int],
     handler's backoff, a transaction waiting for its lock) at a piece's
     end, where that piece is a writer's outside its writing span (kept:
     the pieces while_writing kept), or a thread's of a traced process with
-    no writer thread.  A SQLite client that the other starved for the 10 s
-    busy timeout wrote nothing while it slept: without its time, a DELETE
-    run's lens read 0.47-0.49 of the driver's own mean with its count
-    within 1%.  A writer process's other sleepers (Go's sysmon) are not
-    clients."""
+    no writer thread that bears a writer's name (the same program: a
+    driver's other client).  A SQLite client that the other starved for
+    the 10 s busy timeout wrote nothing while it slept: without its time,
+    a DELETE run's lens read 0.47-0.49 of the driver's own mean with its
+    count within 1%.  A writer process's other sleepers (Go's sysmon) are
+    no clients, nor is another program (the PostgreSQL runner's Python,
+    asleep while the server started)."""
     if not len(wall):
         return untouched_pieces(wall, spans)
     names = dict(zip(wall["tid"], wall["thread"]))
     pid_of = dict(zip(wall["tid"], wall["pid"]))
     busy = {pid_of[t] for t in tids if t in pid_of}
-    clients = {int(t) for t in names if (t in tids or pid_of[t] not in busy)
+    known = {names[t] for t in tids if t in names}
+    clients = {int(t) for t in names if (t in tids or (pid_of[t] not in busy
+                                                       and names[t] in known))
                and threadtime.role(names[t], engine) == "foreground"}
     p = untouched_pieces(wall[wall["tid"].isin(clients)], spans)
     if not len(p):
@@ -741,13 +749,17 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
                        + f"), the rest of blocked by {len(blabels)} sweeps"
                        if per_call else f"blocked by {len(blabels)} sweeps")
                     + f", run-queue waits placed by {len(rlabels)}"),
-        "trusted": bool(share_ok and half <= TRUST_HALF_WIDTH),
+        "trusted": bool(share_ok and half <= TRUST_HALF_WIDTH and idle <= MAX_IDLE_SHARE),
         "distrust": None,
     })
     if not out["trusted"]:
         out["distrust"] = (f"only {share * 100:.0f}% of the writers' time "
                            f"was untouched (it takes {MIN_UNTOUCHED_SHARE * 100:.0f}%)"
                            if not share_ok else
+                           f"its writers waited for a client in {idle * 100:.0f}% of their "
+                           "blocked time, which it leaves out, and a write's span can "
+                           f"hold (it takes {MAX_IDLE_SHARE * 100:.0f}% or less)"
+                           if idle > MAX_IDLE_SHARE else
                            f"its interval is +-{half * 100:.0f}% (it takes "
                            f"{TRUST_HALF_WIDTH * 100:.0f}%)" if half != float("inf") else
                            "too few blocks of untouched time for an interval")

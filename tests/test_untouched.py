@@ -510,3 +510,28 @@ def test_a_client_asleep_for_its_lock_all_run_is_in_the_mean_but_not_a_sleeper_b
     both = pd.concat([writer, beside]).sort_values(["tid", "ts_ns"], ignore_index=True)
     u = untouched.lens(both, "sqlite", one_window(*win), rows, None, GOLDEN)
     assert u["asleep_threads"] == 0 and u["mean_ns"] == pytest.approx(write, rel=0.03), u
+    # nor another program's, in its own process (a runner asleep while a
+    # server starts): only a writer's name is a client's
+    other = starved.assign(thread="runner")
+    both = pd.concat([writer, other]).sort_values(["tid", "ts_ns"], ignore_index=True)
+    u = untouched.lens(both, "sqlite", one_window(*win), rows, None, GOLDEN)
+    assert u["asleep_threads"] == 0 and u["mean_ns"] == pytest.approx(write, rel=0.03), u
+
+
+def test_writers_that_wait_for_their_clients_are_not_trusted():
+    """A server's writers, found waiting for their client (epoll_wait) in
+    half of their blocked sweeps: the lens leaves that wait out as idle,
+    but a transaction's span holds its client's round trips (pgbench's
+    backends: one run's mean read 0.57 of pgbench's own clock, trusted).
+    Given, not trusted, and the reason says so."""
+    tids, end, write = [41, 42], 3000 * MS, 10 * US
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.3, 0.0, [EPOLL, FUTEX], thread="postgres")
+    win = (1000 * MS, 1100 * MS)
+    starts, who = rows_in(win, tids, write)
+    u = untouched.lens(wall, "postgres", one_window(*win), frame(starts, who), None, GOLDEN)
+    assert u["available"] and u["idle_share_of_blocked"] == pytest.approx(0.5, abs=0.05), u
+    assert not u["trusted"] and "waited for a client" in u["distrust"], u
+    # the same writers waiting on each other (a leader's futex): trusted
+    wall = sweeps(tids, end, 10 * MS, write, 100, 0.3, 0.0, FUTEX, thread="postgres")
+    u = untouched.lens(wall, "postgres", one_window(*win), frame(starts, who), None, GOLDEN)
+    assert u["trusted"], u["distrust"]

@@ -23,10 +23,13 @@ WS_SETTLE_NS past the detach) between them.  Their time splits into on-CPU
 (by the samples' components), runnable (sched_runq) and blocked (by the
 sweeps that found the thread blocked: the syscall and file kind name the
 I/O component; a futex-like wait is the engine's leader wait; a wait for a
-client, idle).  Idle time is no write's.  The writes in them are the bytes
-the writers wrote there times the windows' writes per byte (the rows
-recorded in each window over the writers' bytes between its open and its
-close).
+client, idle).  Idle time is no write's; a client's time asleep outside
+the writes counted (a busy handler's backoff) is its transaction's
+(asleep_outside).  The writes in them are the bytes the writers wrote
+there times the windows' writes per byte (the rows recorded in each
+window over the writers' bytes between its open and its close), or the
+same by their syncs of a log where those count the windows' rows better
+(counting_unit).
 
 The span is a writer's time per write: its own work between writes
 included (key generation, a driver's bookkeeping), as db_bench's

@@ -192,39 +192,34 @@ def while_writing(pieces: pd.DataFrame, col: str) -> pd.DataFrame:
 
 
 def asleep_outside(wall: pd.DataFrame, spans: np.ndarray, tids: set[int],
-                   kept: pd.DataFrame, engine: str, layout: R.Layout) -> pd.DataFrame:
+                   dropped: pd.DataFrame, engine: str, layout: R.Layout) -> pd.DataFrame:
     """The untouched pieces of clients asleep outside the writes counted:
     a client thread found asleep (nanosleep, clock_nanosleep: a busy
     handler's backoff, a transaction waiting for its lock) at a piece's
-    end, where that piece is a writer's outside its writing span (kept:
-    the pieces while_writing kept), or a thread's of a traced process with
-    no writer thread that bears a writer's name (the same program: a
-    driver's other client).  A SQLite client that the other starved for
-    the 10 s busy timeout wrote nothing while it slept: without its time,
-    a DELETE run's lens read 0.47-0.49 of the driver's own mean with its
-    count within 1%.  A writer process's other sleepers (Go's sysmon) are
-    no clients, nor is another program (the PostgreSQL runner's Python,
-    asleep while the server started)."""
+    end, where that piece is a writer's outside its writing span (dropped:
+    the writers' pieces while_writing left out), or a thread's of a traced
+    process with no writer thread that bears a writer's name (the same
+    program: a driver's other client).  A SQLite client that the other
+    starved for the 10 s busy timeout wrote nothing while it slept:
+    without its time, a DELETE run's lens read 0.47-0.49 of the driver's
+    own mean with its count within 1%.  A writer process's other sleepers
+    (Go's sysmon) are no clients, nor is another program (the PostgreSQL
+    runner's Python, asleep while the server started)."""
     if not len(wall):
-        return untouched_pieces(wall, spans)
-    names = dict(zip(wall["tid"], wall["thread"]))
-    pid_of = dict(zip(wall["tid"], wall["pid"]))
-    busy = {pid_of[t] for t in tids if t in pid_of}
-    known = {names[t] for t in tids if t in names}
-    clients = {int(t) for t in names if (t in tids or (pid_of[t] not in busy
-                                                       and names[t] in known))
-               and threadtime.role(names[t], engine) == "foreground"}
-    p = untouched_pieces(wall[wall["tid"].isin(clients)], spans)
+        return dropped.iloc[:0]
+    busy = set(wall.loc[wall["tid"].isin(tids), "pid"])
+    known = set(wall.loc[wall["tid"].isin(tids), "thread"])
+    others = wall[~wall["pid"].isin(busy) & wall["thread"].isin(known)]
+    others = others[[threadtime.role(n, engine) == "foreground" for n in others["thread"]]]
+    p = pd.concat([dropped, untouched_pieces(others, spans)], ignore_index=True)
     if not len(p):
         return p
-    seen = set(zip(kept["tid"], kept["t1"]))
-    p = p[[k not in seen for k in zip(p["tid"], p["t1"])]]
     end = wall.drop_duplicates(["tid", "ts_ns"]).set_index(["tid", "ts_ns"]).loc[
         list(zip(p["tid"], p["t1"]))]
     blocked = layout.enum_values("ws_wall_state")["WS_WALL_BLOCKED"]
-    asleep = (end["state"].to_numpy() == blocked) & np.array(
-        [nr >= 0 and syscalls.name(int(nr), layout) in SLEEP_SYSCALLS
-         for nr in end["sys_nr"]], dtype=bool)
+    sleeps = [nr for nr in end["sys_nr"].unique()
+              if nr >= 0 and syscalls.name(int(nr), layout) in SLEEP_SYSCALLS]
+    asleep = (end["state"].to_numpy() == blocked) & end["sys_nr"].isin(sleeps).to_numpy()
     return p[asleep].reset_index(drop=True)
 
 
@@ -565,16 +560,18 @@ def lens(wall: pd.DataFrame, engine: str, windows: pd.DataFrame, rows: pd.DataFr
         return {**out, "available": False, "why": "no recorded write names its thread"}
     settle = layout.enum_values("ws_tuning").get("WS_SETTLE_NS", 80_000_000)
     spans = touched_spans(windows, settle)
-    pieces = untouched_pieces(wall[wall["tid"].isin(tids)], spans)
+    every = untouched_pieces(wall[wall["tid"].isin(tids)], spans)
     n_win, units_win, unit, n_sub, units_sub = counting_unit(
         windows, starts, rows_tids, wall, tids)
     col = UNIT_COLUMN[unit]
-    pieces = while_writing(pieces, col)
+    pieces = while_writing(every, col)
     mine = wall[wall["tid"].isin(tids)]
     all_time = float(sum(writing_span(g, col) for _, g in mine.groupby("tid")))
     # clients asleep outside the writing spans: their waits are their
     # transactions' (no writes in them: the count stays)
-    slept = asleep_outside(wall, spans, tids, pieces, engine, layout)
+    kept = pd.MultiIndex.from_frame(pieces[["tid", "t1"]])
+    dropped = every[~pd.MultiIndex.from_frame(every[["tid", "t1"]]).isin(kept)]
+    slept = asleep_outside(wall, spans, tids, dropped, engine, layout)
     if len(slept):
         pieces = pd.concat([pieces, slept], ignore_index=True)
         all_time += float(slept["dt"].sum())
